@@ -1,0 +1,1 @@
+// Compiles core/include/orrery/pch.h once; every other target reuses the result.

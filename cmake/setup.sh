@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what Orrery needs on a fresh Debian bookworm machine, and nothing that is already there:
+# the Debian packages (apt) and a virtual environment .venv with the CPU LibTorch from the pip
+# torch wheel, plus CMake and Ninja from PyPI so the build does not depend on the host's versions.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TORCH_SPEC=${ORRERY_TORCH_SPEC:-torch==2.13.0}
+APT_PACKAGES=(g++ make pkg-config liblua5.4-dev nlohmann-json3-dev catch2 libreadline-dev
+              libimgui-dev libglfw3-dev libstb-dev xvfb tmux)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c 'import torch, cmake, ninja' 2>/dev/null; then
+  echo "setup: installing $TORCH_SPEC, cmake and ninja into .venv (CPU LibTorch)"
+  .venv/bin/pip install -q --disable-pip-version-check "$TORCH_SPEC" cmake ninja
+fi

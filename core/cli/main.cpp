@@ -1,0 +1,131 @@
+// The `orrery` program: plugins, run, repl. Each command answers --help.
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <c10/util/Exception.h>
+
+#include "orrery/error.h"
+#include "orrery/lua_session.h"
+#include "orrery/registry.h"
+
+namespace {
+using namespace orrery;
+
+const char* kUsage =
+    "usage: orrery <command> [options]\n"
+    "\n"
+    "Orrery, a research workbench for time-series foundation models.\n"
+    "\n"
+    "commands:\n"
+    "  plugins [--json]                 list the loaded plugins and their options\n"
+    "  run SCRIPT.lua [key=value ...]   run an experiment script; pairs reach it as `args`\n"
+    "  repl                             interactive Lua with the same API\n"
+    "  version                          print the version\n"
+    "\n"
+    "Plugins load from lib/orrery-plugins beside liborrery_core and from the folders in\n"
+    "ORRERY_PLUGIN_PATH (colon-separated, searched first). `orrery <command> --help` for more.\n";
+
+bool wants_help(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") return true;
+  return false;
+}
+
+void report_problems(const Registry& r) {
+  for (const auto& p : r.problems()) std::fprintf(stderr, "orrery: warning: %s\n", p.c_str());
+}
+
+int cmd_plugins(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf("usage: orrery plugins [--json]\n\nLists every loaded plugin: kind, name, version, "
+                "description and options.\n--json prints an array of {kind, name, version, "
+                "description, options, path}.\n");
+    return 0;
+  }
+  bool json = false;
+  for (const auto& a : args) {
+    if (a == "--json") json = true;
+    else throw Error("orrery plugins: unknown argument '" + a + "' (see --help)");
+  }
+  Registry& r = Registry::global();
+  report_problems(r);
+  if (json) {
+    Json arr = Json::array();
+    for (const auto& p : r.plugins()) arr.push_back(p.to_json());
+    std::printf("%s\n", arr.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-16s %-12s %-8s %s\n", "KIND", "NAME", "VERSION", "DESCRIPTION");
+  for (const auto& p : r.plugins()) {
+    std::printf("%-16s %-12s %-8s %s\n", kind_name(p.kind), p.name.c_str(), p.version.c_str(),
+                p.description.c_str());
+    for (const auto& o : p.schema.specs())
+      std::printf("%-16s   %-20s %-11s = %-10s %s\n", "", o.name.c_str(), o.type.c_str(),
+                  o.default_value.dump().c_str(), o.description.c_str());
+  }
+  return 0;
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  if (args.empty() || wants_help(args)) {
+    std::printf("usage: orrery run SCRIPT.lua [key=value ...]\n\nRuns an experiment script. "
+                "Each key=value pair lands in the global table `args` (also the chunk's `...`);\n"
+                "numbers and true/false are converted. Exit status: 0 ok, 1 error, 130 Ctrl-C.\n");
+    return args.empty() ? 2 : 0;
+  }
+  std::map<std::string, std::string> kv;
+  for (size_t i = 1; i < args.size(); ++i) {
+    auto eq = args[i].find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("orrery run: argument '" + args[i] + "' is not key=value");
+    kv[args[i].substr(0, eq)] = args[i].substr(eq + 1);
+  }
+  Registry& r = Registry::global();
+  report_problems(r);
+  LuaSession session(r);
+  return session.run_file(args[0], kv);
+}
+
+int cmd_repl(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf("usage: orrery repl\n\nInteractive Lua with the `orrery` API (docs/lua.md). "
+                "Expressions print their value\n(=expr also works), unfinished statements continue "
+                "on the next line, Tab completes\nnames, history is kept in ~/.orrery_history, "
+                "Ctrl-C interrupts a running call, Ctrl-D exits.\n");
+    return 0;
+  }
+  if (!args.empty()) throw Error("orrery repl: unexpected argument '" + args[0] + "'");
+  Registry& r = Registry::global();
+  report_problems(r);
+  LuaSession session(r);
+  return session.repl();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  try {
+    if (cmd == "plugins") return cmd_plugins(args);
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "repl") return cmd_repl(args);
+    if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
+    std::fprintf(stderr, "orrery: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "orrery: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "orrery: %s\n", e.what());
+    return 1;
+  }
+}

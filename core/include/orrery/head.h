@@ -1,0 +1,35 @@
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "orrery/json.h"
+#include "orrery/param.h"
+
+namespace orrery {
+
+struct HeadContext {
+  ParamFactory& params;
+  int64_t d_model;
+  int64_t patch_size;
+};
+
+// A head turns hidden states at patch n into a prediction of patch n+1, in the model's
+// normalised space (asinh of scaled values), and scores it against targets in that space.
+class Head {
+ public:
+  virtual ~Head() = default;
+  // (B, V, N, d) -> head-specific raw output with leading dims (B, V, N, P, ...).
+  virtual at::Tensor forward(const at::Tensor& hidden) = 0;
+  // Mean loss over observed target points. target: (B, V, N, P); weight: same shape, 0/1.
+  virtual at::Tensor loss(const at::Tensor& out, const at::Tensor& target,
+                          const at::Tensor& weight) = 0;
+  // Quantiles (Q, B, V, N, P) at `levels` (sorted ascending), in normalised space.
+  virtual at::Tensor quantiles(const at::Tensor& out, const std::vector<double>& levels) = 0;
+  // The levels this head reports by default.
+  virtual std::vector<double> default_levels() const = 0;
+};
+
+using HeadFactory = std::unique_ptr<Head> (*)(const Json& options, HeadContext& ctx);
+}  // namespace orrery

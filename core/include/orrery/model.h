@@ -1,0 +1,80 @@
+#pragma once
+// A forecasting model: the host's patch pipeline + an architecture plugin + a head plugin,
+// parametrised by a parametrisation plugin. The host knows nothing architecture-specific.
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orrery/architecture.h"
+#include "orrery/batch.h"
+#include "orrery/head.h"
+#include "orrery/json.h"
+#include "orrery/param.h"
+
+namespace orrery {
+class Registry;
+
+// A plugin choice: its name and its options.
+struct PluginSpec {
+  std::string name;
+  Json options = Json::object();
+  Json to_json() const;
+};
+
+struct ModelSpec {
+  PluginSpec arch{"toto2"}, head{"quantile"}, param{"sp"};
+  int64_t patch_size = 32;
+  uint64_t seed = 0;
+  std::string device = "cpu";
+  Json to_json() const;
+};
+
+struct Forecast {
+  std::vector<double> levels;
+  at::Tensor quantiles;  // (Q, B, V, H) in data units, sorted along Q
+};
+
+class Model {
+ public:
+  Model(const ModelSpec& spec, const Registry& registry);
+  ~Model();
+
+  // Mean head loss of next-patch prediction. `keep` (B, V, N) bool hides masked patches from
+  // the input (undefined = keep all). Targets are patch n+1 normalised with patch n's
+  // statistics: the same space a forecast is read back in.
+  at::Tensor loss(const Batch& batch, const at::Tensor& keep = {});
+
+  // Hidden states for a batch (exposed for tests and diagnostics).
+  at::Tensor hidden(const Batch& batch, const at::Tensor& keep = {});
+
+  // One forward pass over the context plus ceil(H/P) masked patches. values/observed: (B, V, T)
+  // with any T (left-padded to a multiple of P); returns quantiles in data units.
+  Forecast forecast(const at::Tensor& values, const at::Tensor& observed,
+                    const at::Tensor& series_ids, int64_t horizon,
+                    std::vector<double> levels = {});
+
+  std::vector<Param>& params() { return params_; }
+  const Parametrisation& parametrisation() const { return *param_; }
+  int64_t num_parameters() const { return count_parameters(params_); }
+  int64_t patch_size() const { return spec_.patch_size; }
+  const ModelSpec& spec() const { return spec_; }
+  at::Device device() const { return device_; }
+  Json describe() const;
+
+ private:
+  struct Prepared;
+  Prepared prepare(const at::Tensor& values, const at::Tensor& observed,
+                   const at::Tensor& series_ids, const at::Tensor& keep) const;
+
+  ModelSpec spec_;
+  at::Device device_;
+  std::unique_ptr<Parametrisation> param_;
+  std::vector<Param> params_;
+  std::unique_ptr<Architecture> arch_;
+  std::unique_ptr<Head> head_;
+};
+
+}  // namespace orrery

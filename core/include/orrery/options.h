@@ -1,0 +1,51 @@
+#pragma once
+// Plugin options: each plugin declares a schema (name, type, default, range, description);
+// the host validates user options against it before the plugin sees them, so a plugin can
+// read its options without checks, and a typo is reported with the plugin's name.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orrery/json.h"
+
+namespace orrery {
+
+struct OptionSpec {
+  std::string name;
+  std::string type;  // "int", "number", "bool", "string", "number_list"
+  Json default_value;
+  std::string description;
+  std::optional<double> min, max;
+  std::vector<std::string> choices;  // for "string"; empty = any
+};
+
+class OptionSchema {
+ public:
+  OptionSchema& integer(std::string name, long long def, std::string doc,
+                        std::optional<double> min = {}, std::optional<double> max = {});
+  OptionSchema& number(std::string name, double def, std::string doc,
+                       std::optional<double> min = {}, std::optional<double> max = {});
+  OptionSchema& boolean(std::string name, bool def, std::string doc);
+  OptionSchema& string(std::string name, std::string def, std::string doc,
+                       std::vector<std::string> choices = {});
+  OptionSchema& number_list(std::string name, std::vector<double> def, std::string doc);
+
+  const std::vector<OptionSpec>& specs() const { return specs_; }
+  const OptionSpec* find(const std::string& name) const;
+
+  // Returns the options with defaults filled in. `owner` names the plugin in errors, e.g.
+  // "architecture plugin 'toto2'". Throws orrery::Error on unknown names, wrong types,
+  // out-of-range values.
+  Json validate(const Json& user, const std::string& owner) const;
+
+  Json to_json() const;
+  static OptionSchema from_json(const Json& j);
+
+ private:
+  std::vector<OptionSpec> specs_;
+};
+
+// The closest name in `candidates` to `name` (edit distance), or "" when none is close.
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates);
+
+}  // namespace orrery

@@ -1,0 +1,99 @@
+#pragma once
+// The central seam (DESIGN.md, "roles and scales"): an architecture never picks an init std
+// or a learning rate. It asks the ParamFactory for each weight with its role, fan-in, fan-out
+// and depth; the active Parametrisation answers init, forward multipliers and per-role
+// learning-rate multipliers; every parameter keeps its metadata so optimizers can route it.
+#include <ATen/core/Tensor.h>
+#include <ATen/core/Generator.h>
+
+#include <string>
+#include <vector>
+
+#include "orrery/json.h"
+
+namespace orrery {
+
+enum class Role {
+  input,    // maps data features into the model (first projection)
+  hidden,   // a matrix inside the stack (attention, MLP)
+  readout,  // maps the model width to outputs (last projection)
+  bias,     // additive vector
+  gain,     // multiplicative vector (norm weights, per-dim scales)
+};
+const char* role_name(Role r);
+
+// Optimizers come in families whose learning rates scale differently with width.
+enum class OptimizerFamily { adam_like, muon_like, sgd_like };
+
+struct ParamInfo {
+  std::string name;     // "layers.3.attn.in_proj.weight"
+  Role role = Role::hidden;
+  int64_t fan_in = 1;   // input features of the linear map this belongs to
+  int64_t fan_out = 1;  // output features
+  int depth = -1;       // index of the layer in the depth-scaled stack; -1 = outside it
+  std::vector<int64_t> shape;
+  Json to_json() const;
+};
+
+struct Param {
+  ParamInfo info;
+  at::Tensor tensor;  // a leaf that requires grad
+};
+
+// Where multipliers and inits come from. Plugins implement this (sp, mup, umup).
+class Parametrisation {
+ public:
+  virtual ~Parametrisation() = default;
+  virtual std::string name() const = 0;
+  // A freshly initialised tensor of info.shape (float32, CPU) drawn from `gen`.
+  virtual at::Tensor init(const ParamInfo& info, at::Generator& gen) const = 0;
+  // Multiplier applied to the output of a linear map (bias included), e.g. 1/sqrt(fan_in).
+  virtual double linear_multiplier(const ParamInfo& weight) const = 0;
+  // Learning-rate multiplier of this parameter under an optimizer family.
+  virtual double lr_multiplier(const ParamInfo& info, OptimizerFamily family) const = 0;
+  // Weights (branch, skip) of residual branch `index` (0-based) out of `count` in the
+  // depth-scaled stack: x <- a*branch + b*skip. Branches outside the stack use index = -1.
+  virtual std::pair<double, double> residual_weights(int index, int count) const = 0;
+  // Scale applied after a nonlinearity in patch MLPs (1 in SP; unit-scaled SiLU in u-muP).
+  virtual double activation_scale(const std::string& nonlinearity) const = 0;
+  // Softmax scale of attention with head dimension d_head.
+  virtual double attention_scale(int64_t d_head) const = 0;
+};
+
+// Creates parameters for an architecture or head, records their metadata, and applies the
+// parametrisation's init. Names are prefixed by the current scope ("layers.0.").
+class ParamFactory {
+ public:
+  ParamFactory(const Parametrisation& p, at::Generator gen, at::TensorOptions opts);
+
+  at::Tensor make(const std::string& name, Role role, std::vector<int64_t> shape,
+                  int64_t fan_in, int64_t fan_out, int depth = -1);
+
+  // Scoped name prefixes: `auto s = factory.scope("layers.0");`
+  class Scope {
+   public:
+    Scope(ParamFactory& f, const std::string& prefix);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+   private:
+    ParamFactory& f_;
+    size_t saved_;
+  };
+  Scope scope(const std::string& prefix) { return Scope(*this, prefix); }
+
+  const Parametrisation& parametrisation() const { return param_; }
+  std::vector<Param>& params() { return params_; }
+  const at::TensorOptions& options() const { return opts_; }
+
+ private:
+  const Parametrisation& param_;
+  at::Generator gen_;
+  at::TensorOptions opts_;
+  std::string prefix_;
+  std::vector<Param> params_;
+};
+
+int64_t count_parameters(const std::vector<Param>& params);
+
+}  // namespace orrery

@@ -1,0 +1,35 @@
+#pragma once
+// The host's input pipeline, shared by every architecture (Toto 2.0 sections 3, 4 and 12.1):
+// causal patch scaler -> asinh -> 64-wide patch tokens, and contiguous patch masking.
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+namespace orrery {
+
+struct ScaledValues {
+  at::Tensor z;      // (B, V, T) float32: (x - loc)/scale where observed, 0 elsewhere
+  at::Tensor loc;    // (B, V, N) float32: statistics at the last step of each patch
+  at::Tensor scale;  // (B, V, N) float32, >= min_scale
+};
+
+// Running mean and Bessel-corrected standard deviation over observed points up to the end of
+// each patch, computed in float64 (shifted by the first observation to avoid cancellation).
+// Each patch is normalised with its own end-of-patch statistics; nothing after a patch's end
+// influences it.
+ScaledValues causal_patch_scale(const at::Tensor& values, const at::Tensor& observed,
+                                int64_t patch_size, double min_scale = 1e-6);
+
+// (B, V, T) asinh-scaled values and observation mask -> (B, V, N, 2P) tokens:
+// [P values || P flags], flag = 1 where unobserved.
+at::Tensor patch_tokens(const at::Tensor& z, const at::Tensor& observed, int64_t patch_size);
+
+// Contiguous patch masking (TiRex / Toto 2.0): per series draw a span c ~ U{1..c_max} and a rate
+// p ~ U(0, p_max); spans of c patches are masked with probability p. Returns (B, V, N) bool,
+// true = kept.
+at::Tensor contiguous_patch_mask(int64_t batch, int64_t variates, int64_t patches, int64_t c_max,
+                                 double p_max, at::Generator& gen);
+
+// Expands a (B, V, N) patch mask to (B, V, N*P) steps.
+at::Tensor expand_patch_mask(const at::Tensor& patch_mask, int64_t patch_size);
+
+}  // namespace orrery

@@ -1,0 +1,67 @@
+#pragma once
+// The plugin boundary. A plugin library exports one extern "C" function, orrery_plugin_describe,
+// returning a descriptor. The host reads the plain-C header fields (ABI, LibTorch version) first
+// and only then touches the C++ factory, so a plugin built against another ABI or LibTorch is
+// refused with a message instead of crashing. Plugins are never unloaded.
+#include <torch/version.h>
+
+#include <cstdint>
+#include <string>
+
+#include "orrery/architecture.h"
+#include "orrery/data_source.h"
+#include "orrery/head.h"
+#include "orrery/optimizer.h"
+#include "orrery/options.h"
+#include "orrery/parametrisation.h"
+
+// Bump when any interface in core/include/orrery changes layout or meaning.
+#define ORRERY_PLUGIN_ABI 1
+
+extern "C" {
+struct orrery_plugin_descriptor {
+  uint32_t abi_version;  // ORRERY_PLUGIN_ABI the plugin was built with
+  uint32_t descriptor_size;
+  int torch_major, torch_minor, torch_patch;  // LibTorch the plugin was built with
+  const char* kind;  // "architecture", "head", "optimizer", "parametrisation", "data"
+  const char* name;
+  const char* version;
+  const char* description;
+  const char* options_schema;  // JSON array, see OptionSchema::to_json
+  const void* factory;         // the kind's factory function, e.g. ArchitectureFactory
+};
+typedef const orrery_plugin_descriptor* (*orrery_plugin_describe_fn)(void);
+}
+#define ORRERY_PLUGIN_ENTRY "orrery_plugin_describe"
+
+namespace orrery {
+enum class PluginKind { architecture, head, optimizer, parametrisation, data };
+const char* kind_name(PluginKind k);
+
+template <PluginKind K> struct KindTraits;
+template <> struct KindTraits<PluginKind::architecture> {
+  using Factory = ArchitectureFactory; static constexpr const char* name = "architecture"; };
+template <> struct KindTraits<PluginKind::head> {
+  using Factory = HeadFactory; static constexpr const char* name = "head"; };
+template <> struct KindTraits<PluginKind::optimizer> {
+  using Factory = OptimizerFactory; static constexpr const char* name = "optimizer"; };
+template <> struct KindTraits<PluginKind::parametrisation> {
+  using Factory = ParametrisationFactory; static constexpr const char* name = "parametrisation"; };
+template <> struct KindTraits<PluginKind::data> {
+  using Factory = DataSourceFactory; static constexpr const char* name = "data"; };
+}  // namespace orrery
+
+// Declares a plugin. KIND is one of architecture, head, optimizer, parametrisation, data;
+// SCHEMA_FN returns an orrery::OptionSchema; FACTORY has the kind's factory signature.
+#define ORRERY_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, SCHEMA_FN, FACTORY)                   \
+  extern "C" __attribute__((visibility("default"))) const orrery_plugin_descriptor*          \
+  orrery_plugin_describe(void) {                                                              \
+    using Traits = ::orrery::KindTraits<::orrery::PluginKind::KIND>;                          \
+    static const typename Traits::Factory factory = FACTORY;                                  \
+    static const std::string orrery_schema_json_ = (SCHEMA_FN)().to_json().dump();                       \
+    static const orrery_plugin_descriptor d{                                                  \
+        ORRERY_PLUGIN_ABI, sizeof(orrery_plugin_descriptor), TORCH_VERSION_MAJOR,             \
+        TORCH_VERSION_MINOR, TORCH_VERSION_PATCH, Traits::name, NAME, VERSION, DESCRIPTION,   \
+        orrery_schema_json_.c_str(), reinterpret_cast<const void*>(factory)};                            \
+    return &d;                                                                                \
+  }

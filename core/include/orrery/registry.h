@@ -1,0 +1,58 @@
+#pragma once
+// Finds, checks and indexes plugin libraries. Search order: the folders in ORRERY_PLUGIN_PATH
+// (colon-separated, so a researcher's build can shadow a built-in), then lib/orrery-plugins
+// next to liborrery_core. A plugin whose ABI or LibTorch version differs from the host's is
+// refused with a message naming the file and both versions; the others still load.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orrery/plugin.h"
+
+namespace orrery {
+
+struct PluginInfo {
+  PluginKind kind;
+  std::string name, version, description, path;
+  OptionSchema schema;
+  const void* factory = nullptr;
+  Json to_json() const;
+};
+
+class Registry {
+ public:
+  // The process-wide registry, loaded on first use.
+  static Registry& global();
+
+  Registry() = default;
+  // Loads every *.so in `dir` (non-recursive). Missing folders are ignored.
+  void load_directory(const std::string& dir);
+  // Loads one library; returns false (and records why) when it is refused.
+  bool load_file(const std::string& path);
+
+  const std::vector<PluginInfo>& plugins() const { return plugins_; }
+  // Human-readable reasons why libraries were refused or shadowed.
+  const std::vector<std::string>& problems() const { return problems_; }
+
+  // Throws orrery::Error "unknown <kind> plugin 'x' (available: a, b)".
+  const PluginInfo& find(PluginKind kind, const std::string& name) const;
+  std::vector<std::string> names(PluginKind kind) const;
+
+  // Validates `options` against the plugin's schema and calls its factory.
+  template <PluginKind K, class... Args>
+  auto create(const std::string& name, const Json& options, Args&&... args) const {
+    const PluginInfo& p = find(K, name);
+    Json checked = p.schema.validate(options, std::string(kind_name(K)) + " plugin '" + name + "'");
+    auto factory = reinterpret_cast<typename KindTraits<K>::Factory>(p.factory);
+    return factory(checked, std::forward<Args>(args)...);
+  }
+
+  // The default search folders, in order.
+  static std::vector<std::string> default_directories();
+
+ private:
+  std::vector<PluginInfo> plugins_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace orrery

@@ -1,0 +1,28 @@
+#pragma once
+// runs/<name>/: config.json, metrics.jsonl (one event per line, flushed as it happens) and
+// summary.json. An existing run is never overwritten: a taken name gets a numeric suffix.
+// JSON files are written to a temporary name and renamed, so a crash never leaves half a file.
+#include <fstream>
+#include <string>
+
+#include "orrery/json.h"
+
+namespace orrery {
+
+class RunStore {
+ public:
+  RunStore(const std::string& runs_dir, const std::string& name, const Json& config);
+  const std::string& dir() const { return dir_; }
+  void append_metrics(const Json& event);
+  void write_summary(const Json& summary);
+  // Writes <run dir>/<file> atomically.
+  void write_json(const std::string& file, const Json& j) const;
+ private:
+  std::string dir_;
+  std::ofstream metrics_;
+};
+
+// Writes `j` to `path` atomically (temporary file + rename).
+void write_json_file(const std::string& path, const Json& j);
+
+}  // namespace orrery

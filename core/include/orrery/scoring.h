@@ -1,0 +1,35 @@
+#pragma once
+// Forecast scores as GIFT-Eval computes them (gluonts ev, axis=None): MASE of the median,
+// pooled over all windows and steps, and CRPS as the mean weighted quantile loss.
+#include <cstdint>
+#include <vector>
+
+namespace orrery {
+
+// Mean absolute seasonal difference of the history (NaN entries skipped); m > length -> m = 1.
+double seasonal_error(const std::vector<double>& history, int64_t m);
+
+// Inverse of the standard normal CDF.
+double normal_quantile(double p);
+
+// statsforecast SeasonalNaive(m) with its normal intervals: quantiles[q][h].
+std::vector<std::vector<double>> seasonal_naive_quantiles(const std::vector<double>& history,
+                                                          int64_t m, int64_t horizon,
+                                                          const std::vector<double>& levels);
+
+class ScoreAccumulator {
+ public:
+  explicit ScoreAccumulator(std::vector<double> levels);
+  // quantiles[q][h] at this accumulator's levels; NaN targets are skipped.
+  void add(const std::vector<double>& history, int64_t season, const std::vector<double>& target,
+           const std::vector<std::vector<double>>& quantiles);
+  double mase() const;  // pooled over items and steps
+  double crps() const;  // mean over levels of sum QL_q / sum |y|
+  int64_t count() const { return count_; }
+ private:
+  std::vector<double> levels_, ql_sum_;
+  double scaled_abs_sum_ = 0, abs_target_sum_ = 0;
+  int64_t count_ = 0;
+};
+
+}  // namespace orrery

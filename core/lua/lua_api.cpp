@@ -1,0 +1,462 @@
+// The `orrery` table that experiment scripts and the REPL use. Every function is documented in
+// docs/lua.md (a test checks that the two agree). C++ errors become Lua errors at the calling
+// script line; nothing here lets a C++ exception cross into Lua.
+#include <lua.hpp>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "orrery/csv.h"
+#include "orrery/error.h"
+#include "orrery/evaluate.h"
+#include "orrery/lua_session.h"
+#include "orrery/metrics_bus.h"
+#include "orrery/model.h"
+#include "orrery/registry.h"
+#include "orrery/run_store.h"
+#include "orrery/trainer.h"
+
+namespace orrery {
+namespace {
+
+Registry* g_registry = nullptr;
+
+// An error whose message already names the script location (e.g. from a Lua callback).
+struct LocatedError : Error {
+  using Error::Error;
+};
+
+int protect(lua_State* L, int (*fn)(lua_State*)) {
+  std::string msg;
+  bool located = false;
+  try {
+    return fn(L);
+  } catch (const LocatedError& e) {
+    msg = e.what(), located = true;
+  } catch (const c10::Error& e) {
+    msg = e.what_without_backtrace();  // the user's script line, never a C++ stack
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  if (located) {
+    lua_pushstring(L, msg.c_str());
+    return lua_error(L);
+  }
+  return luaL_error(L, "%s", msg.c_str());  // prefixed with the calling script line
+}
+#define ORRERY_LUA(fn) [](lua_State* L) { return protect(L, fn); }
+
+// ---- userdata ---------------------------------------------------------------------------
+constexpr const char* kModelMeta = "orrery.Model";
+constexpr const char* kDataMeta = "orrery.Data";
+
+template <class T> struct Box { std::shared_ptr<T> ptr; };
+
+template <class T> void push_box(lua_State* L, std::shared_ptr<T> p, const char* meta) {
+  void* mem = lua_newuserdatauv(L, sizeof(Box<T>), 0);
+  new (mem) Box<T>{std::move(p)};
+  luaL_setmetatable(L, meta);
+}
+
+template <class T> std::shared_ptr<T> check_box(lua_State* L, int idx, const char* meta) {
+  return static_cast<Box<T>*>(luaL_checkudata(L, idx, meta))->ptr;
+}
+
+template <class T> int gc_box(lua_State* L) {
+  static_cast<Box<T>*>(lua_touserdata(L, 1))->~Box<T>();
+  return 0;
+}
+
+// ---- reading argument tables --------------------------------------------------------------
+
+// A plugin choice from Lua: "name" or {"name", option = value, ...}.
+PluginSpec plugin_spec(lua_State* L, int idx, const std::string& what) {
+  idx = lua_absindex(L, idx);
+  PluginSpec spec;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    spec.name = lua_tostring(L, idx);
+    return spec;
+  }
+  if (!lua_istable(L, idx))
+    throw Error(what + " must be a plugin name or a table like {\"name\", option = value}");
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) == LUA_TNUMBER && lua_tointeger(L, -2) == 1 && lua_type(L, -1) == LUA_TSTRING) {
+      spec.name = lua_tostring(L, -1);
+    } else if (lua_type(L, -2) == LUA_TSTRING) {
+      std::string key = lua_tostring(L, -2);
+      spec.options[key] = lua_to_json(L, -1, what + "." + key);
+    } else {
+      lua_pop(L, 2);
+      throw Error(what + ": only the plugin name may be a list entry");
+    }
+    lua_pop(L, 1);
+  }
+  if (spec.name.empty()) throw Error(what + " needs the plugin name as its first entry");
+  return spec;
+}
+
+// The named fields of an argument table, with unknown names reported against `known`.
+void check_fields(lua_State* L, int idx, const std::string& fn, const std::vector<std::string>& known) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) continue;
+    std::string key = lua_tostring(L, -1);
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      lua_pop(L, 1);
+      std::string msg = fn + ": unknown field '" + key + "'";
+      std::string near = closest_name(key, known);
+      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+      throw Error(msg);
+    }
+  }
+}
+
+// Pushes t[key]; returns false (and pushes nothing) when it is nil.
+bool field(lua_State* L, int idx, const char* key) {
+  if (lua_getfield(L, idx, key) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return false;
+  }
+  return true;
+}
+
+std::vector<double> number_array(lua_State* L, int idx, const std::string& what) {
+  idx = lua_absindex(L, idx);
+  if (!lua_istable(L, idx)) throw Error(what + " must be a list of numbers");
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  std::vector<double> out(n);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    if (!lua_isnumber(L, -1))
+      throw Error(what + "[" + std::to_string(i) + "] is a " + luaL_typename(L, -1) + ", not a number");
+    out[i - 1] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+std::shared_ptr<DataSource> make_data(lua_State* L, int idx, const std::string& what) {
+  if (luaL_testudata(L, idx, kDataMeta)) return check_box<DataSource>(L, idx, kDataMeta);
+  PluginSpec spec = plugin_spec(L, idx, what);
+  return g_registry->create<PluginKind::data>(spec.name, spec.options, DataContext{});
+}
+
+// ---- orrery.* -----------------------------------------------------------------------------
+
+int l_plugins(lua_State* L) {
+  const char* kind = luaL_optstring(L, 1, nullptr);
+  Json arr = Json::array();
+  for (const auto& p : g_registry->plugins())
+    if (!kind || std::string(kind) == kind_name(p.kind)) arr.push_back(p.to_json());
+  push_json(L, arr);
+  return 1;
+}
+
+int l_model(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_fields(L, 1, "orrery.model", {"arch", "head", "param", "patch_size", "seed", "device"});
+  ModelSpec spec;
+  if (field(L, 1, "arch")) spec.arch = plugin_spec(L, -1, "orrery.model: arch"), lua_pop(L, 1);
+  if (field(L, 1, "head")) spec.head = plugin_spec(L, -1, "orrery.model: head"), lua_pop(L, 1);
+  if (field(L, 1, "param")) spec.param = plugin_spec(L, -1, "orrery.model: param"), lua_pop(L, 1);
+  if (field(L, 1, "patch_size")) spec.patch_size = luaL_checkinteger(L, -1), lua_pop(L, 1);
+  if (field(L, 1, "seed")) spec.seed = static_cast<uint64_t>(luaL_checkinteger(L, -1)), lua_pop(L, 1);
+  if (field(L, 1, "device")) spec.device = luaL_checkstring(L, -1), lua_pop(L, 1);
+  push_box(L, std::make_shared<Model>(spec, *g_registry), kModelMeta);
+  return 1;
+}
+
+int l_data(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TSTRING && lua_istable(L, 2)) {  // orrery.data("name", {opts})
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, 2, 1);
+    lua_settop(L, 2);
+    lua_remove(L, 1);
+  }
+  push_box(L, make_data(L, 1, "orrery.data"), kDataMeta);
+  return 1;
+}
+
+int l_train(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const std::vector<std::string> own = {"model", "data", "optimizer", "name", "runs_dir",
+                                        "every", "on_step"};
+  // Everything else is a training option, checked by TrainConfig.
+  Json options = Json::object();
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      std::string key = lua_tostring(L, -2);
+      if (std::find(own.begin(), own.end(), key) == own.end())
+        options[key] = lua_to_json(L, -1, "orrery.train: " + key);
+    }
+    lua_pop(L, 1);
+  }
+  TrainConfig cfg = TrainConfig::from_json(options);
+
+  if (!field(L, 1, "model")) throw Error("orrery.train: model = orrery.model{...} is required");
+  auto model = check_box<Model>(L, -1, kModelMeta);
+  lua_pop(L, 1);
+  std::shared_ptr<DataSource> data;
+  if (field(L, 1, "data")) data = make_data(L, -1, "orrery.train: data"), lua_pop(L, 1);
+  else data = g_registry->create<PluginKind::data>("synthetic", Json::object(), DataContext{cfg.seed});
+  PluginSpec opt_spec{"adamw"};
+  if (field(L, 1, "optimizer")) opt_spec = plugin_spec(L, -1, "orrery.train: optimizer"), lua_pop(L, 1);
+  std::string name = "run", runs_dir = "runs";
+  if (field(L, 1, "name")) name = luaL_checkstring(L, -1), lua_pop(L, 1);
+  if (field(L, 1, "runs_dir")) runs_dir = luaL_checkstring(L, -1), lua_pop(L, 1);
+  int64_t every = cfg.log_every;
+  if (field(L, 1, "every")) every = std::max<lua_Integer>(1, luaL_checkinteger(L, -1)), lua_pop(L, 1);
+  int callback = LUA_NOREF;
+  if (field(L, 1, "on_step")) {
+    luaL_checktype(L, -1, LUA_TFUNCTION);
+    callback = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  struct Unref {  // release the callback however this function exits
+    lua_State* L; int ref;
+    ~Unref() { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
+  } unref{L, callback};
+
+  auto optimizer = g_registry->create<PluginKind::optimizer>(opt_spec.name, opt_spec.options,
+                                                              model->params(), model->parametrisation());
+  Json config = {{"model", model->describe()}, {"optimizer", opt_spec.to_json()},
+                 {"train", cfg.to_json()}};
+  RunStore store(runs_dir, name, config);
+  if (!cfg.quiet)
+    std::printf("run %s: %lld parameters, writing %s\n", name.c_str(),
+                static_cast<long long>(model->num_parameters()), store.dir().c_str());
+
+  MetricsBus bus;
+  bus.subscribe([&](const Json& ev) { store.append_metrics(ev); });
+  if (callback != LUA_NOREF)
+    bus.subscribe([&, last = int64_t{0}](const Json& ev) mutable {
+      if (ev["event"] != "train") return;
+      const int64_t step = ev["step"];
+      if (step - last < every && step != cfg.steps) return;
+      last = step;
+      lua_rawgeti(L, LUA_REGISTRYINDEX, callback);
+      push_json(L, ev);
+      if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error in on_step";
+        lua_pop(L, 1);
+        throw LocatedError(msg);
+      }
+    });
+  TrainResult r = train(*model, *data, *optimizer, cfg, bus);
+  Json summary = r.to_json();
+  summary["parameters"] = model->num_parameters();
+  summary["run_dir"] = store.dir();
+  store.write_summary(summary);
+  push_json(L, summary);
+  return 1;
+}
+
+int l_read_csv(lua_State* L) {
+  CsvTable t = read_csv(luaL_checkstring(L, 1));
+  lua_createtable(L, 0, 3);
+  push_json(L, t.names);
+  lua_setfield(L, -2, "names");
+  lua_createtable(L, 0, static_cast<int>(t.names.size()));
+  for (size_t i = 0; i < t.names.size(); ++i) {
+    lua_createtable(L, static_cast<int>(t.columns[i].size()), 0);
+    for (size_t k = 0; k < t.columns[i].size(); ++k)
+      lua_pushnumber(L, t.columns[i][k]), lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
+    lua_setfield(L, -2, t.names[i].c_str());
+  }
+  lua_setfield(L, -2, "columns");
+  lua_pushinteger(L, t.columns.empty() ? 0 : static_cast<lua_Integer>(t.columns[0].size()));
+  lua_setfield(L, -2, "rows");
+  return 1;
+}
+
+int l_evaluate(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_fields(L, 1, "orrery.evaluate", {"model", "series", "horizon", "windows", "context"});
+  if (!field(L, 1, "model")) throw Error("orrery.evaluate: model is required");
+  auto model = check_box<Model>(L, -1, kModelMeta);
+  lua_pop(L, 1);
+  EvalConfig cfg;
+  if (field(L, 1, "horizon")) cfg.horizon = luaL_checkinteger(L, -1), lua_pop(L, 1);
+  if (field(L, 1, "windows")) cfg.windows = luaL_checkinteger(L, -1), lua_pop(L, 1);
+  if (field(L, 1, "context")) cfg.context = luaL_checkinteger(L, -1), lua_pop(L, 1);
+  if (!field(L, 1, "series") || !lua_istable(L, -1))
+    throw Error("orrery.evaluate: series = {{name=..., values={...}, season=12}, ...} is required");
+  std::vector<SeriesInput> series;
+  const int n = static_cast<int>(lua_rawlen(L, -1));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    const int s = lua_gettop(L);
+    const std::string what = "orrery.evaluate: series[" + std::to_string(i) + "]";
+    if (!lua_istable(L, s)) throw Error(what + " must be a table {name=, values=, season=}");
+    SeriesInput in;
+    lua_getfield(L, s, "name");
+    in.name = lua_isstring(L, -1) ? lua_tostring(L, -1) : "series" + std::to_string(i);
+    lua_pop(L, 1);
+    if (!field(L, s, "values")) throw Error(what + " needs values = {...}");
+    in.values = number_array(L, -1, what + ".values");
+    lua_pop(L, 1);
+    if (field(L, s, "season")) in.season = luaL_checkinteger(L, -1), lua_pop(L, 1);
+    series.push_back(std::move(in));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  push_json(L, evaluate(*model, series, cfg));
+  return 1;
+}
+
+int l_write_json(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  write_json_file(path, lua_to_json(L, 2, "orrery.write_json value"));
+  return 0;
+}
+
+// ---- model methods ------------------------------------------------------------------------
+
+int m_forecast(lua_State* L) {
+  auto model = check_box<Model>(L, 1, kModelMeta);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_fields(L, 2, "model:forecast", {"values", "series", "horizon", "levels"});
+  if (!field(L, 2, "horizon")) throw Error("model:forecast: horizon is required");
+  const int64_t horizon = luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  std::vector<double> levels;
+  if (field(L, 2, "levels")) levels = number_array(L, -1, "model:forecast: levels"), lua_pop(L, 1);
+
+  std::vector<std::vector<double>> series;
+  const bool single = field(L, 2, "values");
+  if (single) {
+    series.push_back(number_array(L, -1, "model:forecast: values"));
+  } else if (field(L, 2, "series")) {
+    const int n = static_cast<int>(lua_rawlen(L, -1));
+    for (int i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      series.push_back(number_array(L, -1, "model:forecast: series[" + std::to_string(i) + "]"));
+      lua_pop(L, 1);
+    }
+  } else {
+    throw Error("model:forecast: give values = {...} (one series) or series = {{...}, ...}");
+  }
+  lua_pop(L, 1);
+  if (series.empty()) throw Error("model:forecast: no series given");
+
+  size_t width = 1;
+  for (const auto& s : series) width = std::max(width, s.size());
+  const int64_t B = static_cast<int64_t>(series.size()), W = static_cast<int64_t>(width);
+  at::Tensor values = at::zeros({B, 1, W}, at::kFloat);
+  at::Tensor observed = at::zeros({B, 1, W}, at::kBool);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t off = W - static_cast<int64_t>(series[b].size());  // right-aligned
+    for (size_t t = 0; t < series[b].size(); ++t) {
+      const double v = series[b][t];
+      values[b][0][off + t] = std::isfinite(v) ? v : 0.0;
+      observed[b][0][off + t] = std::isfinite(v);
+    }
+  }
+  Forecast f = model->forecast(values, observed, at::zeros({B, 1}, at::kLong), horizon, levels);
+  at::Tensor q = f.quantiles.to(at::kDouble).contiguous();  // (Q, B, 1, H)
+  Json results = Json::array();
+  for (int64_t b = 0; b < B; ++b) {
+    Json quantiles = Json::array();
+    Json median;
+    for (size_t i = 0; i < f.levels.size(); ++i) {
+      at::Tensor row = q[i][b][0];
+      std::vector<double> v(row.data_ptr<double>(), row.data_ptr<double>() + horizon);
+      if (std::fabs(f.levels[i] - 0.5) < 1e-9) median = v;
+      quantiles.push_back(v);
+    }
+    Json r = {{"levels", f.levels}, {"quantiles", quantiles}, {"horizon", horizon}};
+    if (!median.is_null()) r["median"] = median;
+    results.push_back(r);
+  }
+  push_json(L, single ? results[0] : results);
+  return 1;
+}
+
+int m_parameters(lua_State* L) {
+  lua_pushinteger(L, check_box<Model>(L, 1, kModelMeta)->num_parameters());
+  return 1;
+}
+
+int m_describe(lua_State* L) {
+  auto model = check_box<Model>(L, 1, kModelMeta);
+  Json j = model->describe();
+  Json params = Json::array();
+  for (const auto& p : model->params()) params.push_back(p.info.to_json());
+  j["params"] = params;
+  push_json(L, j);
+  return 1;
+}
+
+int m_tostring(lua_State* L) {
+  auto model = check_box<Model>(L, 1, kModelMeta);
+  const auto& s = model->spec();
+  lua_pushfstring(L, "orrery.Model(arch=%s, head=%s, param=%s, %d parameters)", s.arch.name.c_str(),
+                  s.head.name.c_str(), s.param.name.c_str(), static_cast<int>(model->num_parameters()));
+  return 1;
+}
+
+int d_sample(lua_State* L) {
+  auto data = check_box<DataSource>(L, 1, kDataMeta);
+  const int64_t batch = luaL_optinteger(L, 2, 1), length = luaL_optinteger(L, 3, 256);
+  if (batch < 1 || length < 1) throw Error("data:sample(batch, length) needs positive sizes");
+  Batch b = data->sample(batch, length);
+  // [batch][variate][time], NaN where unobserved.
+  at::Tensor v = at::where(b.observed, b.values, at::full({}, std::nan(""), b.values.options()));
+  v = v.to(at::kDouble).contiguous();
+  auto a = v.accessor<double, 3>();
+  lua_createtable(L, static_cast<int>(a.size(0)), 0);
+  for (int64_t i = 0; i < a.size(0); ++i) {
+    lua_createtable(L, static_cast<int>(a.size(1)), 0);
+    for (int64_t j = 0; j < a.size(1); ++j) {
+      lua_createtable(L, static_cast<int>(a.size(2)), 0);
+      for (int64_t t = 0; t < a.size(2); ++t) lua_pushnumber(L, a[i][j][t]), lua_rawseti(L, -2, t + 1);
+      lua_rawseti(L, -2, j + 1);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+void new_metatable(lua_State* L, const char* name, lua_CFunction gc, const luaL_Reg* methods,
+                   lua_CFunction tostring) {
+  luaL_newmetatable(L, name);
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  if (tostring) lua_pushcfunction(L, tostring), lua_setfield(L, -2, "__tostring");
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+}  // namespace
+
+void open_orrery_api(lua_State* L, Registry& registry) {
+  g_registry = &registry;
+  static const luaL_Reg model_methods[] = {
+      {"forecast", ORRERY_LUA(m_forecast)},
+      {"parameters", ORRERY_LUA(m_parameters)},
+      {"describe", ORRERY_LUA(m_describe)},
+      {nullptr, nullptr}};
+  static const luaL_Reg data_methods[] = {{"sample", ORRERY_LUA(d_sample)}, {nullptr, nullptr}};
+  new_metatable(L, kModelMeta, gc_box<Model>, model_methods, ORRERY_LUA(m_tostring));
+  new_metatable(L, kDataMeta, gc_box<DataSource>, data_methods, nullptr);
+
+  static const luaL_Reg api[] = {
+      {"plugins", ORRERY_LUA(l_plugins)},     {"model", ORRERY_LUA(l_model)},
+      {"data", ORRERY_LUA(l_data)},           {"train", ORRERY_LUA(l_train)},
+      {"read_csv", ORRERY_LUA(l_read_csv)},   {"evaluate", ORRERY_LUA(l_evaluate)},
+      {"write_json", ORRERY_LUA(l_write_json)}, {nullptr, nullptr}};
+  lua_newtable(L);
+  luaL_setfuncs(L, api, 0);
+  lua_pushstring(L, "0.1.0");
+  lua_setfield(L, -2, "version");
+  lua_setglobal(L, "orrery");
+}
+
+}  // namespace orrery

@@ -1,0 +1,76 @@
+#include <lua.hpp>
+
+#include <cmath>
+
+#include "orrery/error.h"
+#include "orrery/lua_session.h"
+
+namespace orrery {
+
+Json lua_to_json(lua_State* L, int index, const std::string& what) {
+  index = lua_absindex(L, index);
+  switch (lua_type(L, index)) {
+    case LUA_TNIL: return nullptr;
+    case LUA_TBOOLEAN: return static_cast<bool>(lua_toboolean(L, index));
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, index)) return static_cast<long long>(lua_tointeger(L, index));
+      return lua_tonumber(L, index);
+    case LUA_TSTRING: return std::string(lua_tostring(L, index));
+    case LUA_TTABLE: {
+      const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, index));
+      size_t keys = 0;
+      lua_pushnil(L);
+      while (lua_next(L, index)) ++keys, lua_pop(L, 1);
+      if (keys == 0) return Json::object();
+      if (static_cast<size_t>(n) == keys) {  // a sequence 1..n
+        Json arr = Json::array();
+        for (lua_Integer i = 1; i <= n; ++i) {
+          lua_rawgeti(L, index, i);
+          arr.push_back(lua_to_json(L, -1, what + "[" + std::to_string(i) + "]"));
+          lua_pop(L, 1);
+        }
+        return arr;
+      }
+      Json obj = Json::object();
+      lua_pushnil(L);
+      while (lua_next(L, index)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+          lua_pop(L, 2);
+          throw Error(what + " mixes list entries and name = value pairs");
+        }
+        std::string key = lua_tostring(L, -2);
+        obj[key] = lua_to_json(L, -1, what + "." + key);
+        lua_pop(L, 1);
+      }
+      return obj;
+    }
+    default:
+      throw Error(what + " cannot hold a " + std::string(luaL_typename(L, index)));
+  }
+}
+
+void push_json(lua_State* L, const Json& j) {
+  luaL_checkstack(L, 4, "push_json");
+  switch (j.type()) {
+    case Json::value_t::null: lua_pushnil(L); break;
+    case Json::value_t::boolean: lua_pushboolean(L, j.get<bool>()); break;
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: lua_pushinteger(L, j.get<long long>()); break;
+    case Json::value_t::number_float: lua_pushnumber(L, j.get<double>()); break;
+    case Json::value_t::string: lua_pushstring(L, j.get_ref<const std::string&>().c_str()); break;
+    case Json::value_t::array: {
+      lua_createtable(L, static_cast<int>(j.size()), 0);
+      lua_Integer i = 1;
+      for (const auto& e : j) push_json(L, e), lua_rawseti(L, -2, i++);
+      break;
+    }
+    case Json::value_t::object: {
+      lua_createtable(L, 0, static_cast<int>(j.size()));
+      for (const auto& [k, v] : j.items()) push_json(L, v), lua_setfield(L, -2, k.c_str());
+      break;
+    }
+    default: lua_pushnil(L);
+  }
+}
+
+}  // namespace orrery

@@ -1,0 +1,122 @@
+#include "orrery/model.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "orrery/error.h"
+#include "orrery/patching.h"
+#include "orrery/registry.h"
+
+namespace orrery {
+
+Json PluginSpec::to_json() const { return {{"name", name}, {"options", options}}; }
+
+Json ModelSpec::to_json() const {
+  return {{"arch", arch.to_json()}, {"head", head.to_json()}, {"param", param.to_json()},
+          {"patch_size", patch_size}, {"seed", seed}, {"device", device}};
+}
+
+struct Model::Prepared {
+  PatchInput in;
+  at::Tensor loc, scale;  // (B, V, N)
+};
+
+Model::Model(const ModelSpec& spec, const Registry& registry)
+    : spec_(spec), device_(at::Device(spec.device)) {
+  if (spec.patch_size < 1) throw Error("patch_size must be positive");
+  param_ = registry.create<PluginKind::parametrisation>(spec.param.name, spec.param.options);
+  ParamFactory factory(*param_, at::make_generator<at::CPUGeneratorImpl>(spec.seed),
+                       at::TensorOptions().dtype(at::kFloat).device(device_));
+  ArchitectureContext actx{factory, spec.patch_size};
+  arch_ = registry.create<PluginKind::architecture>(spec.arch.name, spec.arch.options, actx);
+  {
+    auto scope = factory.scope("head");
+    HeadContext hctx{factory, arch_->d_model(), spec.patch_size};
+    head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
+  }
+  params_ = std::move(factory.params());
+}
+
+Model::~Model() = default;
+
+Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& observed,
+                               const at::Tensor& series_ids, const at::Tensor& keep) const {
+  const int64_t P = spec_.patch_size;
+  at::Tensor seen = observed;
+  if (keep.defined()) seen = observed & expand_patch_mask(keep, P);
+  ScaledValues s = causal_patch_scale(values, seen, P);
+  Prepared p;
+  p.in.tokens = patch_tokens(at::asinh(s.z), seen, P);
+  p.in.series_ids = series_ids;
+  // A patch with no observation at all (and not hidden by masking) carries no information.
+  at::Tensor any_obs = observed.unflatten(-1, {values.size(-1) / P, P}).any(-1);
+  p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
+  p.loc = s.loc;
+  p.scale = s.scale;
+  return p;
+}
+
+at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
+  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in);
+}
+
+at::Tensor Model::loss(const Batch& b, const at::Tensor& keep) {
+  const int64_t P = spec_.patch_size;
+  Prepared p = prepare(b.values, b.observed, b.series_ids, keep);
+  const int64_t N = p.loc.size(-1);
+  if (N < 2) throw Error("training needs at least two patches of context");
+  at::Tensor h = arch_->forward(p.in).slice(2, 0, N - 1);
+  at::Tensor out = head_->forward(h);
+
+  // Target: patch n+1 in the space of patch n's statistics, as a forecast reads it back.
+  at::Tensor next = b.values.unflatten(-1, {N, P}).slice(2, 1, N);
+  at::Tensor next_obs = b.observed.unflatten(-1, {N, P}).slice(2, 1, N);
+  at::Tensor loc = p.loc.slice(2, 0, N - 1).unsqueeze(-1);
+  at::Tensor scale = p.scale.slice(2, 0, N - 1).unsqueeze(-1);
+  at::Tensor target = at::asinh((next - loc) / scale);
+  target = at::where(next_obs, target, at::zeros({}, target.options()));
+  return head_->loss(out, target.detach(), next_obs.to(at::kFloat));
+}
+
+Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
+                         const at::Tensor& series_ids, int64_t horizon,
+                         std::vector<double> levels) {
+  if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
+  if (levels.empty()) levels = head_->default_levels();
+  std::sort(levels.begin(), levels.end());
+  const int64_t P = spec_.patch_size;
+  const int64_t B = values_in.size(0), V = values_in.size(1), T = values_in.size(2);
+  const int64_t K = (horizon + P - 1) / P;
+  const int64_t pad = (P - T % P) % P;
+  const int64_t n_ctx = (T + pad) / P;
+
+  c10::InferenceMode guard;
+  auto fopts = at::TensorOptions().dtype(at::kFloat).device(device_);
+  at::Tensor values = values_in.to(fopts);
+  at::Tensor observed = observed_in.to(device_).to(at::kBool) & values.isfinite();
+  values = at::where(observed, values, at::zeros({}, fopts));
+  auto zeros_v = [&](int64_t n) { return at::zeros({B, V, n}, fopts); };
+  auto unobs = [&](int64_t n) { return at::zeros({B, V, n}, fopts.dtype(at::kBool)); };
+  values = at::cat({zeros_v(pad), values, zeros_v(K * P)}, -1);
+  observed = at::cat({unobs(pad), observed, unobs(K * P)}, -1);
+
+  Prepared p = prepare(values, observed, series_ids.to(device_), {});
+  at::Tensor h = arch_->forward(p.in).slice(2, n_ctx - 1, n_ctx - 1 + K);
+  at::Tensor q = head_->quantiles(head_->forward(h), levels);  // (Q, B, V, K, P)
+  // Outputs at context position n_ctx-1 and the masked patches after it are read back with the
+  // statistics at those positions, which masked patches carry over from the last observation.
+  at::Tensor loc = p.loc.slice(2, n_ctx - 1, n_ctx - 1 + K).unsqueeze(-1);
+  at::Tensor scale = p.scale.slice(2, n_ctx - 1, n_ctx - 1 + K).unsqueeze(-1);
+  at::Tensor real = at::sinh(q.clamp(-80.0, 80.0)) * scale + loc;  // sinh(80) stays finite
+  real = real.flatten(-2).slice(-1, 0, horizon);
+  return {levels, std::get<0>(real.sort(0)).cpu()};
+}
+
+Json Model::describe() const {
+  Json j = spec_.to_json();
+  j["parameters"] = num_parameters();
+  j["d_model"] = arch_->d_model();
+  return j;
+}
+
+}  // namespace orrery

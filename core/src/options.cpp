@@ -1,0 +1,165 @@
+#include "orrery/options.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "orrery/error.h"
+
+namespace orrery {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string describe_value(const Json& v) {
+  if (v.is_string()) return "the string \"" + v.get<std::string>() + "\"";
+  return v.type_name() + std::string(" ") + v.dump();
+}
+
+}  // namespace
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(name, c);
+    if (d < best_d) best_d = d, best = c;
+  }
+  return best;
+}
+
+OptionSchema& OptionSchema::integer(std::string name, long long def, std::string doc,
+                                    std::optional<double> min, std::optional<double> max) {
+  specs_.push_back({std::move(name), "int", def, std::move(doc), min, max, {}});
+  return *this;
+}
+OptionSchema& OptionSchema::number(std::string name, double def, std::string doc,
+                                   std::optional<double> min, std::optional<double> max) {
+  specs_.push_back({std::move(name), "number", def, std::move(doc), min, max, {}});
+  return *this;
+}
+OptionSchema& OptionSchema::boolean(std::string name, bool def, std::string doc) {
+  specs_.push_back({std::move(name), "bool", def, std::move(doc), {}, {}, {}});
+  return *this;
+}
+OptionSchema& OptionSchema::string(std::string name, std::string def, std::string doc,
+                                   std::vector<std::string> choices) {
+  specs_.push_back({std::move(name), "string", def, std::move(doc), {}, {}, std::move(choices)});
+  return *this;
+}
+OptionSchema& OptionSchema::number_list(std::string name, std::vector<double> def,
+                                        std::string doc) {
+  specs_.push_back({std::move(name), "number_list", def, std::move(doc), {}, {}, {}});
+  return *this;
+}
+
+const OptionSpec* OptionSchema::find(const std::string& name) const {
+  for (const auto& s : specs_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+Json OptionSchema::validate(const Json& user, const std::string& owner) const {
+  if (!user.is_null() && !user.is_object())
+    throw Error("options for " + owner + " must be a table of name = value pairs");
+  Json out = Json::object();
+  for (const auto& s : specs_) out[s.name] = s.default_value;
+  if (user.is_null()) return out;
+
+  std::vector<std::string> known;
+  for (const auto& s : specs_) known.push_back(s.name);
+  for (const auto& [key, value] : user.items()) {
+    const OptionSpec* s = find(key);
+    if (!s) {
+      std::string msg = "unknown option '" + key + "' for " + owner;
+      std::string near = closest_name(key, known);
+      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+      msg += known.empty() ? "; it takes no options" : "; its options are: " + join(known);
+      throw Error(msg);
+    }
+    auto bad = [&](const std::string& what) {
+      return Error("option '" + key + "' of " + owner + " must be " + what + ", got " +
+                   describe_value(value));
+    };
+    Json v = value;
+    if (s->type == "int") {
+      if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())
+        v = static_cast<long long>(v.get<double>());
+      if (!v.is_number_integer()) throw bad("an integer");
+    } else if (s->type == "number") {
+      if (!v.is_number()) throw bad("a number");
+      v = v.get<double>();
+    } else if (s->type == "bool") {
+      if (!v.is_boolean()) throw bad("true or false");
+    } else if (s->type == "string") {
+      if (!v.is_string()) throw bad("a string");
+      if (!s->choices.empty() &&
+          std::find(s->choices.begin(), s->choices.end(), v.get<std::string>()) == s->choices.end())
+        throw bad("one of " + join(s->choices));
+    } else if (s->type == "number_list") {
+      if (!v.is_array() || v.empty()) throw bad("a non-empty list of numbers");
+      for (auto& e : v)
+        if (!e.is_number()) throw bad("a list of numbers");
+    }
+    if (v.is_number()) {
+      double d = v.get<double>();
+      if (!std::isfinite(d)) throw bad("finite");
+      std::ostringstream range;
+      if (s->min && d < *s->min) range << ">= " << *s->min;
+      if (s->max && d > *s->max) range << "<= " << *s->max;
+      if (!range.str().empty()) throw bad(range.str());
+    }
+    out[key] = v;
+  }
+  return out;
+}
+
+Json OptionSchema::to_json() const {
+  Json arr = Json::array();
+  for (const auto& s : specs_) {
+    Json o = {{"name", s.name}, {"type", s.type}, {"default", s.default_value},
+              {"description", s.description}};
+    if (s.min) o["min"] = *s.min;
+    if (s.max) o["max"] = *s.max;
+    if (!s.choices.empty()) o["choices"] = s.choices;
+    arr.push_back(o);
+  }
+  return arr;
+}
+
+OptionSchema OptionSchema::from_json(const Json& j) {
+  OptionSchema schema;
+  for (const auto& o : j) {
+    OptionSpec s;
+    s.name = o.at("name").get<std::string>();
+    s.type = o.at("type").get<std::string>();
+    s.default_value = o.at("default");
+    s.description = o.value("description", "");
+    if (o.contains("min")) s.min = o["min"].get<double>();
+    if (o.contains("max")) s.max = o["max"].get<double>();
+    if (o.contains("choices")) s.choices = o["choices"].get<std::vector<std::string>>();
+    schema.specs_.push_back(std::move(s));
+  }
+  return schema;
+}
+
+}  // namespace orrery

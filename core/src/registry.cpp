@@ -1,0 +1,153 @@
+#include "orrery/registry.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "orrery/error.h"
+
+namespace fs = std::filesystem;
+
+namespace orrery {
+
+const char* kind_name(PluginKind k) {
+  switch (k) {
+    case PluginKind::architecture: return "architecture";
+    case PluginKind::head: return "head";
+    case PluginKind::optimizer: return "optimizer";
+    case PluginKind::parametrisation: return "parametrisation";
+    case PluginKind::data: return "data";
+  }
+  return "?";
+}
+
+namespace {
+std::optional<PluginKind> parse_kind(const std::string& s) {
+  for (auto k : {PluginKind::architecture, PluginKind::head, PluginKind::optimizer,
+                 PluginKind::parametrisation, PluginKind::data})
+    if (s == kind_name(k)) return k;
+  return std::nullopt;
+}
+
+std::string version_string(int major, int minor, int patch) {
+  std::ostringstream s;
+  s << major << "." << minor << "." << patch;
+  return s.str();
+}
+}  // namespace
+
+Json PluginInfo::to_json() const {
+  return {{"kind", kind_name(kind)}, {"name", name},       {"version", version},
+          {"description", description}, {"path", path}, {"options", schema.to_json()}};
+}
+
+std::vector<std::string> Registry::default_directories() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("ORRERY_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    std::string d;
+    while (std::getline(ss, d, ':'))
+      if (!d.empty()) dirs.push_back(d);
+  }
+  // lib/orrery-plugins beside the library that holds this function (liborrery_core.so).
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&Registry::default_directories), &info) && info.dli_fname)
+    dirs.push_back((fs::path(info.dli_fname).parent_path() / "orrery-plugins").string());
+  return dirs;
+}
+
+Registry& Registry::global() {
+  static Registry r = [] {
+    Registry reg;
+    for (const auto& d : default_directories()) reg.load_directory(d);
+    return reg;
+  }();
+  return r;
+}
+
+void Registry::load_directory(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".so") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());  // deterministic order
+  for (const auto& f : files) load_file(f);
+}
+
+bool Registry::load_file(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    problems_.push_back("refused plugin " + path + ": " + dlerror());
+    return false;
+  }
+  auto describe = reinterpret_cast<orrery_plugin_describe_fn>(dlsym(handle, ORRERY_PLUGIN_ENTRY));
+  if (!describe) {
+    problems_.push_back("refused plugin " + path + ": no " ORRERY_PLUGIN_ENTRY " entry point");
+    return false;  // never dlclose: see cpp-notes, "never unload plugins"
+  }
+  const orrery_plugin_descriptor* d = describe();
+  const std::string host_torch =
+      version_string(TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
+  const std::string plugin_torch = version_string(d->torch_major, d->torch_minor, d->torch_patch);
+  if (d->abi_version != ORRERY_PLUGIN_ABI || d->torch_major != TORCH_VERSION_MAJOR ||
+      d->torch_minor != TORCH_VERSION_MINOR) {
+    problems_.push_back("refused plugin " + path + ": built for plugin ABI " +
+                        std::to_string(d->abi_version) + " with LibTorch " + plugin_torch +
+                        ", but this host has plugin ABI " + std::to_string(ORRERY_PLUGIN_ABI) +
+                        " with LibTorch " + host_torch + "; rebuild the plugin against this host");
+    return false;
+  }
+  auto kind = parse_kind(d->kind ? d->kind : "");
+  if (!kind) {
+    problems_.push_back("refused plugin " + path + ": unknown kind '" +
+                        std::string(d->kind ? d->kind : "") + "'");
+    return false;
+  }
+  PluginInfo info;
+  info.kind = *kind;
+  info.name = d->name;
+  info.version = d->version;
+  info.description = d->description;
+  info.path = path;
+  info.factory = d->factory;
+  try {
+    info.schema = OptionSchema::from_json(Json::parse(d->options_schema));
+  } catch (const std::exception& e) {
+    problems_.push_back("refused plugin " + path + ": malformed option schema: " + e.what());
+    return false;
+  }
+  for (const auto& p : plugins_)
+    if (p.kind == info.kind && p.name == info.name) {
+      problems_.push_back("skipped plugin " + path + ": " + kind_name(info.kind) + " '" +
+                          info.name + "' is already provided by " + p.path);
+      return false;
+    }
+  plugins_.push_back(std::move(info));
+  return true;
+}
+
+std::vector<std::string> Registry::names(PluginKind kind) const {
+  std::vector<std::string> out;
+  for (const auto& p : plugins_)
+    if (p.kind == kind) out.push_back(p.name);
+  return out;
+}
+
+const PluginInfo& Registry::find(PluginKind kind, const std::string& name) const {
+  for (const auto& p : plugins_)
+    if (p.kind == kind && p.name == name) return p;
+  auto available = names(kind);
+  std::string msg = "unknown " + std::string(kind_name(kind)) + " plugin '" + name + "'";
+  std::string near = closest_name(name, available);
+  if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+  msg += "; available: ";
+  if (available.empty()) msg += "none (is ORRERY_PLUGIN_PATH right?)";
+  for (size_t i = 0; i < available.size(); ++i) msg += (i ? ", " : "") + available[i];
+  throw Error(msg);
+}
+
+}  // namespace orrery

@@ -1,0 +1,53 @@
+#include "orrery/run_store.h"
+
+#include <filesystem>
+
+#include "orrery/error.h"
+
+namespace fs = std::filesystem;
+
+namespace orrery {
+
+void write_json_file(const std::string& path, const Json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error("cannot write " + tmp);
+    out << j.dump(2) << "\n";
+    if (!out.flush()) throw Error("cannot write " + tmp);
+  }
+  fs::rename(tmp, path);
+}
+
+RunStore::RunStore(const std::string& runs_dir, const std::string& name, const Json& config) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    throw Error("run name '" + name + "' must be a plain folder name");
+  std::error_code ec;
+  fs::create_directories(runs_dir, ec);
+  if (ec) throw Error("cannot create runs folder " + runs_dir + ": " + ec.message());
+  // Claim a fresh folder: create_directory fails if it exists, so concurrent runs never share.
+  for (int i = 0;; ++i) {
+    fs::path p = fs::path(runs_dir) / (i ? name + "-" + std::to_string(i) : name);
+    if (fs::create_directory(p, ec)) {
+      dir_ = p.string();
+      break;
+    }
+    if (ec) throw Error("cannot create run folder " + p.string() + ": " + ec.message());
+  }
+  write_json_file(dir_ + "/config.json", config);
+  metrics_.open(dir_ + "/metrics.jsonl", std::ios::app);
+  if (!metrics_) throw Error("cannot open " + dir_ + "/metrics.jsonl");
+}
+
+void RunStore::append_metrics(const Json& event) {
+  metrics_ << event.dump() << "\n";
+  metrics_.flush();  // readers (the dashboard) tail this file while the run goes on
+}
+
+void RunStore::write_summary(const Json& summary) { write_json("summary.json", summary); }
+
+void RunStore::write_json(const std::string& file, const Json& j) const {
+  write_json_file(dir_ + "/" + file, j);
+}
+
+}  // namespace orrery

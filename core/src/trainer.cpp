@@ -1,0 +1,186 @@
+#include "orrery/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "orrery/data_source.h"
+#include "orrery/error.h"
+#include "orrery/metrics_bus.h"
+#include "orrery/model.h"
+#include "orrery/optimizer.h"
+#include "orrery/patching.h"
+
+namespace orrery {
+
+std::atomic<bool> interrupt_requested{false};
+
+void check_interrupt() {
+  if (interrupt_requested.exchange(false)) throw Interrupted();
+}
+
+namespace {
+
+std::string format_duration(double s) {
+  char buf[32];
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
+  return buf;
+}
+
+// Clips gradients to a global L2 norm and returns the norm before clipping.
+double clip_global_norm(std::vector<Param>& params, double max_norm) {
+  std::vector<at::Tensor> norms;
+  for (auto& p : params)
+    if (p.tensor.grad().defined()) norms.push_back(p.tensor.grad().norm());
+  if (norms.empty()) return 0.0;
+  double total = at::stack(norms).norm().item<double>();
+  if (max_norm > 0 && total > max_norm) {
+    double s = max_norm / (total + 1e-6);
+    for (auto& p : params)
+      if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(s);
+  }
+  return total;
+}
+
+}  // namespace
+
+TrainConfig TrainConfig::from_json(const Json& j) {
+  TrainConfig c;
+  if (j.is_null()) return c;
+  for (const auto& [k, v] : j.items()) {
+    auto num = [&](auto& field, double lo) {
+      if (!v.is_number()) throw Error("training option '" + k + "' must be a number");
+      double d = v.get<double>();
+      if (d < lo) throw Error("training option '" + k + "' must be >= " + std::to_string(lo));
+      field = static_cast<std::decay_t<decltype(field)>>(d);
+    };
+    if (k == "steps") num(c.steps, 1);
+    else if (k == "batch_size") num(c.batch_size, 1);
+    else if (k == "context_length") num(c.context_length, 1);
+    else if (k == "clip") num(c.clip, 0);
+    else if (k == "max_seconds") num(c.max_seconds, 0);
+    else if (k == "cpm_max_span") num(c.cpm_max_span, 1);
+    else if (k == "cpm_max_rate") num(c.cpm_max_rate, 0);
+    else if (k == "log_every") num(c.log_every, 1);
+    else if (k == "seed") num(c.seed, 0);
+    else if (k == "schedule") c.schedule = Schedule::from_json(v);
+    else if (k == "cpm" || k == "quiet") {
+      if (!v.is_boolean()) throw Error("training option '" + k + "' must be true or false");
+      (k == "cpm" ? c.cpm : c.quiet) = v.get<bool>();
+    } else {
+      throw Error("unknown training option '" + k +
+                  "' (known: steps, batch_size, context_length, clip, max_seconds, schedule, cpm, "
+                  "cpm_max_span, cpm_max_rate, log_every, seed, quiet)");
+    }
+  }
+  if (c.cpm_max_rate > 1) throw Error("training option 'cpm_max_rate' must be <= 1");
+  return c;
+}
+
+Json TrainConfig::to_json() const {
+  return {{"steps", steps}, {"batch_size", batch_size}, {"context_length", context_length},
+          {"clip", clip}, {"max_seconds", max_seconds}, {"schedule", schedule.to_json()},
+          {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
+          {"log_every", log_every}, {"seed", seed}};
+}
+
+Json TrainResult::to_json() const {
+  return {{"steps", steps}, {"first_loss", first_loss}, {"final_loss", final_loss},
+          {"seconds", seconds}, {"interrupted", interrupted}};
+}
+
+TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
+                  MetricsBus& bus) {
+  const int64_t P = model.patch_size();
+  if (cfg.context_length % P != 0 || cfg.context_length < 2 * P)
+    throw Error("context_length " + std::to_string(cfg.context_length) +
+                " must be a multiple of the patch size " + std::to_string(P) +
+                " and at least two patches");
+  const int64_t N = cfg.context_length / P;
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(cfg.seed * 7919 + 17);
+  auto& params = model.params();
+
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+
+  TrainResult result;
+  double window_sum = 0;
+  int64_t window_n = 0, window_series = 0;
+  double window_start = 0;
+  bool first_window = true;
+
+  for (int64_t step = 0; step < cfg.steps; ++step) {
+    if (interrupt_requested.load()) {
+      interrupt_requested = false;
+      result.interrupted = true;
+      break;
+    }
+    const double t = elapsed();
+    if (cfg.max_seconds > 0 && t >= cfg.max_seconds) break;
+    double progress = static_cast<double>(step) / cfg.steps;
+    if (cfg.max_seconds > 0) progress = std::max(progress, t / cfg.max_seconds);
+
+    Batch b = data.sample(cfg.batch_size, cfg.context_length);
+    b.values = b.values.to(model.device());
+    b.observed = b.observed.to(model.device());
+    b.series_ids = b.series_ids.to(model.device());
+    at::Tensor keep;
+    if (cfg.cpm)
+      keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
+                                   cfg.cpm_max_rate, gen).to(model.device());
+
+    for (auto& p : params) p.tensor.mutable_grad().reset();
+    at::Tensor loss = model.loss(b, keep);
+    loss.backward();
+    const double gnorm = clip_global_norm(params, cfg.clip);
+    const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
+    opt.step(lr_factor);
+
+    const double l = loss.item<double>();
+    if (!std::isfinite(l))
+      throw Error("training loss became non-finite at step " + std::to_string(step + 1) +
+                  " (lr " + std::to_string(opt.base_lr() * lr_factor) +
+                  "); lower the learning rate or tighten clipping");
+    window_sum += l;
+    ++window_n;
+    window_series += b.values.size(0) * b.values.size(1);
+    result.steps = step + 1;
+
+    if ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps) {
+      const double now = elapsed();
+      const double mean = window_sum / window_n;
+      const double series_per_s = window_series / std::max(now - window_start, 1e-9);
+      double eta = (cfg.steps - step - 1) * now / (step + 1);
+      if (cfg.max_seconds > 0) eta = std::min(eta, std::max(cfg.max_seconds - now, 0.0));
+      if (first_window) result.first_loss = mean, first_window = false;
+      result.final_loss = mean;
+      Json ev = {{"event", "train"}, {"step", step + 1}, {"loss", mean},
+                 {"lr", opt.base_lr() * lr_factor}, {"grad_norm", gnorm},
+                 {"series_per_s", series_per_s}, {"elapsed_s", now}, {"eta_s", eta}};
+      bus.publish(ev);
+      if (!cfg.quiet) {
+        std::printf("step %6lld/%lld  loss %.4f  lr %.2e  gnorm %.3g  %.0f series/s  ETA %s\n",
+                    static_cast<long long>(step + 1), static_cast<long long>(cfg.steps), mean,
+                    opt.base_lr() * lr_factor, gnorm, series_per_s, format_duration(eta).c_str());
+        std::fflush(stdout);
+      }
+      window_sum = 0, window_n = 0, window_series = 0, window_start = now;
+    }
+  }
+  if (window_n > 0) {  // a run cut by time or Ctrl-C: report the partial window
+    result.final_loss = window_sum / window_n;
+    if (first_window) result.first_loss = result.final_loss;
+  }
+  result.seconds = elapsed();
+  Json end = result.to_json();
+  end["event"] = "end";
+  bus.publish(end);
+  return result;
+}
+
+}  // namespace orrery

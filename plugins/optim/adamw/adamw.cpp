@@ -1,0 +1,75 @@
+// AdamW (Loshchilov & Hutter): Adam with bias correction and weight decay decoupled from the
+// gradient, p <- p - lr*wd*p, matching torch.optim.AdamW. The per-parameter learning rate is
+// base_lr * schedule factor * the parametrisation's Adam-family multiplier for its role.
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "orrery/plugin.h"
+
+namespace {
+
+class AdamW final : public orrery::Optimizer {
+ public:
+  AdamW(const orrery::Json& o, std::vector<orrery::Param>& params,
+        const orrery::Parametrisation& param)
+      : lr_(o["lr"]), beta1_(o["beta1"]), beta2_(o["beta2"]), eps_(o["eps"]),
+        weight_decay_(o["weight_decay"]) {
+    const bool decay_vectors = o["decay_vectors"];
+    for (auto& p : params) {
+      const bool is_vector = p.info.role == orrery::Role::bias || p.info.role == orrery::Role::gain;
+      slots_.push_back({p.tensor, at::zeros_like(p.tensor), at::zeros_like(p.tensor),
+                        param.lr_multiplier(p.info, orrery::OptimizerFamily::adam_like),
+                        decay_vectors || !is_vector});
+    }
+  }
+
+  void step(double lr_factor) override {
+    at::NoGradGuard no_grad;
+    ++t_;
+    const double bc1 = 1.0 - std::pow(beta1_, t_);
+    const double bc2 = 1.0 - std::pow(beta2_, t_);
+    for (auto& s : slots_) {
+      const at::Tensor& g = s.param.grad();
+      if (!g.defined()) continue;
+      const double lr = lr_ * lr_factor * s.lr_mult;
+      if (s.decays && weight_decay_ != 0) s.param.mul_(1.0 - lr * weight_decay_);
+      s.m.mul_(beta1_).add_(g, 1.0 - beta1_);
+      s.v.mul_(beta2_).addcmul_(g, g, 1.0 - beta2_);
+      at::Tensor denom = (s.v.sqrt() / std::sqrt(bc2)).add_(eps_);
+      s.param.addcdiv_(s.m, denom, -lr / bc1);
+    }
+  }
+
+  double base_lr() const override { return lr_; }
+
+ private:
+  struct Slot {
+    at::Tensor param, m, v;
+    double lr_mult;
+    bool decays;
+  };
+  double lr_, beta1_, beta2_, eps_, weight_decay_;
+  int64_t t_ = 0;
+  std::vector<Slot> slots_;
+};
+
+orrery::OptionSchema schema() {
+  return orrery::OptionSchema{}
+      .number("lr", 1e-3, "base learning rate", 0.0)
+      .number("beta1", 0.9, "first-moment decay", 0.0, 1.0)
+      .number("beta2", 0.999, "second-moment decay", 0.0, 1.0)
+      .number("eps", 1e-8, "denominator epsilon", 0.0)
+      .number("weight_decay", 0.01, "decoupled weight decay (multiplied by the learning rate)", 0.0)
+      .boolean("decay_vectors", false, "also decay biases and gains");
+}
+
+std::unique_ptr<orrery::Optimizer> make(const orrery::Json& o, std::vector<orrery::Param>& params,
+                                        const orrery::Parametrisation& param) {
+  return std::make_unique<AdamW>(o, params, param);
+}
+
+}  // namespace
+
+ORRERY_PLUGIN(optimizer, "adamw", "1.0.0",
+              "AdamW: Adam with bias correction and decoupled weight decay", schema, make)

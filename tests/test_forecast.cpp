@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include "support.h"
+
+TEST_CASE("forecasts have shape (Q, B, V, H), sorted quantiles, values in data units") {
+  auto model = test::tiny_model(3);
+  const int64_t T = 100, H = 40;  // T not a multiple of 32: left-padded; H spans two patches
+  at::Tensor t = at::arange(T, at::kFloat);
+  at::Tensor values = (1000 + 20 * at::sin(t * 0.5)).view({1, 1, T}).repeat({2, 1, 1});
+  values[1] *= 0.001;  // a second series on another scale
+  at::Tensor observed = at::ones({2, 1, T}, at::kBool);
+  auto f = model->forecast(values, observed, at::zeros({2, 1}, at::kLong), H);
+  REQUIRE(f.levels.size() == 9);
+  CHECK(f.quantiles.sizes() == at::IntArrayRef({9, 2, 1, H}));
+  CHECK(f.quantiles.isfinite().all().item<bool>());
+  CHECK((f.quantiles.diff(1, 0) >= 0).all().item<bool>());
+  // Read back through the scaler: centred near each series' own level, on its own scale.
+  at::Tensor median = f.quantiles[4];
+  CHECK((median[0] - 1000).abs().max().item<double>() < 20 * 20);
+  CHECK((median[1] - 1).abs().max().item<double>() < 0.02 * 20);
+}
+
+TEST_CASE("forecasting other levels interpolates, and missing values are tolerated") {
+  auto model = test::tiny_model();
+  at::Tensor values = at::randn({1, 1, 64}) + 10;
+  values[0][0][10] = std::nan("");
+  at::Tensor observed = at::ones({1, 1, 64}, at::kBool);
+  auto f = model->forecast(values, observed, at::zeros({1, 1}, at::kLong), 5, {0.9, 0.05, 0.5});
+  CHECK(f.levels == std::vector<double>{0.05, 0.5, 0.9});
+  CHECK(f.quantiles.sizes() == at::IntArrayRef({3, 1, 1, 5}));
+  CHECK(f.quantiles.isfinite().all().item<bool>());
+}
+
+TEST_CASE("a bad horizon is refused") {
+  auto model = test::tiny_model();
+  CHECK_THROWS_WITH(model->forecast(at::ones({1, 1, 32}), at::ones({1, 1, 32}, at::kBool),
+                                    at::zeros({1, 1}, at::kLong), 0),
+                    Catch::Contains("horizon must be at least 1"));
+}

@@ -1,0 +1,137 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "support.h"
+
+namespace {
+std::string script(const std::string& dir, const std::string& name, const std::string& body) {
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << body;
+  return path;
+}
+std::string orrery_cmd(const std::string& args) { return std::string("'") + ORRERY_BIN + "' " + args; }
+}  // namespace
+
+TEST_CASE("a script error reports script.lua:LINE and a non-zero exit") {
+  auto dir = test::temp_dir("lua-error");
+  auto path = script(dir, "broken.lua", "local x = 1\nlocal y = 2\nerror('boom')\n");
+  auto r = test::run_command(orrery_cmd("run " + path));
+  CHECK(r.status == 1);
+  CHECK(r.output.find("broken.lua:3: boom") != std::string::npos);
+}
+
+TEST_CASE("an unknown plugin option names the option, the plugin and the script line") {
+  auto dir = test::temp_dir("lua-option");
+  auto path = script(dir, "typo.lua",
+                     "-- a typo in an option\n"
+                     "local m = orrery.model{arch = {\"toto2\", d_modle = 64}}\n");
+  auto r = test::run_command(orrery_cmd("run " + path));
+  CHECK(r.status == 1);
+  INFO(r.output);
+  CHECK(r.output.find("typo.lua:2: unknown option 'd_modle' for architecture plugin 'toto2'") != std::string::npos);
+  CHECK(r.output.find("did you mean 'd_model'") != std::string::npos);
+}
+
+TEST_CASE("an unknown plugin name lists the available ones from Lua") {
+  auto dir = test::temp_dir("lua-plugin");
+  auto path = script(dir, "p.lua", "orrery.model{arch = 'transformerx'}\n");
+  auto r = test::run_command(orrery_cmd("run " + path));
+  CHECK(r.status == 1);
+  CHECK(r.output.find("p.lua:1: unknown architecture plugin 'transformerx'; available: toto2") != std::string::npos);
+}
+
+TEST_CASE("key=value pairs reach the script as a table with numbers converted") {
+  auto dir = test::temp_dir("lua-args");
+  auto path = script(dir, "a.lua",
+                     "local a = ...\n"
+                     "assert(a == args)\n"
+                     "assert(args.steps == 5 and math.type(args.steps) == 'integer', 'steps')\n"
+                     "assert(args.lr == 0.5 and args.name == 'x' and args.fast == true, 'others')\n"
+                     "print('ok')\n");
+  auto r = test::run_command(orrery_cmd("run " + path + " steps=5 lr=0.5 name=x fast=true"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("ok") != std::string::npos);
+}
+
+TEST_CASE("a script trains, forecasts and leaves a run directory") {
+  auto dir = test::temp_dir("lua-train");
+  auto path = script(dir, "t.lua", R"(
+local m = orrery.model{arch = {"toto2", d_model = 32, num_layers = 1, num_heads = 2}, seed = 1}
+local seen = 0
+local r = orrery.train{model = m, steps = 6, batch_size = 4, context_length = 64, log_every = 2,
+                       name = "t", runs_dir = args.runs, every = 2,
+                       on_step = function(ev) seen = seen + 1 end}
+assert(seen == 3, "callback count " .. seen)
+local f = m:forecast{values = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, horizon = 3}
+assert(#f.median == 3 and #f.quantiles == 9 and #f.levels == 9)
+print("run_dir=" .. r.run_dir)
+)");
+  auto r = test::run_command(orrery_cmd("run " + path + " runs=" + dir + "/runs"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  for (auto f : {"config.json", "metrics.jsonl", "summary.json"})
+    CHECK(std::ifstream(dir + "/runs/t/" + f).good());
+  std::ifstream metrics(dir + "/runs/t/metrics.jsonl");
+  int lines = 0;
+  for (std::string line; std::getline(metrics, line);) {
+    CHECK(orrery::Json::parse(line).contains("event"));
+    ++lines;
+  }
+  CHECK(lines == 4);  // 3 train events + end
+
+  // A second run with the same name never overwrites the first.
+  auto again = test::run_command(orrery_cmd("run " + path + " runs=" + dir + "/runs"));
+  CHECK(again.status == 0);
+  CHECK(again.output.find("run_dir=" + dir + "/runs/t-1") != std::string::npos);
+}
+
+TEST_CASE("an error inside a training callback points at the callback's line") {
+  auto dir = test::temp_dir("lua-callback");
+  auto path = script(dir, "cb.lua",
+                     "local m = orrery.model{arch = {'toto2', d_model = 16, num_layers = 1, num_heads = 1}}\n"
+                     "orrery.train{model = m, steps = 2, batch_size = 2, context_length = 64, log_every = 1,\n"
+                     "  runs_dir = args.runs, quiet = true, on_step = function(ev)\n"
+                     "    error('stop here')\n"
+                     "  end}\n");
+  auto r = test::run_command(orrery_cmd("run " + path + " runs=" + dir + "/runs"));
+  CHECK(r.status == 1);
+  CHECK(r.output.find("cb.lua:4: stop here") != std::string::npos);
+}
+
+TEST_CASE("the REPL prints expressions, continues multi-line input and survives errors") {
+  auto dir = test::temp_dir("repl");
+  std::ofstream(dir + "/in.txt") << "1 + 2\n=#orrery.plugins()\nfunction f(x)\nreturn x * 10\nend\nf(4)\nerror('x')\nprint('still here')\n";
+  auto r = test::run_command("HOME=" + dir + " " + orrery_cmd("repl < " + dir + "/in.txt"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("\n3\n") != std::string::npos);
+  CHECK(r.output.find("\n5\n") != std::string::npos);
+  CHECK(r.output.find("\n40\n") != std::string::npos);
+  CHECK(r.output.find("stdin:1: x") != std::string::npos);
+  CHECK(r.output.find("still here") != std::string::npos);
+  CHECK(std::ifstream(dir + "/.orrery_history").good());
+}
+
+TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
+  auto table = test::run_command(orrery_cmd("plugins"));
+  CHECK(table.status == 0);
+  for (auto name : {"toto2", "quantile", "adamw", "sp", "synthetic"})
+    CHECK(table.output.find(name) != std::string::npos);
+  auto json = test::run_command(orrery_cmd("plugins --json"));
+  REQUIRE(json.status == 0);
+  auto arr = orrery::Json::parse(json.output);
+  CHECK(arr.size() == 5);
+  for (const auto& p : arr)
+    for (auto key : {"kind", "name", "version", "description", "options"}) CHECK(p.contains(key));
+}
+
+TEST_CASE("every command answers --help") {
+  for (auto cmd : {"--help", "plugins --help", "run --help", "repl --help"}) {
+    auto r = test::run_command(orrery_cmd(cmd));
+    INFO(cmd);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("usage: orrery") != std::string::npos);
+  }
+}

@@ -1,0 +1,117 @@
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+
+#include "orrery/head.h"
+#include "orrery/patching.h"
+#include "support.h"
+
+
+using orrery::Json;
+
+namespace {
+
+// A quantile head with levels {0.1, 0.5, 0.9} over patches of 2 steps.
+std::unique_ptr<orrery::Head> small_head(std::vector<orrery::Param>& keep_params) {
+  static auto param = orrery::Registry::global().create<orrery::PluginKind::parametrisation>("sp", Json::object());
+  orrery::ParamFactory f(*param, at::make_generator<at::CPUGeneratorImpl>(0), at::TensorOptions());
+  orrery::HeadContext ctx{f, 8, 2};
+  auto head = orrery::Registry::global().create<orrery::PluginKind::head>(
+      "quantile", Json{{"levels", {0.1, 0.5, 0.9}}}, ctx);
+  keep_params = f.params();
+  return head;
+}
+
+}  // namespace
+
+TEST_CASE("pinball loss equals hand-computed values") {
+  std::vector<orrery::Param> params;
+  auto head = small_head(params);
+  // out (1,1,1,P=2,Q=3); targets y = (1, 2).
+  at::Tensor out = at::tensor({0.0, 1.0, 2.0, 3.0, 3.0, 3.0}, at::kFloat).view({1, 1, 1, 2, 3});
+  at::Tensor y = at::tensor({1.0, 2.0}, at::kFloat).view({1, 1, 1, 2});
+  // step 1: rho_.1(1)=0.1, rho_.5(0)=0, rho_.9(-1)=0.1 -> mean 1/15
+  // step 2: rho_.1(-1)=0.9, rho_.5(-1)=0.5, rho_.9(-1)=0.1 -> mean 0.5
+  at::Tensor both = at::ones({1, 1, 1, 2});
+  CHECK(head->loss(out, y, both).item<double>() == Approx((1.0 / 15 + 0.5) / 2));
+  at::Tensor first = at::tensor({1.0, 0.0}, at::kFloat).view({1, 1, 1, 2});
+  CHECK(head->loss(out, y, first).item<double>() == Approx(1.0 / 15));
+}
+
+TEST_CASE("quantiles are sorted and interpolated between knots") {
+  std::vector<orrery::Param> params;
+  auto head = small_head(params);
+  at::Tensor out = at::tensor({2.0, 0.0, 1.0, 5.0, 4.0, 3.0}, at::kFloat).view({1, 1, 1, 2, 3});
+  at::Tensor q = head->quantiles(out, {0.1, 0.3, 0.5, 0.9});  // (4,1,1,1,2)
+  CHECK(q[0].flatten()[0].item<double>() == 0.0);
+  CHECK(q[1].flatten()[0].item<double>() == Approx(0.5));
+  CHECK(q[2].flatten()[1].item<double>() == 4.0);
+  CHECK(q[3].flatten()[1].item<double>() == 5.0);
+}
+
+TEST_CASE("the causal patch scaler matches a direct computation and ignores the future") {
+  const int64_t P = 4, T = 16;
+  at::Tensor x = at::randn({1, 1, T}, at::kDouble).to(at::kFloat) * 3 + 100;
+  at::Tensor obs = at::ones({1, 1, T}, at::kBool);
+  obs[0][0][1] = false;
+  obs[0][0][9] = false;
+  auto s = orrery::causal_patch_scale(x, obs, P);
+  for (int64_t n = 0; n < T / P; ++n) {  // direct mean / Bessel std up to the patch's end
+    double sum = 0, sq = 0;
+    int cnt = 0;
+    for (int64_t t = 0; t < (n + 1) * P; ++t)
+      if (obs[0][0][t].item<bool>()) sum += x[0][0][t].item<double>(), ++cnt;
+    const double mean = sum / cnt;
+    for (int64_t t = 0; t < (n + 1) * P; ++t)
+      if (obs[0][0][t].item<bool>()) sq += std::pow(x[0][0][t].item<double>() - mean, 2);
+    CHECK(s.loc[0][0][n].item<double>() == Approx(mean).epsilon(1e-6));
+    CHECK(s.scale[0][0][n].item<double>() == Approx(std::sqrt(sq / (cnt - 1))).epsilon(1e-5));
+  }
+  CHECK(s.z[0][0][1].item<double>() == 0.0);  // unobserved -> 0
+
+  at::Tensor later = x.clone();
+  later[0][0][13] += 1000;  // patch 3
+  auto s2 = orrery::causal_patch_scale(later, obs, P);
+  CHECK(at::equal(s.loc.narrow(-1, 0, 3), s2.loc.narrow(-1, 0, 3)));
+  CHECK(at::equal(s.scale.narrow(-1, 0, 3), s2.scale.narrow(-1, 0, 3)));
+  CHECK(at::equal(s.z.narrow(-1, 0, 12), s2.z.narrow(-1, 0, 12)));
+  CHECK(s.loc[0][0][3].item<double>() != s2.loc[0][0][3].item<double>());
+}
+
+TEST_CASE("the scaler gives loc 0 and the minimum scale before any observation") {
+  at::Tensor x = at::full({1, 1, 8}, 5.0);
+  at::Tensor obs = at::zeros({1, 1, 8}, at::kBool);
+  obs[0][0][6] = true;
+  auto s = orrery::causal_patch_scale(x, obs, 4);
+  CHECK(s.loc[0][0][0].item<double>() == 0.0);
+  CHECK(s.scale[0][0][0].item<double>() == Approx(1e-6));
+  CHECK(s.loc[0][0][1].item<double>() == 5.0);
+}
+
+TEST_CASE("the model is causal over patches") {
+  auto model = test::tiny_model();
+  orrery::Batch b;
+  b.values = at::randn({2, 1, 128});
+  b.observed = at::ones({2, 1, 128}, at::kBool);
+  b.series_ids = at::zeros({2, 1}, at::kLong);
+  at::NoGradGuard g;
+  at::Tensor h1 = model->hidden(b);
+  b.values.narrow(-1, 96, 32).add_(50.0);  // change the last patch only
+  at::Tensor h2 = model->hidden(b);
+  CHECK(at::allclose(h1.narrow(2, 0, 3), h2.narrow(2, 0, 3), 1e-5, 1e-6));
+  CHECK(!at::allclose(h1.narrow(2, 3, 1), h2.narrow(2, 3, 1)));
+}
+
+TEST_CASE("contiguous patch masks have the right shape and rate bounds") {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(1);
+  at::Tensor keep = orrery::contiguous_patch_mask(256, 1, 64, 16, 0.4, gen);
+  CHECK(keep.sizes() == at::IntArrayRef({256, 1, 64}));
+  const double masked = 1.0 - keep.to(at::kFloat).mean().item<double>();
+  CHECK(masked > 0.1);  // E[p] = 0.2
+  CHECK(masked < 0.3);
+  at::Tensor none = orrery::contiguous_patch_mask(8, 1, 64, 16, 0.0, gen);
+  CHECK(none.all().item<bool>());
+}

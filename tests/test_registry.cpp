@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "orrery/error.h"
+#include "orrery/registry.h"
+
+using orrery::PluginKind;
+using orrery::Registry;
+
+TEST_CASE("every built-in plugin loads") {
+  Registry& r = Registry::global();
+  CHECK(r.problems().empty());
+  for (auto [kind, name] : {std::pair{PluginKind::architecture, "toto2"},
+                            {PluginKind::head, "quantile"},
+                            {PluginKind::optimizer, "adamw"},
+                            {PluginKind::parametrisation, "sp"},
+                            {PluginKind::data, "synthetic"}}) {
+    INFO(name);
+    const auto& p = r.find(kind, name);
+    CHECK(p.factory != nullptr);
+    CHECK(!p.description.empty());
+  }
+}
+
+TEST_CASE("a plugin built for another ABI and LibTorch is refused, naming both versions") {
+  Registry r;
+  r.load_directory(ORRERY_TEST_PLUGIN_DIR);
+  CHECK(r.plugins().empty());
+  REQUIRE(r.problems().size() == 1);
+  const std::string msg = r.problems()[0];
+  CHECK(msg.find(std::string(ORRERY_TEST_PLUGIN_DIR) + "/mismatched.so") != std::string::npos);
+  CHECK(msg.find("plugin ABI 999 with LibTorch 1.13.0") != std::string::npos);
+  CHECK(msg.find("this host has plugin ABI " + std::to_string(ORRERY_PLUGIN_ABI) + " with LibTorch " +
+                 std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR)) !=
+        std::string::npos);
+}
+
+TEST_CASE("the mismatched plugin does not stop the others from loading") {
+  Registry r;
+  r.load_directory(ORRERY_TEST_PLUGIN_DIR);
+  for (const auto& d : Registry::default_directories()) r.load_directory(d);
+  CHECK(r.problems().size() == 1);
+  CHECK(r.names(PluginKind::architecture) == std::vector<std::string>{"toto2"});
+}
+
+TEST_CASE("an unknown plugin name lists the available ones") {
+  CHECK_THROWS_WITH(Registry::global().find(PluginKind::architecture, "toto3"),
+                    Catch::Contains("unknown architecture plugin 'toto3'") &&
+                        Catch::Contains("did you mean 'toto2'") &&
+                        Catch::Contains("available: toto2"));
+}
+
+TEST_CASE("ORRERY_PLUGIN_PATH folders are searched before the built-in folder") {
+  setenv("ORRERY_PLUGIN_PATH", "/first:/second", 1);
+  auto dirs = Registry::default_directories();
+  unsetenv("ORRERY_PLUGIN_PATH");
+  REQUIRE(dirs.size() == 3);
+  CHECK(dirs[0] == "/first");
+  CHECK(dirs[1] == "/second");
+  CHECK(dirs[2].find("orrery-plugins") != std::string::npos);
+}
+
+TEST_CASE("a second plugin with the same kind and name is skipped with a note") {
+  Registry r;
+  for (const auto& d : Registry::default_directories()) r.load_directory(d);
+  const size_t n = r.plugins().size();
+  for (const auto& d : Registry::default_directories()) r.load_directory(d);
+  CHECK(r.plugins().size() == n);
+  CHECK(r.problems().size() == n);
+  CHECK(r.problems()[0].find("already provided by") != std::string::npos);
+}

@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include "orrery/data_source.h"
+#include "orrery/metrics_bus.h"
+#include "orrery/optimizer.h"
+#include "orrery/trainer.h"
+#include "support.h"
+
+using orrery::Json;
+using orrery::PluginKind;
+
+TEST_CASE("200 seeded steps on the synthetic source lower the loss clearly") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model(1);
+  auto data = reg.create<PluginKind::data>("synthetic", Json{{"seed", 1}}, orrery::DataContext{});
+  auto opt = reg.create<PluginKind::optimizer>("adamw", Json{{"lr", 3e-3}}, model->params(),
+                                               model->parametrisation());
+  orrery::TrainConfig cfg;
+  cfg.steps = 200;
+  cfg.batch_size = 16;
+  cfg.context_length = 128;
+  cfg.log_every = 20;
+  cfg.quiet = true;
+  orrery::MetricsBus bus;
+  std::vector<Json> events;
+  bus.subscribe([&](const Json& e) { events.push_back(e); });
+  auto r = orrery::train(*model, *data, *opt, cfg, bus);
+  CHECK(r.steps == 200);
+  INFO("first " << r.first_loss << " final " << r.final_loss);
+  CHECK(r.final_loss < 0.75 * r.first_loss);
+  REQUIRE(events.size() == 11);  // 10 train events + end
+  CHECK(events[0]["event"] == "train");
+  CHECK(events[0].contains("series_per_s"));
+  CHECK(events.back()["event"] == "end");
+}
+
+TEST_CASE("training is reproducible for a seed") {
+  auto& reg = orrery::Registry::global();
+  auto run = [&] {
+    auto model = test::tiny_model(5);
+    auto data = reg.create<PluginKind::data>("synthetic", Json{{"seed", 5}}, orrery::DataContext{});
+    auto opt = reg.create<PluginKind::optimizer>("adamw", Json::object(), model->params(),
+                                                 model->parametrisation());
+    orrery::TrainConfig cfg;
+    cfg.steps = 5, cfg.batch_size = 4, cfg.context_length = 64, cfg.quiet = true, cfg.log_every = 5;
+    orrery::MetricsBus bus;
+    return orrery::train(*model, *data, *opt, cfg, bus).final_loss;
+  };
+  CHECK(run() == run());
+}
+
+TEST_CASE("the schedule warms up, holds and decays to its floor") {
+  orrery::Schedule s{10, 0.5, 0.1};
+  CHECK(s.factor(0, 0.0, 100) == Approx(0.1));
+  CHECK(s.factor(20, 0.2, 100) == 1.0);
+  CHECK(s.factor(75, 0.75, 100) == Approx(0.1 + 0.9 * 0.5));
+  CHECK(s.factor(100, 1.0, 100) == Approx(0.1));
+  CHECK_THROWS_WITH(orrery::Schedule::from_json({{"warmpu", 3}}), Catch::Contains("unknown schedule option 'warmpu'"));
+}
+
+TEST_CASE("a bad context length names the patch size") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{});
+  auto opt = reg.create<PluginKind::optimizer>("adamw", Json::object(), model->params(), model->parametrisation());
+  orrery::TrainConfig cfg;
+  cfg.context_length = 100;
+  orrery::MetricsBus bus;
+  CHECK_THROWS_WITH(orrery::train(*model, *data, *opt, cfg, bus), Catch::Contains("multiple of the patch size 32"));
+}
