@@ -23,6 +23,7 @@ local run = orrery.train{
   batch_size     = 32,
   context_length = 512,
   schedule       = {warmup = 100, decay = 0.3},
+  cpm_max_span   = 4,                     -- masked spans up to 4 of the 16 context patches
   name           = args.name or "quickstart",
   log_every      = 50,
 }

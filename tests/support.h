@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <array>
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>

@@ -10,7 +10,11 @@ std::string script(const std::string& dir, const std::string& name, const std::s
   std::ofstream(path) << body;
   return path;
 }
-std::string orrery_cmd(const std::string& args) { return std::string("'") + ORRERY_BIN + "' " + args; }
+std::string orrery_cmd(const std::string& args) {
+  std::string cmd = "'";  // appended piecewise: GCC 12 warns falsely on literal + string chains
+  cmd.append(ORRERY_BIN).append("' ").append(args);
+  return cmd;
+}
 }  // namespace
 
 TEST_CASE("a script error reports script.lua:LINE and a non-zero exit") {
@@ -134,4 +138,39 @@ TEST_CASE("every command answers --help") {
     CHECK(r.status == 0);
     CHECK(r.output.find("usage: orrery") != std::string::npos);
   }
+}
+
+TEST_CASE("Ctrl-C in the REPL interrupts a running call and keeps the REPL") {
+  // A real terminal: tmux runs the REPL, send-keys types, capture-pane reads the screen.
+  auto dir = test::temp_dir("repl-ctrl-c");
+  const std::string session = "orrery-test-" + std::to_string(::getpid());
+  const std::string tmux = "tmux -L " + session + " ";
+  auto keys = [&](const std::string& k) { return test::run_command(tmux + "send-keys -t t " + k); };
+  REQUIRE(test::run_command(tmux + "new-session -d -s t -x 160 -y 40 \"HOME=" + dir + " '" +
+                            ORRERY_BIN + "' repl\"").status == 0);
+  auto screen = [&] { return test::run_command(tmux + "capture-pane -p -t t").output; };
+  auto wait_for = [&](const std::string& text) {
+    for (int i = 0; i < 100; ++i) {
+      if (screen().find(text) != std::string::npos) return true;
+      ::usleep(100000);
+    }
+    return false;
+  };
+  REQUIRE(wait_for("orrery>"));
+  keys("'while true do end' Enter");
+  ::usleep(500000);
+  keys("C-c");
+  CHECK(wait_for("interrupted"));
+  keys("'m = orrery.model{arch={\"toto2\", d_model=16, num_layers=1, num_heads=1}}' Enter");
+  keys("'r = orrery.train{model=m, steps=1000000, batch_size=2, context_length=64, quiet=true, runs_dir=\"" +
+       dir + "/runs\"}' Enter");
+  ::usleep(1500000);
+  keys("C-c");
+  keys("'print(\"alive\", r == nil)' Enter");  // r stays nil: the call was interrupted
+  CHECK(wait_for("alive   true"));
+  std::ifstream summary(dir + "/runs/run/summary.json");
+  REQUIRE(summary.good());
+  CHECK(orrery::Json::parse(summary)["interrupted"] == true);
+  INFO(screen());
+  test::run_command(tmux + "kill-server");
 }

@@ -247,7 +247,15 @@ int l_train(lua_State* L) {
         throw LocatedError(msg);
       }
     });
-  TrainResult r = train(*model, *data, *optimizer, cfg, bus);
+  TrainResult r;
+  try {
+    r = train(*model, *data, *optimizer, cfg, bus);
+  } catch (const std::exception& e) {  // leave a summary that says why the run stopped
+    const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
+    store.write_summary({{"error", ce ? ce->what_without_backtrace() : e.what()},
+                         {"parameters", model->num_parameters()}, {"run_dir", store.dir()}});
+    throw;
+  }
   Json summary = r.to_json();
   summary["parameters"] = model->num_parameters();
   summary["run_dir"] = store.dir();

@@ -105,7 +105,7 @@ OptionSchema schema() {
       .number_list("periods", {4, 7, 12, 24, 52, 96, 168},
                    "seasonal periods drawn 70% of the time (otherwise log-uniform)")
       .number("missing_prob", 0.1, "probability that a series has missing stretches", 0.0, 1.0)
-      .number("shift_rate", 1.0, "expected level shifts per series", 0.0)
+      .number("shift_rate", 0.3, "expected level shifts per series", 0.0)
       .number("noise_max", 0.5, "largest noise std relative to the series scale", 0.01);
 }
 
