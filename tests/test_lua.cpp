@@ -5,32 +5,33 @@
 #include "support.h"
 
 namespace {
-std::string script(const std::string& dir, const std::string& name, const std::string& body) {
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << body;
-  return path;
-}
 std::string orrery_cmd(const std::string& args) {
   std::string cmd = "'";  // appended piecewise: GCC 12 warns falsely on literal + string chains
   cmd.append(ORRERY_BIN).append("' ").append(args);
   return cmd;
 }
+
+// Writes `body` to DIR/NAME and runs `orrery run DIR/NAME ARGS`.
+test::CommandResult run_script(const std::string& dir, const std::string& name,
+                               const std::string& body, const std::string& args = "") {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << body;
+  return test::run_command(orrery_cmd("run " + path + (args.empty() ? "" : " " + args)));
+}
 }  // namespace
 
 TEST_CASE("a script error reports script.lua:LINE and a non-zero exit") {
   auto dir = test::temp_dir("lua-error");
-  auto path = script(dir, "broken.lua", "local x = 1\nlocal y = 2\nerror('boom')\n");
-  auto r = test::run_command(orrery_cmd("run " + path));
+  auto r = run_script(dir, "broken.lua", "local x = 1\nlocal y = 2\nerror('boom')\n");
   CHECK(r.status == 1);
   CHECK(r.output.find("broken.lua:3: boom") != std::string::npos);
 }
 
 TEST_CASE("an unknown plugin option names the option, the plugin and the script line") {
   auto dir = test::temp_dir("lua-option");
-  auto path = script(dir, "typo.lua",
+  auto r = run_script(dir, "typo.lua",
                      "-- a typo in an option\n"
                      "local m = orrery.model{arch = {\"toto2\", d_modle = 64}}\n");
-  auto r = test::run_command(orrery_cmd("run " + path));
   CHECK(r.status == 1);
   INFO(r.output);
   CHECK(r.output.find("typo.lua:2: unknown option 'd_modle' for architecture plugin 'toto2'") != std::string::npos);
@@ -39,21 +40,19 @@ TEST_CASE("an unknown plugin option names the option, the plugin and the script 
 
 TEST_CASE("an unknown plugin name lists the available ones from Lua") {
   auto dir = test::temp_dir("lua-plugin");
-  auto path = script(dir, "p.lua", "orrery.model{arch = 'transformerx'}\n");
-  auto r = test::run_command(orrery_cmd("run " + path));
+  auto r = run_script(dir, "p.lua", "orrery.model{arch = 'transformerx'}\n");
   CHECK(r.status == 1);
   CHECK(r.output.find("p.lua:1: unknown architecture plugin 'transformerx'; available: toto2") != std::string::npos);
 }
 
 TEST_CASE("key=value pairs reach the script as a table with numbers converted") {
   auto dir = test::temp_dir("lua-args");
-  auto path = script(dir, "a.lua",
+  auto r = run_script(dir, "a.lua",
                      "local a = ...\n"
                      "assert(a == args)\n"
                      "assert(args.steps == 5 and math.type(args.steps) == 'integer', 'steps')\n"
                      "assert(args.lr == 0.5 and args.name == 'x' and args.fast == true, 'others')\n"
-                     "print('ok')\n");
-  auto r = test::run_command(orrery_cmd("run " + path + " steps=5 lr=0.5 name=x fast=true"));
+                     "print('ok')\n", " steps=5 lr=0.5 name=x fast=true");
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("ok") != std::string::npos);
@@ -61,7 +60,7 @@ TEST_CASE("key=value pairs reach the script as a table with numbers converted") 
 
 TEST_CASE("a script trains, forecasts and leaves a run directory") {
   auto dir = test::temp_dir("lua-train");
-  auto path = script(dir, "t.lua", R"(
+  auto r = run_script(dir, "t.lua", R"(
 local m = orrery.model{arch = {"toto2", d_model = 32, num_layers = 1, num_heads = 2}, seed = 1}
 local seen = 0
 local r = orrery.train{model = m, steps = 6, batch_size = 4, context_length = 64, log_every = 2,
@@ -71,8 +70,7 @@ assert(seen == 3, "callback count " .. seen)
 local f = m:forecast{values = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, horizon = 3}
 assert(#f.median == 3 and #f.quantiles == 9 and #f.levels == 9)
 print("run_dir=" .. r.run_dir)
-)");
-  auto r = test::run_command(orrery_cmd("run " + path + " runs=" + dir + "/runs"));
+)", "runs=" + dir + "/runs");
   INFO(r.output);
   REQUIRE(r.status == 0);
   for (auto f : {"config.json", "metrics.jsonl", "summary.json"})
@@ -86,20 +84,19 @@ print("run_dir=" .. r.run_dir)
   CHECK(lines == 4);  // 3 train events + end
 
   // A second run with the same name never overwrites the first.
-  auto again = test::run_command(orrery_cmd("run " + path + " runs=" + dir + "/runs"));
+  auto again = test::run_command(orrery_cmd("run " + dir + "/t.lua runs=" + dir + "/runs"));
   CHECK(again.status == 0);
   CHECK(again.output.find("run_dir=" + dir + "/runs/t-1") != std::string::npos);
 }
 
 TEST_CASE("an error inside a training callback points at the callback's line") {
   auto dir = test::temp_dir("lua-callback");
-  auto path = script(dir, "cb.lua",
+  auto r = run_script(dir, "cb.lua",
                      "local m = orrery.model{arch = {'toto2', d_model = 16, num_layers = 1, num_heads = 1}}\n"
                      "orrery.train{model = m, steps = 2, batch_size = 2, context_length = 64, log_every = 1,\n"
                      "  runs_dir = args.runs, quiet = true, on_step = function(ev)\n"
                      "    error('stop here')\n"
-                     "  end}\n");
-  auto r = test::run_command(orrery_cmd("run " + path + " runs=" + dir + "/runs"));
+                     "  end}\n", "runs=" + dir + "/runs");
   CHECK(r.status == 1);
   CHECK(r.output.find("cb.lua:4: stop here") != std::string::npos);
 }
@@ -157,6 +154,9 @@ TEST_CASE("Ctrl-C in the REPL interrupts a running call and keeps the REPL") {
     return false;
   };
   REQUIRE(wait_for("orrery>"));
+  keys("'x = orrery.tr' Tab");  // completion from the live API table
+  CHECK(wait_for("x = orrery.train"));
+  keys("C-u");
   keys("'while true do end' Enter");
   ::usleep(500000);
   keys("C-c");
