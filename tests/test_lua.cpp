@@ -174,3 +174,20 @@ TEST_CASE("Ctrl-C in the REPL interrupts a running call and keeps the REPL") {
   INFO(screen());
   test::run_command(tmux + "kill-server");
 }
+
+TEST_CASE("bad values at the Lua boundary are errors, not crashes") {
+  auto dir = test::temp_dir("lua-boundary");
+  auto r = run_script(dir, "b.lua", R"(
+local t = {}; t.self = t
+local ok, err = pcall(orrery.write_json, args.dir .. "/x.json", t)
+assert(not ok and err:find("nested too deeply"), err)
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}}
+ok, err = pcall(m.forecast, m, {series = "abc", horizon = 3})
+assert(not ok and err:find("series must be a list"), err)
+assert(getmetatable(m) == false, "metatable is hidden")
+print("ok")
+)", "dir=" + dir);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("ok") != std::string::npos);
+}

@@ -91,11 +91,14 @@ TEST_CASE("the scaler gives loc 0 and the minimum scale before any observation")
   CHECK(s.loc[0][0][1].item<double>() == 5.0);
 }
 
-TEST_CASE("the model is causal over patches") {
+TEST_CASE("the model is causal over patches, with and without missing patches") {
+  const bool with_gap = GENERATE(false, true);  // a gap takes the explicit attention-mask path
+  INFO("with a fully unobserved patch: " << with_gap);
   auto model = test::tiny_model();
   orrery::Batch b;
   b.values = at::randn({2, 1, 128});
   b.observed = at::ones({2, 1, 128}, at::kBool);
+  if (with_gap) b.observed.narrow(-1, 32, 32).fill_(false);
   b.series_ids = at::zeros({2, 1}, at::kLong);
   at::NoGradGuard g;
   at::Tensor h1 = model->hidden(b);

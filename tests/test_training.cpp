@@ -68,3 +68,29 @@ TEST_CASE("a bad context length names the patch size") {
   orrery::MetricsBus bus;
   CHECK_THROWS_WITH(orrery::train(*model, *data, *opt, cfg, bus), Catch::Contains("multiple of the patch size 32"));
 }
+
+TEST_CASE("a fractional warmup never exceeds the base rate, even for very short runs") {
+  orrery::Schedule s{0.05, 0.2, 0.0};
+  for (int64_t steps : {1, 5, 6, 30})
+    for (int64_t i = 0; i < steps; ++i) CHECK(s.factor(i, double(i) / steps, steps) <= 1.0);
+  CHECK(s.factor(0, 0.0, 100) == Approx(0.2));  // step 1 of 5 warmup steps
+}
+
+TEST_CASE("targets without anchor statistics are not scored") {
+  // Values far from zero: a target read with placeholder statistics (loc 0, scale 1e-6) would
+  // be asinh(~1e9) ~ 21 and dominate the loss. Masking the first two of four patches leaves the
+  // targets of positions 0 and 1 without statistics; they must carry no weight.
+  auto model = test::tiny_model(2);
+  orrery::Batch b;
+  b.values = at::randn({4, 1, 128}) + 1000;
+  b.observed = at::ones({4, 1, 128}, at::kBool);
+  b.series_ids = at::zeros({4, 1}, at::kLong);
+  at::Tensor keep = at::ones({4, 1, 4}, at::kBool);
+  keep.narrow(-1, 0, 2).fill_(false);
+  at::NoGradGuard g;
+  const double masked = model->loss(b, keep).item<double>();
+  const double plain = model->loss(b).item<double>();
+  INFO("masked " << masked << " plain " << plain);
+  CHECK(masked < 3 * plain + 1);
+  CHECK(masked < 5.0);
+}

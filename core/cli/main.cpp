@@ -48,7 +48,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   bool json = false;
   for (const auto& a : args) {
     if (a == "--json") json = true;
-    else throw Error("orrery plugins: unknown argument '" + a + "' (see --help)");
+    else throw Error("plugins: unknown argument '" + a + "' (see orrery plugins --help)");
   }
   Registry& r = Registry::global();
   report_problems(r);
@@ -80,7 +80,7 @@ int cmd_run(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) {
     auto eq = args[i].find('=');
     if (eq == std::string::npos || eq == 0)
-      throw Error("orrery run: argument '" + args[i] + "' is not key=value");
+      throw Error("run: argument '" + args[i] + "' is not key=value (see orrery run --help)");
     kv[args[i].substr(0, eq)] = args[i].substr(eq + 1);
   }
   Registry& r = Registry::global();
@@ -97,7 +97,7 @@ int cmd_repl(const std::vector<std::string>& args) {
                 "Ctrl-C interrupts a running call, Ctrl-D exits.\n");
     return 0;
   }
-  if (!args.empty()) throw Error("orrery repl: unexpected argument '" + args[0] + "'");
+  if (!args.empty()) throw Error("repl: unexpected argument '" + args[0] + "' (see orrery repl --help)");
   Registry& r = Registry::global();
   report_problems(r);
   LuaSession session(r);

@@ -50,8 +50,8 @@ int protect(lua_State* L, int (*fn)(lua_State*)) {
 #define ORRERY_LUA(fn) [](lua_State* L) { return protect(L, fn); }
 
 // ---- userdata ---------------------------------------------------------------------------
-constexpr const char* kModelMeta = "orrery.Model";
-constexpr const char* kDataMeta = "orrery.Data";
+constexpr char kModelMeta[] = "orrery.Model";
+constexpr char kDataMeta[] = "orrery.Data";
 
 template <class T> struct Box { std::shared_ptr<T> ptr; };
 
@@ -62,11 +62,14 @@ template <class T> void push_box(lua_State* L, std::shared_ptr<T> p, const char*
 }
 
 template <class T> std::shared_ptr<T> check_box(lua_State* L, int idx, const char* meta) {
-  return static_cast<Box<T>*>(luaL_checkudata(L, idx, meta))->ptr;
+  auto p = static_cast<Box<T>*>(luaL_checkudata(L, idx, meta))->ptr;
+  if (!p) throw Error(std::string(meta) + " object has been released");
+  return p;
 }
 
-template <class T> int gc_box(lua_State* L) {
-  static_cast<Box<T>*>(lua_touserdata(L, 1))->~Box<T>();
+// Idempotent: releasing twice (or a script calling __gc) is harmless.
+template <class T, const char* Meta> int gc_box(lua_State* L) {
+  if (auto* b = static_cast<Box<T>*>(luaL_testudata(L, 1, Meta))) b->ptr.reset();
   return 0;
 }
 
@@ -140,10 +143,11 @@ std::vector<double> number_array(lua_State* L, int idx, const std::string& what)
   return out;
 }
 
-std::shared_ptr<DataSource> make_data(lua_State* L, int idx, const std::string& what) {
+std::shared_ptr<DataSource> make_data(lua_State* L, int idx, const std::string& what,
+                                      const DataContext& ctx) {
   if (luaL_testudata(L, idx, kDataMeta)) return check_box<DataSource>(L, idx, kDataMeta);
   PluginSpec spec = plugin_spec(L, idx, what);
-  return g_registry->create<PluginKind::data>(spec.name, spec.options, DataContext{});
+  return g_registry->create<PluginKind::data>(spec.name, spec.options, ctx);
 }
 
 // ---- orrery.* -----------------------------------------------------------------------------
@@ -178,7 +182,7 @@ int l_data(lua_State* L) {
     lua_settop(L, 2);
     lua_remove(L, 1);
   }
-  push_box(L, make_data(L, 1, "orrery.data"), kDataMeta);
+  push_box(L, make_data(L, 1, "orrery.data", DataContext{}), kDataMeta);
   return 1;
 }
 
@@ -203,7 +207,7 @@ int l_train(lua_State* L) {
   auto model = check_box<Model>(L, -1, kModelMeta);
   lua_pop(L, 1);
   std::shared_ptr<DataSource> data;
-  if (field(L, 1, "data")) data = make_data(L, -1, "orrery.train: data"), lua_pop(L, 1);
+  if (field(L, 1, "data")) data = make_data(L, -1, "orrery.train: data", DataContext{cfg.seed}), lua_pop(L, 1);
   else data = g_registry->create<PluginKind::data>("synthetic", Json::object(), DataContext{cfg.seed});
   PluginSpec opt_spec{"adamw"};
   if (field(L, 1, "optimizer")) opt_spec = plugin_spec(L, -1, "orrery.train: optimizer"), lua_pop(L, 1);
@@ -235,13 +239,17 @@ int l_train(lua_State* L) {
   bus.subscribe([&](const Json& ev) { store.append_metrics(ev); });
   if (callback != LUA_NOREF)
     bus.subscribe([&, last = int64_t{0}](const Json& ev) mutable {
-      if (ev["event"] != "train") return;
+      if (ev["event"] != "train" || interrupt_requested) return;
       const int64_t step = ev["step"];
       if (step - last < every && step != cfg.steps) return;
       last = step;
       lua_rawgeti(L, LUA_REGISTRYINDEX, callback);
       push_json(L, ev);
       if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        if (interrupt_requested) {  // Ctrl-C hit inside the callback: the trainer stops next step
+          lua_pop(L, 1);
+          return;
+        }
         std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error in on_step";
         lua_pop(L, 1);
         throw LocatedError(msg);
@@ -260,6 +268,7 @@ int l_train(lua_State* L) {
   summary["parameters"] = model->num_parameters();
   summary["run_dir"] = store.dir();
   store.write_summary(summary);
+  if (r.interrupted) throw Error("interrupted (the run and its summary are saved in " + store.dir() + ")");
   push_json(L, summary);
   return 1;
 }
@@ -340,6 +349,7 @@ int m_forecast(lua_State* L) {
   if (single) {
     series.push_back(number_array(L, -1, "model:forecast: values"));
   } else if (field(L, 2, "series")) {
+    if (!lua_istable(L, -1)) throw Error("model:forecast: series must be a list of lists of numbers");
     const int n = static_cast<int>(lua_rawlen(L, -1));
     for (int i = 1; i <= n; ++i) {
       lua_rawgeti(L, -1, i);
@@ -439,6 +449,8 @@ void new_metatable(lua_State* L, const char* name, lua_CFunction gc, const luaL_
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
   lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, false);
+  lua_setfield(L, -2, "__metatable");  // getmetatable() cannot reach __gc
   lua_pop(L, 1);
 }
 
@@ -452,8 +464,8 @@ void open_orrery_api(lua_State* L, Registry& registry) {
       {"describe", ORRERY_LUA(m_describe)},
       {nullptr, nullptr}};
   static const luaL_Reg data_methods[] = {{"sample", ORRERY_LUA(d_sample)}, {nullptr, nullptr}};
-  new_metatable(L, kModelMeta, gc_box<Model>, model_methods, ORRERY_LUA(m_tostring));
-  new_metatable(L, kDataMeta, gc_box<DataSource>, data_methods, nullptr);
+  new_metatable(L, kModelMeta, gc_box<Model, kModelMeta>, model_methods, ORRERY_LUA(m_tostring));
+  new_metatable(L, kDataMeta, gc_box<DataSource, kDataMeta>, data_methods, nullptr);
 
   static const luaL_Reg api[] = {
       {"plugins", ORRERY_LUA(l_plugins)},     {"model", ORRERY_LUA(l_model)},

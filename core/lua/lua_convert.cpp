@@ -7,7 +7,16 @@
 
 namespace orrery {
 
-Json lua_to_json(lua_State* L, int index, const std::string& what) {
+namespace {
+Json to_json(lua_State* L, int index, const std::string& what, int depth);
+}
+
+Json lua_to_json(lua_State* L, int index, const std::string& what) { return to_json(L, index, what, 0); }
+
+namespace {
+Json to_json(lua_State* L, int index, const std::string& what, int depth) {
+  if (depth > 64 || !lua_checkstack(L, 4))
+    throw Error(what + " is nested too deeply (or refers to itself)");
   index = lua_absindex(L, index);
   switch (lua_type(L, index)) {
     case LUA_TNIL: return nullptr;
@@ -26,7 +35,7 @@ Json lua_to_json(lua_State* L, int index, const std::string& what) {
         Json arr = Json::array();
         for (lua_Integer i = 1; i <= n; ++i) {
           lua_rawgeti(L, index, i);
-          arr.push_back(lua_to_json(L, -1, what + "[" + std::to_string(i) + "]"));
+          arr.push_back(to_json(L, -1, what + "[" + std::to_string(i) + "]", depth + 1));
           lua_pop(L, 1);
         }
         return arr;
@@ -39,7 +48,7 @@ Json lua_to_json(lua_State* L, int index, const std::string& what) {
           throw Error(what + " mixes list entries and name = value pairs");
         }
         std::string key = lua_tostring(L, -2);
-        obj[key] = lua_to_json(L, -1, what + "." + key);
+        obj[key] = to_json(L, -1, what + "." + key, depth + 1);
         lua_pop(L, 1);
       }
       return obj;
@@ -48,6 +57,7 @@ Json lua_to_json(lua_State* L, int index, const std::string& what) {
       throw Error(what + " cannot hold a " + std::string(luaL_typename(L, index)));
   }
 }
+}  // namespace
 
 void push_json(lua_State* L, const Json& j) {
   luaL_checkstack(L, 4, "push_json");

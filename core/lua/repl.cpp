@@ -62,7 +62,8 @@ std::vector<std::string> keys_at(lua_State* L, const std::string& path) {
     size_t dot = path.find('.', start);
     std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!lua_istable(L, -1)) break;
-    lua_getfield(L, -1, part.c_str());
+    lua_pushstring(L, part.c_str());
+    lua_rawget(L, -2);  // raw: completion must never run a metamethod that could raise
     lua_remove(L, -2);
     start = dot == std::string::npos ? path.size() : dot + 1;
   }
@@ -76,7 +77,8 @@ std::vector<std::string> keys_at(lua_State* L, const std::string& path) {
     }
     if (pass == 0) {  // then the __index table of its metatable (userdata methods)
       if (!lua_getmetatable(L, -1)) break;
-      lua_getfield(L, -1, "__index");
+      lua_pushstring(L, "__index");
+      lua_rawget(L, -2);
       lua_remove(L, -2);
       lua_remove(L, -2);
     }

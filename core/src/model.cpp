@@ -18,7 +18,7 @@ Json ModelSpec::to_json() const {
 
 struct Model::Prepared {
   PatchInput in;
-  at::Tensor loc, scale;  // (B, V, N)
+  at::Tensor loc, scale, count;  // (B, V, N)
 };
 
 Model::Model(const ModelSpec& spec, const Registry& registry)
@@ -53,6 +53,7 @@ Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& obser
   p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
   p.loc = s.loc;
   p.scale = s.scale;
+  p.count = s.count;
   return p;
 }
 
@@ -75,7 +76,10 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep) {
   at::Tensor scale = p.scale.slice(2, 0, N - 1).unsqueeze(-1);
   at::Tensor target = at::asinh((next - loc) / scale);
   target = at::where(next_obs, target, at::zeros({}, target.options()));
-  return head_->loss(out, target.detach(), next_obs.to(at::kFloat));
+  // Score only targets whose anchor statistics exist: with fewer than two kept observations so
+  // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
+  at::Tensor anchored = (p.count.slice(2, 0, N - 1) >= 2).unsqueeze(-1);
+  return head_->loss(out, target.detach(), (next_obs & anchored).to(at::kFloat));
 }
 
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
@@ -100,7 +104,11 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   values = at::cat({zeros_v(pad), values, zeros_v(K * P)}, -1);
   observed = at::cat({unobs(pad), observed, unobs(K * P)}, -1);
 
-  Prepared p = prepare(values, observed, series_ids.to(device_), {});
+  // Horizon patches are masked, as in training, not missing: they keep their place in attention.
+  // Left padding stays "missing" and is hidden.
+  auto bopts = fopts.dtype(at::kBool);
+  at::Tensor keep = at::cat({at::ones({B, V, n_ctx}, bopts), at::zeros({B, V, K}, bopts)}, -1);
+  Prepared p = prepare(values, observed, series_ids.to(device_), keep);
   at::Tensor h = arch_->forward(p.in).slice(2, n_ctx - 1, n_ctx - 1 + K);
   at::Tensor q = head_->quantiles(head_->forward(h), levels);  // (Q, B, V, K, P)
   // Outputs at context position n_ctx-1 and the masked patches after it are read back with the

@@ -84,21 +84,39 @@ bool Registry::load_file(const std::string& path) {
     problems_.push_back("refused plugin " + path + ": " + dlerror());
     return false;
   }
+  // Plain data first: nothing of the plugin's C++ runs before its versions are known to match.
+  auto abi = reinterpret_cast<orrery_plugin_abi_fn>(dlsym(handle, ORRERY_PLUGIN_ABI_ENTRY));
   auto describe = reinterpret_cast<orrery_plugin_describe_fn>(dlsym(handle, ORRERY_PLUGIN_ENTRY));
-  if (!describe) {
-    problems_.push_back("refused plugin " + path + ": no " ORRERY_PLUGIN_ENTRY " entry point");
+  if (!abi || !describe) {
+    problems_.push_back("refused plugin " + path + ": not an Orrery plugin (no " +
+                        (abi ? ORRERY_PLUGIN_ENTRY : ORRERY_PLUGIN_ABI_ENTRY) + " entry point)");
     return false;  // never dlclose: see cpp-notes, "never unload plugins"
   }
-  const orrery_plugin_descriptor* d = describe();
-  const std::string host_torch =
-      version_string(TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH);
-  const std::string plugin_torch = version_string(d->torch_major, d->torch_minor, d->torch_patch);
-  if (d->abi_version != ORRERY_PLUGIN_ABI || d->torch_major != TORCH_VERSION_MAJOR ||
-      d->torch_minor != TORCH_VERSION_MINOR) {
-    problems_.push_back("refused plugin " + path + ": built for plugin ABI " +
-                        std::to_string(d->abi_version) + " with LibTorch " + plugin_torch +
-                        ", but this host has plugin ABI " + std::to_string(ORRERY_PLUGIN_ABI) +
-                        " with LibTorch " + host_torch + "; rebuild the plugin against this host");
+  static constexpr orrery_plugin_abi_info host = ORRERY_PLUGIN_ABI_INFO;
+  const orrery_plugin_abi_info* a = abi();
+  if (!a || a->abi_version != host.abi_version || a->descriptor_size != host.descriptor_size ||
+      a->torch_major != host.torch_major || a->torch_minor != host.torch_minor ||
+      a->cxx11_abi != host.cxx11_abi) {
+    auto describe_build = [](const orrery_plugin_abi_info& i) {
+      return "plugin ABI " + std::to_string(i.abi_version) + " with LibTorch " +
+             version_string(i.torch_major, i.torch_minor, i.torch_patch) +
+             (i.cxx11_abi ? "" : " (pre-C++11 libstdc++ ABI)");
+    };
+    problems_.push_back("refused plugin " + path + ": built for " +
+                        (a ? describe_build(*a) : std::string("an unknown ABI")) +
+                        ", but this host has " + describe_build(host) +
+                        "; rebuild the plugin against this host");
+    return false;
+  }
+  const orrery_plugin_descriptor* d = nullptr;
+  try {
+    d = describe();
+  } catch (const std::exception& e) {
+    problems_.push_back("refused plugin " + path + ": its description failed: " + e.what());
+    return false;
+  }
+  if (!d || !d->name || !d->version || !d->description || !d->options_schema || !d->factory) {
+    problems_.push_back("refused plugin " + path + ": incomplete descriptor");
     return false;
   }
   auto kind = parse_kind(d->kind ? d->kind : "");

@@ -7,9 +7,13 @@
 namespace orrery {
 
 double Schedule::factor(int64_t step, double progress, int64_t total_steps) const {
-  const double warmup_steps = warmup >= 1 ? warmup : warmup * static_cast<double>(total_steps);
   double f = 1.0;
-  if (warmup_steps > 0 && step < warmup_steps) f = (step + 1) / warmup_steps;
+  if (warmup >= 1) {
+    f = std::min(1.0, (step + 1) / warmup);
+  } else if (warmup > 0) {  // a fraction of the run, measured like the decay (steps or time)
+    const double done = std::max(progress, static_cast<double>(step + 1) / total_steps);
+    f = std::min(1.0, done / warmup);
+  }
   if (decay > 0 && progress > 1.0 - decay) {
     double t = std::clamp((1.0 - progress) / decay, 0.0, 1.0);  // 1 -> 0 over the decay
     f = std::min(f, min_lr + (1.0 - min_lr) * t);

@@ -136,16 +136,20 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
 
     for (auto& p : params) p.tensor.mutable_grad().reset();
     at::Tensor loss = model.loss(b, keep);
+    const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
+    // Checked before any update, so a bad step never writes NaN into the weights or the state.
+    auto refuse = [&](const char* what) {
+      throw Error(std::string("training ") + what + " became non-finite at step " +
+                  std::to_string(step + 1) + " (lr " + std::to_string(opt.base_lr() * lr_factor) +
+                  "); the model is left as it was after the previous step. Lower the learning "
+                  "rate or tighten clipping");
+    };
+    const double l = loss.item<double>();
+    if (!std::isfinite(l)) refuse("loss");
     loss.backward();
     const double gnorm = clip_global_norm(params, cfg.clip);
-    const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
+    if (!std::isfinite(gnorm)) refuse("gradient norm");
     opt.step(lr_factor);
-
-    const double l = loss.item<double>();
-    if (!std::isfinite(l))
-      throw Error("training loss became non-finite at step " + std::to_string(step + 1) +
-                  " (lr " + std::to_string(opt.base_lr() * lr_factor) +
-                  "); lower the learning rate or tighten clipping");
     window_sum += l;
     ++window_n;
     window_series += b.values.size(0) * b.values.size(1);

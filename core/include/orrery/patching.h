@@ -10,6 +10,7 @@ struct ScaledValues {
   at::Tensor z;      // (B, V, T) float32: (x - loc)/scale where observed, 0 elsewhere
   at::Tensor loc;    // (B, V, N) float32: statistics at the last step of each patch
   at::Tensor scale;  // (B, V, N) float32, >= min_scale
+  at::Tensor count;  // (B, V, N) float32: observations up to the end of each patch
 };
 
 // Running mean and Bessel-corrected standard deviation over observed points up to the end of

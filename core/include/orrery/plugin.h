@@ -1,8 +1,10 @@
 #pragma once
-// The plugin boundary. A plugin library exports one extern "C" function, orrery_plugin_describe,
-// returning a descriptor. The host reads the plain-C header fields (ABI, LibTorch version) first
-// and only then touches the C++ factory, so a plugin built against another ABI or LibTorch is
-// refused with a message instead of crashing. Plugins are never unloaded.
+// The plugin boundary. A plugin library exports two extern "C" functions. orrery_plugin_abi
+// returns constant plain data (plugin ABI, LibTorch version, libstdc++ ABI) and runs no other
+// plugin code; the host checks it first, so a plugin built against another ABI or LibTorch is
+// refused with a message instead of crashing. Only then does the host call
+// orrery_plugin_describe for the descriptor (kind, name, options, factory). Plugins are never
+// unloaded.
 #include <torch/version.h>
 
 #include <cstdint>
@@ -19,10 +21,15 @@
 #define ORRERY_PLUGIN_ABI 1
 
 extern "C" {
-struct orrery_plugin_descriptor {
+struct orrery_plugin_abi_info {
   uint32_t abi_version;  // ORRERY_PLUGIN_ABI the plugin was built with
-  uint32_t descriptor_size;
+  uint32_t descriptor_size;  // sizeof(orrery_plugin_descriptor) in the plugin
   int torch_major, torch_minor, torch_patch;  // LibTorch the plugin was built with
+  int cxx11_abi;  // _GLIBCXX_USE_CXX11_ABI
+};
+typedef const orrery_plugin_abi_info* (*orrery_plugin_abi_fn)(void);
+
+struct orrery_plugin_descriptor {
   const char* kind;  // "architecture", "head", "optimizer", "parametrisation", "data"
   const char* name;
   const char* version;
@@ -32,7 +39,11 @@ struct orrery_plugin_descriptor {
 };
 typedef const orrery_plugin_descriptor* (*orrery_plugin_describe_fn)(void);
 }
+#define ORRERY_PLUGIN_ABI_ENTRY "orrery_plugin_abi"
 #define ORRERY_PLUGIN_ENTRY "orrery_plugin_describe"
+#define ORRERY_PLUGIN_ABI_INFO                                                                 \
+  {ORRERY_PLUGIN_ABI, sizeof(orrery_plugin_descriptor), TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, \
+   TORCH_VERSION_PATCH, _GLIBCXX_USE_CXX11_ABI}
 
 namespace orrery {
 enum class PluginKind { architecture, head, optimizer, parametrisation, data };
@@ -54,14 +65,17 @@ template <> struct KindTraits<PluginKind::data> {
 // Declares a plugin. KIND is one of architecture, head, optimizer, parametrisation, data;
 // SCHEMA_FN returns an orrery::OptionSchema; FACTORY has the kind's factory signature.
 #define ORRERY_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, SCHEMA_FN, FACTORY)                   \
+  extern "C" __attribute__((visibility("default"))) const orrery_plugin_abi_info*            \
+  orrery_plugin_abi(void) {                                                                   \
+    static constexpr orrery_plugin_abi_info info = ORRERY_PLUGIN_ABI_INFO;                    \
+    return &info;                                                                             \
+  }                                                                                           \
   extern "C" __attribute__((visibility("default"))) const orrery_plugin_descriptor*          \
   orrery_plugin_describe(void) {                                                              \
     using Traits = ::orrery::KindTraits<::orrery::PluginKind::KIND>;                          \
     static const typename Traits::Factory factory = FACTORY;                                  \
     static const std::string orrery_schema_json_ = (SCHEMA_FN)().to_json().dump();                       \
-    static const orrery_plugin_descriptor d{                                                  \
-        ORRERY_PLUGIN_ABI, sizeof(orrery_plugin_descriptor), TORCH_VERSION_MAJOR,             \
-        TORCH_VERSION_MINOR, TORCH_VERSION_PATCH, Traits::name, NAME, VERSION, DESCRIPTION,   \
-        orrery_schema_json_.c_str(), reinterpret_cast<const void*>(factory)};                            \
+    static const orrery_plugin_descriptor d{Traits::name, NAME, VERSION, DESCRIPTION,        \
+        orrery_schema_json_.c_str(), reinterpret_cast<const void*>(factory)};                 \
     return &d;                                                                                \
   }
