@@ -24,10 +24,14 @@ ParamFactory::ParamFactory(const Parametrisation& p, at::Generator gen, at::Tens
     : param_(p), gen_(std::move(gen)), opts_(opts) {}
 
 at::Tensor ParamFactory::make(const std::string& name, Role role, std::vector<int64_t> shape,
-                              int64_t fan_in, int64_t fan_out, int depth) {
+                              int64_t fan_in, int64_t fan_out, int depth, Init init) {
   ParamInfo info{prefix_ + name, role, fan_in, fan_out, depth, shape};
+  at::Tensor t;
+  if (opts_.device().is_meta()) t = at::empty(shape, opts_);
+  else if (init == Init::zeros) t = at::zeros(shape, opts_);
   // Initialise on the CPU from the model's generator so weights do not depend on the device.
-  at::Tensor t = param_.init(info, gen_).to(opts_).detach().requires_grad_(true);
+  else t = param_.init(info, gen_).to(opts_);
+  t = t.detach().requires_grad_(true);
   params_.push_back({std::move(info), t});
   return t;
 }

@@ -66,8 +66,14 @@ class ParamFactory {
  public:
   ParamFactory(const Parametrisation& p, at::Generator gen, at::TensorOptions opts);
 
+  // How a parameter starts: from the parametrisation, or at zero when the architecture defines
+  // its value at init (e.g. an offset inside a softplus, such as Toto's PerDimScale).
+  enum class Init { parametrised, zeros };
+
+  // On the meta device nothing is allocated or drawn: shapes and metadata only (counting the
+  // parameters of a 2.5B-parameter preset costs nothing).
   at::Tensor make(const std::string& name, Role role, std::vector<int64_t> shape,
-                  int64_t fan_in, int64_t fan_out, int depth = -1);
+                  int64_t fan_in, int64_t fan_out, int depth = -1, Init init = Init::parametrised);
 
   // Scoped name prefixes: `auto s = factory.scope("layers.0");`
   class Scope {

@@ -4,10 +4,12 @@
 //   L x [ x = x (+) Attn(RMSNorm(x));  x = x (+) SwiGLU(RMSNorm(x)) ]   (+) = residual rule
 //   RMSNorm(x) -> hidden states; the head plugin maps them to the next patch.
 //
-// Time attention is causal over patches within a series, with partial rotary embeddings on the
-// first half of each head's dimensions. Every scale (init, linear multipliers, residual weights,
-// attention softmax scale) comes from the parametrisation, so this file holds no SP/u-muP branch.
-// Variate layers, xPos, PerDimScale and the published presets arrive with the fidelity issue.
+// Two kinds of layer share one block. Time layers attend causally over the patches of one
+// variate, with partial rotary embeddings (xPos) on the first half of each head. Variate layers
+// attend fully across the variates at the same patch, only between equal series ids. Patches
+// with no observation get group id -1 and are seen only by their own kind. Every scale (init,
+// linear multipliers, residual weights, attention softmax scale) comes from the
+// parametrisation, so this file holds no SP/u-muP branch.
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -19,36 +21,60 @@
 namespace {
 using namespace orrery;
 
-// d_ff = 8d/3 rounded up to a multiple of 8, as in the released configuration.
-int64_t default_d_ff(int64_t d) { return (static_cast<int64_t>(4 * d * 2 / 3) + 7) / 8 * 8; }
+// The published sizes (d_head = 64, one variate layer, the last).
+struct Preset {
+  const char* name;
+  int64_t d_model, num_layers, num_heads;
+};
+constexpr Preset kPresets[] = {{"toto2-4m", 256, 4, 4},      {"toto2-22m", 512, 6, 8},
+                               {"toto2-313m", 1024, 24, 16}, {"toto2-1b", 1536, 36, 24},
+                               {"toto2-2.5b", 2048, 48, 32}, {"toto2-proxy10m", 256, 12, 4}};
 
-// Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ...
-at::Tensor rotary(const at::Tensor& x, int64_t dims, double base) {
+// d_ff = 8d/3 rounded up to a multiple of 8, as in the released configuration.
+int64_t default_d_ff(int64_t d) { return (4 * d * 2 / 3 + 7) / 8 * 8; }
+
+// Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ..., with
+// xPos scaling zeta^(+-(pos - centre)/256) when `xpos_sign` is +1 (queries) or -1 (keys).
+at::Tensor rotary(const at::Tensor& x, int64_t dims, double base, double xpos_sign) {
   const int64_t N = x.size(-2);
   auto opts = x.options().dtype(at::kFloat);
-  at::Tensor inv_freq = at::pow(base, -at::arange(0, dims, 2, opts) / static_cast<double>(dims));
-  at::Tensor angles = at::outer(at::arange(N, opts), inv_freq).repeat_interleave(2, -1);  // (N, dims)
+  at::Tensor pair = at::arange(0, dims, 2, opts);  // 2i
+  at::Tensor pos = at::arange(N, opts);
+  at::Tensor angles = at::outer(pos, at::pow(base, -pair / double(dims))).repeat_interleave(2, -1);
   at::Tensor head = x.narrow(-1, 0, dims), tail = x.narrow(-1, dims, x.size(-1) - dims);
   at::Tensor pairs = head.unflatten(-1, {dims / 2, 2});
   at::Tensor rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
-  return at::cat({head * angles.cos() + rotated * angles.sin(), tail}, -1);
+  at::Tensor out = head * angles.cos() + rotated * angles.sin();
+  if (xpos_sign != 0) {
+    at::Tensor zeta = ((pair + 0.4 * dims) / (1.4 * dims)).repeat_interleave(2);  // (dims)
+    at::Tensor power = (pos - std::floor(N / 2.0)) / 256.0;                         // centre of this call
+    out = out * at::pow(zeta.unsqueeze(0), (xpos_sign * power).unsqueeze(1));
+  }
+  return at::cat({out, tail}, -1);
 }
 
 struct Attention {
   Linear in_proj, out_proj;
-  int64_t heads, d_head, rope_dims;
-  double scale, rope_base;
+  at::Tensor per_dim;  // PerDimScale p (d_head), undefined when off: q <- q * softplus(p)/ln 2
+  int64_t heads = 1, d_head = 1, rope_dims = 0;
+  double scale = 1, rope_base = 1e4;
+  bool xpos = false;
   Residual residual;
 
-  at::Tensor operator()(const at::Tensor& x, const at::Tensor& mask) const {
-    const int64_t S = x.size(0), N = x.size(1);
-    auto qkv = in_proj(x).unflatten(-1, {3, heads, d_head}).permute({2, 0, 3, 1, 4});  // 3,S,H,N,dh
+  // x: (S, T, d). `causal` with an undefined mask takes the fused causal path.
+  at::Tensor operator()(const at::Tensor& x, const at::Tensor& mask, bool causal) const {
+    const int64_t S = x.size(0), T = x.size(1);
+    auto qkv = in_proj(x).unflatten(-1, {3, heads, d_head}).permute({2, 0, 3, 1, 4});  // 3,S,H,T,dh
     at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-    if (rope_dims > 0) q = rotary(q, rope_dims, rope_base), k = rotary(k, rope_dims, rope_base);
+    if (per_dim.defined()) q = q * (at::softplus(per_dim) / std::log(2.0));
+    if (causal && rope_dims > 0) {  // positions exist only along time
+      q = rotary(q, rope_dims, rope_base, xpos ? 1.0 : 0.0);
+      k = rotary(k, rope_dims, rope_base, xpos ? -1.0 : 0.0);
+    }
     at::Tensor o = mask.defined()
         ? at::scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale)
-        : at::scaled_dot_product_attention(q, k, v, {}, 0.0, true, scale);
-    return out_proj(o.transpose(1, 2).reshape({S, N, heads * d_head}));
+        : at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal, scale);
+    return out_proj(o.transpose(1, 2).reshape({S, T, heads * d_head}));
   }
 };
 
@@ -61,33 +87,57 @@ struct SwiGLU {
   }
 };
 
+struct Layer {
+  bool variate = false;
+  Attention attn;
+  SwiGLU mlp;
+};
+
 class Toto2 final : public Architecture {
  public:
-  Toto2(const Json& o, ArchitectureContext& ctx)
-      : d_(o["d_model"].get<int64_t>()), eps_(o["norm_eps"].get<double>()) {
-    const int64_t L = o["num_layers"], H = o["num_heads"];
+  Toto2(const Json& o, ArchitectureContext& ctx) : eps_(o["norm_eps"].get<double>()) {
+    int64_t L = o["num_layers"], H = o["num_heads"];
+    d_ = o["d_model"];
+    if (const std::string preset = o["preset"]; !preset.empty()) {
+      for (const auto& p : kPresets)
+        if (preset == p.name) d_ = d_ ? d_ : p.d_model, L = L ? L : p.num_layers, H = H ? H : p.num_heads;
+    }
+    d_ = d_ ? d_ : 256, L = L ? L : 4, H = H ? H : 4;
+    auto fail = [](const std::string& m) { return Error("architecture plugin 'toto2': " + m); };
     if (d_ % H != 0)
-      throw Error("architecture plugin 'toto2': d_model " + std::to_string(d_) +
-                  " is not divisible by num_heads " + std::to_string(H));
+      throw fail("d_model " + std::to_string(d_) + " is not divisible by num_heads " + std::to_string(H));
+    const int64_t G = o["layer_group_size"].get<int64_t>() ? o["layer_group_size"].get<int64_t>() : L;
+    const int64_t n_v = o["num_variate_layers_per_group"];
+    if (L % G != 0)
+      throw fail("num_layers " + std::to_string(L) + " is not a multiple of layer_group_size " + std::to_string(G));
+    if (n_v > G)
+      throw fail("num_variate_layers_per_group " + std::to_string(n_v) + " exceeds layer_group_size " + std::to_string(G));
+    const bool variate_first = o["variate_layer_first"];
     const int64_t dh = d_ / H;
     const int64_t rope_dims = static_cast<int64_t>(dh * o["rope_fraction"].get<double>()) / 2 * 2;
     int64_t d_ff = o["d_ff"];
     if (d_ff == 0) d_ff = default_d_ff(d_);
     ParamFactory& f = ctx.params;
     const Parametrisation& p = f.parametrisation();
+    const int branches = 2 * static_cast<int>(L);
 
     patch_proj_ = ResidualMLP(f, "patch_proj", 2 * ctx.patch_size, 4 * d_, d_, Role::input, Role::hidden);
     for (int i = 0; i < L; ++i) {
       auto scope = f.scope("layers." + std::to_string(i));
-      Attention a{Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i),
-                  Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i),
-                  H, dh, rope_dims, p.attention_scale(dh), o["rope_base"],
-                  Residual(p, 2 * i, 2 * static_cast<int>(L))};
-      SwiGLU m{Linear(f, "mlp.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
-               Linear(f, "mlp.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
-               Residual(p, 2 * i + 1, 2 * static_cast<int>(L))};
-      attn_.push_back(std::move(a));
-      mlp_.push_back(std::move(m));
+      Layer layer;
+      layer.variate = variate_first ? (i % G < n_v) : (i % G >= G - n_v);
+      Attention& a = layer.attn;
+      a.in_proj = Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i);
+      a.out_proj = Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i);
+      if (o["per_dim_scale"])
+        a.per_dim = f.make("attn.per_dim_scale", Role::gain, {dh}, dh, dh, i, ParamFactory::Init::zeros);
+      a.heads = H, a.d_head = dh, a.rope_dims = rope_dims, a.rope_base = o["rope_base"];
+      a.scale = p.attention_scale(dh), a.xpos = o["use_xpos"];
+      a.residual = Residual(p, 2 * i, branches);
+      layer.mlp = SwiGLU{Linear(f, "mlp.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
+                         Linear(f, "mlp.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
+                         Residual(p, 2 * i + 1, branches)};
+      layers_.push_back(std::move(layer));
     }
   }
 
@@ -95,42 +145,60 @@ class Toto2 final : public Architecture {
 
   at::Tensor forward(const PatchInput& in) override {
     const int64_t B = in.tokens.size(0), V = in.tokens.size(1), N = in.tokens.size(2);
-    at::Tensor x = patch_proj_(in.tokens).reshape({B * V, N, d_});
-    at::Tensor mask = time_mask(in.patch_valid.reshape({B * V, N}));
-    for (size_t i = 0; i < attn_.size(); ++i) {
-      x = attn_[i].residual(attn_[i](rms_norm(x, eps_), mask), x);
-      x = mlp_[i].residual(mlp_[i](rms_norm(x, eps_)), x);
+    at::Tensor x = patch_proj_(in.tokens);  // (B, V, N, d)
+    // Group ids: the series id, or -1 for a patch with no observation.
+    at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
+                               at::full({}, -1, in.series_ids.options()));
+    at::Tensor time_mask = group_mask(gid.reshape({B * V, N}), true);
+    at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false);
+    for (const Layer& l : layers_) {
+      if (l.variate) {  // (B*N, V, d): across variates at one patch
+        at::Tensor xv = x.permute({0, 2, 1, 3}).reshape({B * N, V, d_});
+        xv = l.attn.residual(l.attn(rms_norm(xv, eps_), variate_mask, false), xv);
+        x = xv.reshape({B, N, V, d_}).permute({0, 2, 1, 3});
+      } else {  // (B*V, N, d): causal along time
+        at::Tensor xt = x.reshape({B * V, N, d_});
+        xt = l.attn.residual(l.attn(rms_norm(xt, eps_), time_mask, true), xt);
+        x = xt.reshape({B, V, N, d_});
+      }
+      x = l.mlp.residual(l.mlp(rms_norm(x, eps_)), x);
     }
-    return rms_norm(x, eps_).reshape({B, V, N, d_});
+    return rms_norm(x, eps_);
   }
 
  private:
-  // Causal over patches; patches with no observation are hidden from every other query (each
-  // still sees itself, so no row is empty). Undefined when all patches are valid: the fast path.
-  static at::Tensor time_mask(const at::Tensor& valid) {
-    if (valid.all().item<bool>()) return {};
-    const int64_t N = valid.size(1);
-    at::Tensor causal = at::ones({N, N}, valid.options()).tril();
-    at::Tensor self = at::eye(N, valid.options());
-    return (causal & (valid.unsqueeze(1) | self)).unsqueeze(1);  // (S, 1, N, N)
+  // (S, 1, T, T) bool: query t sees key s iff their group ids agree (and s <= t when causal).
+  // Undefined when nothing would be hidden beyond causality: the fused attention path.
+  static at::Tensor group_mask(const at::Tensor& gid, bool causal) {
+    if ((gid == gid.select(1, 0).unsqueeze(1)).all().item<bool>()) return {};
+    at::Tensor same = gid.unsqueeze(2) == gid.unsqueeze(1);  // (S, T_q, T_k)
+    if (causal) same = same & at::ones({gid.size(1), gid.size(1)}, same.options()).tril();
+    return same.unsqueeze(1);
   }
 
-  int64_t d_;
+  int64_t d_ = 0;
   double eps_;
   ResidualMLP patch_proj_;
-  std::vector<Attention> attn_;
-  std::vector<SwiGLU> mlp_;
+  std::vector<Layer> layers_;
 };
 
 OptionSchema schema() {
+  std::vector<std::string> presets = {""};
+  for (const auto& p : kPresets) presets.push_back(p.name);
   return OptionSchema{}
-      .integer("d_model", 256, "model width", 8, 65536)
-      .integer("num_layers", 4, "transformer layers", 1, 1024)
-      .integer("num_heads", 4, "attention heads (d_model / num_heads = head dimension)", 1, 1024)
+      .string("preset", "", "published size; sets d_model, num_layers, num_heads left at 0", presets)
+      .integer("d_model", 0, "model width; 0 = from the preset, else 256", 0, 65536)
+      .integer("num_layers", 0, "transformer layers; 0 = from the preset, else 4", 0, 1024)
+      .integer("num_heads", 0, "attention heads; 0 = from the preset, else 4", 0, 1024)
+      .integer("layer_group_size", 0, "layers per group; 0 = num_layers (one group)", 0)
+      .integer("num_variate_layers_per_group", 1, "variate layers in each group", 0)
+      .boolean("variate_layer_first", false, "variate layers open the group (else close it)")
       .integer("d_ff", 0, "SwiGLU hidden width; 0 = 8*d_model/3 rounded up to a multiple of 8", 0)
       .number("norm_eps", 1e-4, "RMSNorm epsilon", 0.0)
       .boolean("attn_bias", true, "biases on the attention projections")
       .boolean("mlp_bias", false, "biases on the SwiGLU projections")
+      .boolean("per_dim_scale", true, "learned per-head-dimension query scale softplus(p)/ln 2")
+      .boolean("use_xpos", true, "xPos decay on the rotary dimensions of time layers")
       .number("rope_fraction", 0.5, "fraction of each head's dimensions that are rotated", 0.0, 1.0)
       .number("rope_base", 10000.0, "rotary frequency base", 1.0);
 }
@@ -141,7 +209,8 @@ std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) {
 
 }  // namespace
 
-ORRERY_PLUGIN(architecture, "toto2", "0.1.0",
-              "Toto 2.0 patched transformer: residual-MLP patch embedding, causal time attention "
-              "with partial RoPE, SwiGLU, RMSNorm",
+ORRERY_PLUGIN(architecture, "toto2", "0.2.0",
+              "Toto 2.0 patched transformer: residual-MLP patch embedding, causal time layers "
+              "(partial RoPE with xPos, PerDimScale) and variate layers across series ids, "
+              "SwiGLU, RMSNorm; presets toto2-4m .. toto2-2.5b",
               schema, make)

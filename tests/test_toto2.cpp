@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include "support.h"
+
+using orrery::Json;
+
+namespace {
+orrery::Batch batch(int64_t V, std::vector<int64_t> ids, uint64_t seed = 0) {
+  at::manual_seed(seed);
+  orrery::Batch b;
+  b.values = at::randn({1, V, 96});
+  b.observed = at::ones({1, V, 96}, at::kBool);
+  b.series_ids = at::tensor(ids, at::kLong).view({1, V});
+  return b;
+}
+}  // namespace
+
+// Published sizes: shared/reference/toto2-model.md section 14. Built on the meta device, so
+// the 2.5B-parameter preset allocates nothing.
+TEST_CASE("presets have exactly the published parameter counts") {
+  auto [preset, count] = GENERATE(table<const char*, int64_t>({
+      {"toto2-4m", 4144448},
+      {"toto2-22m", 21915584},
+      {"toto2-313m", 312684608},
+      {"toto2-1b", 1041033024},
+      {"toto2-2.5b", 2454281792},
+      {"toto2-proxy10m", 10477376},
+  }));
+  INFO(preset);
+  orrery::ModelSpec spec;
+  spec.arch = {"toto2", {{"preset", preset}}};
+  spec.device = "meta";
+  orrery::Model m(spec, orrery::Registry::global());
+  CHECK(m.num_parameters() == count);
+}
+
+TEST_CASE("the last layer is the variate layer by default, placement is configurable") {
+  auto names = [](Json arch) {
+    orrery::ModelSpec spec;
+    spec.arch = {"toto2", arch};
+    spec.device = "meta";
+    return orrery::Model(spec, orrery::Registry::global()).params().size();
+  };
+  // Same parameters whatever the layout: placement changes wiring, not shapes.
+  CHECK(names({{"num_layers", 4}}) == names({{"num_layers", 4}, {"variate_layer_first", true}}));
+  CHECK_THROWS_WITH(names({{"num_layers", 4}, {"layer_group_size", 3}}),
+                    Catch::Contains("not a multiple of layer_group_size 3"));
+}
+
+TEST_CASE("variates of one series are permutation-equivariant") {
+  auto model = test::tiny_model(4);
+  orrery::Batch b = batch(3, {0, 0, 0});
+  at::NoGradGuard g;
+  at::Tensor h = model->hidden(b);
+  at::Tensor perm = at::tensor({2, 0, 1}, at::kLong);
+  orrery::Batch p = b;
+  p.values = b.values.index_select(1, perm);
+  p.observed = b.observed.index_select(1, perm);
+  at::Tensor hp = model->hidden(p);
+  CHECK(at::allclose(hp, h.index_select(1, perm), 1e-5, 1e-6));
+}
+
+TEST_CASE("different series ids do not see each other; the same id does") {
+  auto model = test::tiny_model(5);
+  orrery::Batch b = batch(3, {0, 0, 1});
+  at::NoGradGuard g;
+  at::Tensor h = model->hidden(b);
+  orrery::Batch c = b;
+  c.values = b.values.clone();
+  c.values[0][2].mul_(3).add_(7);  // change the series with id 1
+  at::Tensor hc = model->hidden(c);
+  CHECK(at::allclose(h.narrow(1, 0, 2), hc.narrow(1, 0, 2), 1e-5, 1e-6));
+  CHECK(!at::allclose(h.select(1, 2), hc.select(1, 2)));
+  orrery::Batch d = b;
+  d.values = b.values.clone();
+  d.values[0][1].mul_(3).add_(7);  // a variate of series 0 moves its sibling
+  CHECK(!at::allclose(h.select(1, 0), model->hidden(d).select(1, 0)));
+}
