@@ -40,6 +40,7 @@ local eval = orrery.evaluate{
   context = 512,
 }
 orrery.write_json(run.run_dir .. "/evaluation.json", eval)
+model:save(run.run_dir .. "/model.safetensors")
 
 print(string.format("\nForecasts of the last %d windows of %d months (never seen in training):",
                     eval.windows, eval.horizon))

@@ -42,7 +42,7 @@ TEST_CASE("an unknown plugin name lists the available ones from Lua") {
   auto dir = test::temp_dir("lua-plugin");
   auto r = run_script(dir, "p.lua", "orrery.model{arch = 'transformerx'}\n");
   CHECK(r.status == 1);
-  CHECK(r.output.find("p.lua:1: unknown architecture plugin 'transformerx'; available: toto2") != std::string::npos);
+  CHECK(r.output.find("p.lua:1: unknown architecture plugin 'transformerx'; available: mlp, toto2") != std::string::npos);
 }
 
 TEST_CASE("key=value pairs reach the script as a table with numbers converted") {
@@ -103,12 +103,12 @@ TEST_CASE("an error inside a training callback points at the callback's line") {
 
 TEST_CASE("the REPL prints expressions, continues multi-line input and survives errors") {
   auto dir = test::temp_dir("repl");
-  std::ofstream(dir + "/in.txt") << "1 + 2\n=#orrery.plugins()\nfunction f(x)\nreturn x * 10\nend\nf(4)\nerror('x')\nprint('still here')\n";
+  std::ofstream(dir + "/in.txt") << "1 + 2\n=type(orrery.train)\nfunction f(x)\nreturn x * 10\nend\nf(4)\nerror('x')\nprint('still here')\n";
   auto r = test::run_command("HOME=" + dir + " " + orrery_cmd("repl < " + dir + "/in.txt"));
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("\n3\n") != std::string::npos);
-  CHECK(r.output.find("\n5\n") != std::string::npos);
+  CHECK(r.output.find("\n\"function\"\n") != std::string::npos);
   CHECK(r.output.find("\n40\n") != std::string::npos);
   CHECK(r.output.find("stdin:1: x") != std::string::npos);
   CHECK(r.output.find("still here") != std::string::npos);
@@ -118,12 +118,12 @@ TEST_CASE("the REPL prints expressions, continues multi-line input and survives 
 TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
   auto table = test::run_command(orrery_cmd("plugins"));
   CHECK(table.status == 0);
-  for (auto name : {"toto2", "quantile", "adamw", "sp", "synthetic"})
+  for (auto name : {"toto2", "mlp", "quantile", "point", "adamw", "sp", "synthetic"})
     CHECK(table.output.find(name) != std::string::npos);
   auto json = test::run_command(orrery_cmd("plugins --json"));
   REQUIRE(json.status == 0);
   auto arr = orrery::Json::parse(json.output);
-  CHECK(arr.size() == 5);
+  CHECK(arr.size() == 7);
   for (const auto& p : arr)
     for (auto key : {"kind", "name", "version", "description", "options"}) CHECK(p.contains(key));
 }
@@ -190,4 +190,23 @@ print("ok")
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("ok") != std::string::npos);
+}
+
+TEST_CASE("architectures and heads swap with one word in a script") {
+  auto dir = test::temp_dir("lua-swap");
+  auto r = run_script(dir, "swap.lua", R"(
+for _, arch in ipairs{"toto2", "mlp"} do
+  for _, head in ipairs{"quantile", "point"} do
+    local m = orrery.model{arch = {arch, d_model = 16, num_layers = 1}, head = head}
+    orrery.train{model = m, steps = 3, batch_size = 2, context_length = 64, quiet = true,
+                 name = arch .. "-" .. head, runs_dir = args.dir .. "/runs"}
+    local f = m:forecast{values = {1, 2, 3, 4, 5, 6, 7, 8}, horizon = 40}
+    assert(#f.quantiles == 9 and #f.median == 40, arch .. "/" .. head)
+    print(arch, head, "ok")
+  end
+end
+)", "dir=" + dir);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("mlp\tpoint\tok") != std::string::npos);
 }

@@ -118,3 +118,18 @@ TEST_CASE("contiguous patch masks have the right shape and rate bounds") {
   at::Tensor none = orrery::contiguous_patch_mask(8, 1, 64, 16, 0.0, gen);
   CHECK(none.all().item<bool>());
 }
+
+TEST_CASE("the point head's MSE and MAE equal hand-computed values and fill every level") {
+  static auto param = orrery::Registry::global().create<orrery::PluginKind::parametrisation>("sp", Json::object());
+  for (auto [loss, expected] : {std::pair{"mse", 2.5}, {"mae", 1.5}}) {
+    orrery::ParamFactory f(*param, at::make_generator<at::CPUGeneratorImpl>(0), at::TensorOptions());
+    orrery::HeadContext ctx{f, 8, 2};
+    auto head = orrery::Registry::global().create<orrery::PluginKind::head>("point", Json{{"loss", loss}}, ctx);
+    at::Tensor out = at::tensor({0.0, 3.0}, at::kFloat).view({1, 1, 1, 2, 1});
+    at::Tensor y = at::tensor({1.0, 5.0}, at::kFloat).view({1, 1, 1, 2});
+    CHECK(head->loss(out, y, at::ones({1, 1, 1, 2})).item<double>() == Approx(expected));
+    at::Tensor q = head->quantiles(out, {0.1, 0.5, 0.9});
+    CHECK(q.sizes() == at::IntArrayRef({3, 1, 1, 1, 2}));
+    CHECK(q[2][0][0][0][1].item<double>() == 3.0);
+  }
+}

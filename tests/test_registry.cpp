@@ -12,7 +12,9 @@ TEST_CASE("every built-in plugin loads") {
   Registry& r = Registry::global();
   CHECK(r.problems().empty());
   for (auto [kind, name] : {std::pair{PluginKind::architecture, "toto2"},
+                            {PluginKind::architecture, "mlp"},
                             {PluginKind::head, "quantile"},
+                            {PluginKind::head, "point"},
                             {PluginKind::optimizer, "adamw"},
                             {PluginKind::parametrisation, "sp"},
                             {PluginKind::data, "synthetic"}}) {
@@ -47,14 +49,14 @@ TEST_CASE("the mismatched plugin does not stop the others from loading") {
   r.load_directory(ORRERY_TEST_PLUGIN_DIR);
   for (const auto& d : Registry::default_directories()) r.load_directory(d);
   CHECK(r.problems().size() == 2);
-  CHECK(r.names(PluginKind::architecture) == std::vector<std::string>{"toto2"});
+  CHECK(r.names(PluginKind::architecture) == std::vector<std::string>{"mlp", "toto2"});
 }
 
 TEST_CASE("an unknown plugin name lists the available ones") {
   CHECK_THROWS_WITH(Registry::global().find(PluginKind::architecture, "toto3"),
                     Catch::Contains("unknown architecture plugin 'toto3'") &&
                         Catch::Contains("did you mean 'toto2'") &&
-                        Catch::Contains("available: toto2"));
+                        Catch::Contains("available: mlp, toto2"));
 }
 
 TEST_CASE("ORRERY_PLUGIN_PATH folders are searched before the built-in folder") {

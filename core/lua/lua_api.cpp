@@ -410,6 +410,17 @@ int m_describe(lua_State* L) {
   return 1;
 }
 
+int m_save(lua_State* L) {
+  check_box<Model>(L, 1, kModelMeta)->save_weights(luaL_checkstring(L, 2));
+  return 0;
+}
+
+int m_load(lua_State* L) {
+  check_box<Model>(L, 1, kModelMeta)->load_weights(luaL_checkstring(L, 2));
+  lua_settop(L, 1);
+  return 1;  // the model, for chaining
+}
+
 int m_tostring(lua_State* L) {
   auto model = check_box<Model>(L, 1, kModelMeta);
   const auto& s = model->spec();
@@ -462,6 +473,8 @@ void open_orrery_api(lua_State* L, Registry& registry) {
       {"forecast", ORRERY_LUA(m_forecast)},
       {"parameters", ORRERY_LUA(m_parameters)},
       {"describe", ORRERY_LUA(m_describe)},
+      {"save", ORRERY_LUA(m_save)},
+      {"load", ORRERY_LUA(m_load)},
       {nullptr, nullptr}};
   static const luaL_Reg data_methods[] = {{"sample", ORRERY_LUA(d_sample)}, {nullptr, nullptr}};
   new_metatable(L, kModelMeta, gc_box<Model, kModelMeta>, model_methods, ORRERY_LUA(m_tostring));

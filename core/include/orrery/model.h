@@ -56,6 +56,12 @@ class Model {
                     const at::Tensor& series_ids, int64_t horizon,
                     std::vector<double> levels = {});
 
+  // Weights as safetensors, under the parameters' names, with the model spec in the metadata.
+  void save_weights(const std::string& path) const;
+  // Strict: every parameter must be present with its shape and nothing else may be; errors name
+  // the file and the tensors at fault. The model is unchanged when loading fails.
+  void load_weights(const std::string& path);
+
   std::vector<Param>& params() { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }

@@ -1,0 +1,41 @@
+#include <ATen/ATen.h>
+
+#include <set>
+
+#include "orrery/error.h"
+#include "orrery/model.h"
+#include "orrery/safetensors.h"
+
+namespace orrery {
+
+void Model::save_weights(const std::string& path) const {
+  NamedTensors tensors;
+  for (const auto& p : params_) tensors.emplace_back(p.info.name, p.tensor);
+  save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});
+}
+
+void Model::load_weights(const std::string& path) {
+  SafetensorsFile file = load_safetensors(path);
+  std::set<std::string> expected;
+  std::vector<std::string> problems;
+  for (const auto& p : params_) {
+    expected.insert(p.info.name);
+    const at::Tensor* t = file.find(p.info.name);
+    if (!t) problems.push_back("missing '" + p.info.name + "'");
+    else if (t->sizes() != p.tensor.sizes())
+      problems.push_back("'" + p.info.name + "' has shape " + c10::str(t->sizes()) + ", the model expects " +
+                         c10::str(p.tensor.sizes()));
+  }
+  for (const auto& [name, t] : file.tensors)
+    if (!expected.count(name)) problems.push_back("unexpected '" + name + "'");
+  if (!problems.empty()) {
+    std::string msg = path + " does not match this model:";
+    for (size_t i = 0; i < problems.size() && i < 8; ++i) msg += (i ? ", " : " ") + problems[i];
+    if (problems.size() > 8) msg += " and " + std::to_string(problems.size() - 8) + " more";
+    throw Error(msg);
+  }
+  at::NoGradGuard no_grad;  // checked everything first: nothing is half-loaded
+  for (auto& p : params_) p.tensor.copy_(*file.find(p.info.name));
+}
+
+}  // namespace orrery
