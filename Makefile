@@ -15,7 +15,7 @@ setup:
 $(BUILD)/build.ninja: | setup
 	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(TYPE) \
 	  -DCMAKE_MAKE_PROGRAM=$(abspath $(VENV)/bin/ninja) \
-	  -DCMAKE_PREFIX_PATH="$$($(PY) -c 'import torch; print(torch.utils.cmake_prefix_path)')" $(EXTRA)
+	  -DCMAKE_PREFIX_PATH="$$($(PY) -W ignore -c 'import torch; print(torch.utils.cmake_prefix_path)')" $(EXTRA)
 
 configure: setup $(BUILD)/build.ninja
 
