@@ -39,3 +39,15 @@ TEST_CASE("a bad horizon is refused") {
                                     at::zeros({1, 1}, at::kLong), 0),
                     Catch::Contains("horizon must be at least 1"));
 }
+
+TEST_CASE("forecasts are affine-equivariant: forecast(a*x + b) = a*forecast(x) + b for a > 0") {
+  auto model = test::tiny_model(7);
+  at::Tensor x = at::randn({2, 1, 96}, at::kDouble).to(at::kFloat) * 3 + 10;
+  at::Tensor obs = at::ones({2, 1, 96}, at::kBool);
+  at::Tensor ids = at::zeros({2, 1}, at::kLong);
+  const double a = 7.5, b = -300;
+  at::Tensor base = model->forecast(x, obs, ids, 40).quantiles;
+  at::Tensor moved = model->forecast(x * a + b, obs, ids, 40).quantiles;
+  // float32 inputs: compare relative to the moved series' scale.
+  CHECK(at::allclose(moved, base * a + b, 1e-4, 1e-3 * a));
+}
