@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include "support.h"
 
@@ -129,7 +130,7 @@ TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
 }
 
 TEST_CASE("every command answers --help") {
-  for (auto cmd : {"--help", "plugins --help", "run --help", "repl --help"}) {
+  for (auto cmd : {"--help", "plugins --help", "run --help", "repl --help", "forecast --help"}) {
     auto r = test::run_command(orrery_cmd(cmd));
     INFO(cmd);
     CHECK(r.status == 0);
@@ -209,4 +210,39 @@ end
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("mlp\tpoint\tok") != std::string::npos);
+}
+
+TEST_CASE("orrery forecast writes every series' quantiles from saved weights") {
+  auto dir = test::temp_dir("cli-forecast");
+  auto model = test::tiny_model(3);
+  model->save_weights(dir + "/model.safetensors");
+  {
+    std::ofstream csv(dir + "/in.csv");
+    csv << "\"time\",\"a\",\"b\"\n";
+    for (int t = 0; t < 70; ++t)
+      csv << 2000 + t / 12.0 << "," << 100 + t << "," << (t == 5 ? std::string("") : std::to_string(3.5 * t)) << "\n";
+  }
+  auto r = test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir +
+                                        "/in.csv --horizon 5 --out " + dir + "/out.csv"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream out(dir + "/out.csv");
+  std::string header;
+  std::getline(out, header);
+  CHECK(header.rfind("step,time,a_q0.1,a_q0.2", 0) == 0);
+  CHECK(header.find("b_q0.9") != std::string::npos);
+  int rows = 0;
+  for (std::string line; std::getline(out, line); ++rows) {
+    std::vector<double> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(std::stod(c));
+    REQUIRE(cells.size() == 2 + 18);
+    CHECK(cells[1] == Approx(2000 + (69 + rows + 1) / 12.0));
+    for (int q = 1; q < 9; ++q) CHECK(cells[2 + q] >= cells[1 + q]);  // sorted levels, series a
+  }
+  CHECK(rows == 5);
+
+  auto bad = test::run_command(orrery_cmd("forecast --model " + dir + "/in.csv --input " + dir + "/in.csv --horizon 5"));
+  CHECK(bad.status == 1);
+  CHECK(bad.output.find("in.csv: not a valid safetensors file") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include "orrery/error.h"
+#include "orrery/forecast_csv.h"
 #include "orrery/lua_session.h"
 #include "orrery/registry.h"
 
@@ -23,6 +24,8 @@ const char* kUsage =
     "  plugins [--json]                 list the loaded plugins and their options\n"
     "  run SCRIPT.lua [key=value ...]   run an experiment script; pairs reach it as `args`\n"
     "  repl                             interactive Lua with the same API\n"
+    "  forecast --model M --input CSV --horizon H [--out CSV]\n"
+    "                                   quantile forecasts of every series in a CSV\n"
     "  version                          print the version\n"
     "\n"
     "Plugins load from lib/orrery-plugins beside liborrery_core and from the folders in\n"
@@ -104,6 +107,49 @@ int cmd_repl(const std::vector<std::string>& args) {
   return session.repl();
 }
 
+int cmd_forecast(const std::vector<std::string>& args) {
+  if (args.empty() || wants_help(args)) {
+    std::printf(
+        "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
+        "                       [--context N] [--device cpu|cuda]\n\n"
+        "PATH is a model.safetensors written by model:save (it carries the model's spec), or a\n"
+        "run folder holding one. Every column of the input except \"time\" is a series; empty\n"
+        "fields and NA are missing values. The output has one row per step: step, time (when the\n"
+        "input has a regular time column), then <series>_q<level> for each quantile level.\n"
+        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n");
+    return args.empty() ? 2 : 0;
+  }
+  ForecastCsvOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw Error("forecast: " + args[i] + " needs a value");
+      return args[++i];
+    };
+    auto number = [&](const std::string& flag) {
+      std::string v = value();
+      size_t used = 0;
+      long long n = 0;
+      try { n = std::stoll(v, &used); } catch (const std::exception&) { used = 0; }
+      if (used != v.size()) throw Error("forecast: " + flag + " takes a whole number, got '" + v + "'");
+      return static_cast<int64_t>(n);
+    };
+    const std::string& a = args[i];
+    if (a == "--model") o.model = value();
+    else if (a == "--input") o.input = value();
+    else if (a == "--out") o.output = value();
+    else if (a == "--device") o.device = value();
+    else if (a == "--horizon") o.horizon = number(a);
+    else if (a == "--context") o.context = number(a);
+    else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
+  }
+  if (o.model.empty() || o.input.empty() || o.horizon == 0)
+    throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
+  Registry& r = Registry::global();
+  report_problems(r);
+  forecast_csv(o, r);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,6 +164,7 @@ int main(int argc, char** argv) {
     if (cmd == "plugins") return cmd_plugins(args);
     if (cmd == "run") return cmd_run(args);
     if (cmd == "repl") return cmd_repl(args);
+    if (cmd == "forecast") return cmd_forecast(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
     std::fprintf(stderr, "orrery: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -11,6 +11,20 @@ namespace orrery {
 
 Json PluginSpec::to_json() const { return {{"name", name}, {"options", options}}; }
 
+ModelSpec ModelSpec::from_json(const Json& j) {
+  auto plugin = [&](const char* key) {
+    if (!j.contains(key) || !j[key].contains("name") || !j[key]["name"].is_string())
+      throw Error(std::string("model spec lacks ") + key + ".name");
+    return PluginSpec{j[key]["name"], j[key].value("options", Json::object())};
+  };
+  ModelSpec s;
+  s.arch = plugin("arch"), s.head = plugin("head"), s.param = plugin("param");
+  s.patch_size = j.value("patch_size", s.patch_size);
+  s.seed = j.value("seed", s.seed);
+  s.device = j.value("device", s.device);
+  return s;
+}
+
 Json ModelSpec::to_json() const {
   return {{"arch", arch.to_json()}, {"head", head.to_json()}, {"param", param.to_json()},
           {"patch_size", patch_size}, {"seed", seed}, {"device", device}};

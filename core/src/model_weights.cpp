@@ -14,8 +14,27 @@ void Model::save_weights(const std::string& path) const {
   save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});
 }
 
-void Model::load_weights(const std::string& path) {
+void Model::load_weights(const std::string& path) { load_weights(load_safetensors(path), path); }
+
+std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry& registry,
+                                        const std::string& device) {
   SafetensorsFile file = load_safetensors(path);
+  auto it = file.metadata.find("orrery_model");
+  if (it == file.metadata.end())
+    throw Error(path + " has no Orrery model spec in its metadata (was it written by model:save?)");
+  ModelSpec spec;
+  try {
+    spec = ModelSpec::from_json(Json::parse(it->second));
+  } catch (const std::exception& e) {
+    throw Error(path + ": unreadable model spec: " + e.what());
+  }
+  spec.device = device;
+  auto model = std::make_unique<Model>(spec, registry);
+  model->load_weights(file, path);
+  return model;
+}
+
+void Model::load_weights(const SafetensorsFile& file, const std::string& path) {
   std::set<std::string> expected;
   std::vector<std::string> problems;
   for (const auto& p : params_) {

@@ -16,6 +16,7 @@
 
 namespace orrery {
 class Registry;
+struct SafetensorsFile;
 
 // A plugin choice: its name and its options.
 struct PluginSpec {
@@ -30,7 +31,9 @@ struct ModelSpec {
   uint64_t seed = 0;
   std::string device = "cpu";
   Json to_json() const;
+  static ModelSpec from_json(const Json& j);  // errors name the missing or ill-typed field
 };
+
 
 struct Forecast {
   std::vector<double> levels;
@@ -61,6 +64,12 @@ class Model {
   // Strict: every parameter must be present with its shape and nothing else may be; errors name
   // the file and the tensors at fault. The model is unchanged when loading fails.
   void load_weights(const std::string& path);
+  void load_weights(const SafetensorsFile& file, const std::string& label);
+
+  // A model rebuilt from a file written by save_weights (its spec is in the metadata), on
+  // `device`. Throws when the file was not written by Orrery.
+  static std::unique_ptr<Model> from_file(const std::string& path, const Registry& registry,
+                                          const std::string& device = "cpu");
 
   std::vector<Param>& params() { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
