@@ -51,3 +51,17 @@ TEST_CASE("forecasts are affine-equivariant: forecast(a*x + b) = a*forecast(x) +
   // float32 inputs: compare relative to the moved series' scale.
   CHECK(at::allclose(moved, base * a + b, 1e-4, 1e-3 * a));
 }
+
+TEST_CASE("missing steps in the last context patch are forward-filled and treated as observed") {
+  auto model = test::tiny_model(8);
+  at::Tensor x = at::randn({1, 1, 96}) + 20;
+  at::Tensor obs = at::ones({1, 1, 96}, at::kBool);
+  at::Tensor ids = at::zeros({1, 1}, at::kLong);
+  at::Tensor gappy = x.clone(), gappy_obs = obs.clone();
+  gappy.narrow(-1, 91, 5).fill_(std::nan(""));
+  gappy_obs.narrow(-1, 91, 5).fill_(false);
+  at::Tensor filled = x.clone();
+  filled.narrow(-1, 91, 5).fill_(x[0][0][90].item<float>());
+  CHECK(at::equal(model->forecast(gappy, gappy_obs, ids, 8).quantiles,
+                  model->forecast(filled, obs, ids, 8).quantiles));
+}

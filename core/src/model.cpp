@@ -96,6 +96,25 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep) {
   return head_->loss(out, target.detach(), (next_obs & anchored).to(at::kFloat));
 }
 
+namespace {
+
+// As the reference: the last context patch counts as observed, because training never leaves
+// the end of the context unobserved. Its missing steps first take the last observed value
+// before them (or the series' first observed value when none precedes), so no flag marks a
+// placeholder zero as data. Series with no observation at all are left as they are.
+std::pair<at::Tensor, at::Tensor> observe_last_patch(const at::Tensor& values,
+                                                     const at::Tensor& observed, int64_t P) {
+  const int64_t T = values.size(-1), tail = std::min(P, T);
+  at::Tensor t = at::arange(T, values.options().dtype(at::kLong)).expand_as(values);
+  at::Tensor last = std::get<0>(at::where(observed, t, -1).cummax(-1));
+  at::Tensor first = observed.to(at::kInt).argmax(-1, /*keepdim=*/true);
+  at::Tensor filled = at::where(last >= 0, values.gather(-1, last.clamp_min(0)), values.gather(-1, first));
+  at::Tensor in_tail = (t >= T - tail) & observed.any(-1, /*keepdim=*/true);
+  return {at::where(in_tail & observed.logical_not(), filled, values), observed | in_tail};
+}
+
+}  // namespace
+
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
                          const at::Tensor& series_ids, int64_t horizon,
                          std::vector<double> levels) {
@@ -113,6 +132,7 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   at::Tensor values = values_in.to(fopts);
   at::Tensor observed = observed_in.to(device_).to(at::kBool) & values.isfinite();
   values = at::where(observed, values, at::zeros({}, fopts));
+  std::tie(values, observed) = observe_last_patch(values, observed, P);
   auto zeros_v = [&](int64_t n) { return at::zeros({B, V, n}, fopts); };
   auto unobs = [&](int64_t n) { return at::zeros({B, V, n}, fopts.dtype(at::kBool)); };
   values = at::cat({zeros_v(pad), values, zeros_v(K * P)}, -1);
