@@ -376,17 +376,12 @@ int m_forecast(lua_State* L) {
     }
   }
   Forecast f = model->forecast(values, observed, at::zeros({B, 1}, at::kLong), horizon, levels);
-  at::Tensor q = f.quantiles.to(at::kDouble).contiguous();  // (Q, B, 1, H)
   Json results = Json::array();
   for (int64_t b = 0; b < B; ++b) {
-    Json quantiles = Json::array();
-    Json median;
-    for (size_t i = 0; i < f.levels.size(); ++i) {
-      at::Tensor row = q[i][b][0];
-      std::vector<double> v(row.data_ptr<double>(), row.data_ptr<double>() + horizon);
-      if (std::fabs(f.levels[i] - 0.5) < 1e-9) median = v;
-      quantiles.push_back(v);
-    }
+    auto rows = quantile_rows(f.quantiles.select(1, b).select(1, 0));  // (Q, H)
+    Json quantiles = rows, median;
+    for (size_t i = 0; i < f.levels.size(); ++i)
+      if (std::fabs(f.levels[i] - 0.5) < 1e-9) median = rows[i];
     Json r = {{"levels", f.levels}, {"quantiles", quantiles}, {"horizon", horizon}};
     if (!median.is_null()) r["median"] = median;
     results.push_back(r);

@@ -9,17 +9,13 @@
 #include "orrery/scoring.h"
 
 namespace orrery {
-namespace {
-
-std::vector<std::vector<double>> rows_of(const at::Tensor& q) {  // (Q, H) -> [q][h]
+std::vector<std::vector<double>> quantile_rows(const at::Tensor& q) {
   at::Tensor c = q.to(at::kDouble).contiguous();
   std::vector<std::vector<double>> out(c.size(0));
   for (int64_t i = 0; i < c.size(0); ++i)
     out[i].assign(c[i].data_ptr<double>(), c[i].data_ptr<double>() + c.size(1));
   return out;
 }
-
-}  // namespace
 
 Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg) {
   if (cfg.horizon < 1 || cfg.windows < 1 || cfg.context < 1)
@@ -61,7 +57,7 @@ Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalCo
       const int64_t cut = first_cut + w * cfg.horizon;
       std::vector<double> history(s.values.begin(), s.values.begin() + cut);
       std::vector<double> target(s.values.begin() + cut, s.values.begin() + cut + cfg.horizon);
-      auto q_model = rows_of(f.quantiles.select(1, w).select(1, 0));
+      auto q_model = quantile_rows(f.quantiles.select(1, w).select(1, 0));
       auto q_naive = seasonal_naive_quantiles(history, s.season, cfg.horizon, levels);
       for (auto* acc : {&m, &*all_model}) acc->add(history, s.season, target, q_model);
       for (auto* acc : {&nv, &*all_naive}) acc->add(history, s.season, target, q_naive);

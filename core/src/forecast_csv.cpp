@@ -4,10 +4,10 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "orrery/atomic_file.h"
 #include "orrery/csv.h"
 #include "orrery/error.h"
 #include "orrery/model.h"
@@ -73,12 +73,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     std::cout << out.str();
     return;
   }
-  const std::string tmp = o.output + ".tmp";
-  {
-    std::ofstream file(tmp);
-    if (!(file << out.str()) || !file.flush()) throw Error("cannot write " + tmp);
-  }
-  fs::rename(tmp, o.output);
+  write_file_atomically(o.output, [&](std::ostream& file) { file << out.str(); });
 }
 
 }  // namespace orrery

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "orrery/atomic_file.h"
 #include "orrery/error.h"
 
 namespace fs = std::filesystem;
@@ -9,14 +10,7 @@ namespace fs = std::filesystem;
 namespace orrery {
 
 void write_json_file(const std::string& path, const Json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw Error("cannot write " + tmp);
-    out << j.dump(2) << "\n";
-    if (!out.flush()) throw Error("cannot write " + tmp);
-  }
-  fs::rename(tmp, path);
+  write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
 }
 
 RunStore::RunStore(const std::string& runs_dir, const std::string& name, const Json& config) {

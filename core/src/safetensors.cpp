@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "orrery/atomic_file.h"
 #include "orrery/error.h"
 #include "orrery/json.h"
 
@@ -51,18 +52,13 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // keep the data 8-byte aligned
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error("cannot write " + tmp);
+  write_file_atomically(path, [&](std::ostream& out) {
     const uint64_t n = text.size();
     out.write(reinterpret_cast<const char*>(&n), 8);
     out.write(text.data(), static_cast<std::streamsize>(n));
     for (const auto& c : data)
       out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * c.element_size()));
-    if (!out.flush()) throw Error("cannot write " + tmp + " (disk full?)");
-  }
-  std::filesystem::rename(tmp, path);
+  });
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {

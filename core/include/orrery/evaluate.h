@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/Tensor.h>
+
 #include "orrery/json.h"
 
 namespace orrery {
@@ -25,5 +27,8 @@ struct EvalConfig {
 // naive_crps}], "overall": {...pooled...}, "forecasts": [{name, history, target, quantiles}]}
 // where "forecasts" holds each series' last window for plots.
 Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg);
+
+// A (Q, H) tensor of quantile forecasts as rows[q][h] of doubles.
+std::vector<std::vector<double>> quantile_rows(const at::Tensor& q);
 
 }  // namespace orrery

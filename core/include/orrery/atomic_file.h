@@ -1,0 +1,12 @@
+#pragma once
+// Every file Orrery writes for keeps (JSON, weights, forecasts) goes through here: the bytes go
+// to a temporary file beside the target, then a rename replaces the target in one step, so a
+// crash or a full disk never leaves half a file and never damages what was there before.
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace orrery {
+// Calls `write` on a binary stream; throws orrery::Error naming the path when anything fails.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+}  // namespace orrery
