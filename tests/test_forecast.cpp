@@ -27,7 +27,7 @@ TEST_CASE("forecasting other levels interpolates, and missing values are tolerat
   at::Tensor values = at::randn({1, 1, 64}) + 10;
   values[0][0][10] = std::nan("");
   at::Tensor observed = at::ones({1, 1, 64}, at::kBool);
-  auto f = model->forecast(values, observed, at::zeros({1, 1}, at::kLong), 5, {0.9, 0.05, 0.5});
+  auto f = model->forecast(values, observed, at::zeros({1, 1}, at::kLong), 5, {.levels = {0.9, 0.05, 0.5}});
   CHECK(f.levels == std::vector<double>{0.05, 0.5, 0.9});
   CHECK(f.quantiles.sizes() == at::IntArrayRef({3, 1, 1, 5}));
   CHECK(f.quantiles.isfinite().all().item<bool>());

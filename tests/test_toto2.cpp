@@ -78,3 +78,59 @@ TEST_CASE("different series ids do not see each other; the same id does") {
   d.values[0][1].mul_(3).add_(7);  // a variate of series 0 moves its sibling
   CHECK(!at::allclose(h.select(1, 0), model->hidden(d).select(1, 0)));
 }
+
+namespace {
+// A umup toto2 model with variate layers, on three variates of two series with a missing patch.
+struct DecodeCase {
+  std::unique_ptr<orrery::Model> model;
+  at::Tensor values, observed, ids;
+  DecodeCase() {
+    orrery::ModelSpec spec;
+    spec.arch = {"toto2", {{"d_model", 64}, {"num_layers", 4}, {"num_heads", 1}, {"layer_group_size", 2}}};
+    spec.param = {"umup", Json::object()};
+    spec.seed = 3;
+    model = std::make_unique<orrery::Model>(spec, orrery::Registry::global());
+    at::manual_seed(4);
+    values = at::randn({2, 3, 200}).cumsum(-1) + 20;
+    observed = at::ones_like(values, at::kBool);
+    observed.narrow(-1, 40, 40).select(1, 1).fill_(false);
+    ids = at::tensor({0, 0, 1, 0, 1, 1}, at::kLong).view({2, 3});
+  }
+  orrery::Forecast run(int64_t horizon, int64_t block, bool cache = true) {
+    orrery::ForecastOptions o;
+    o.decode_block_size = block;
+    o.kv_cache = cache;
+    return model->forecast(values, observed, ids, horizon, o);
+  }
+};
+}  // namespace
+
+TEST_CASE("block decoding with the KV cache equals block decoding without it") {
+  DecodeCase c;
+  for (int64_t block : {32, 64, 96}) {
+    INFO("decode_block_size " << block);
+    at::Tensor cached = c.run(300, block, true).quantiles;
+    at::Tensor recomputed = c.run(300, block, false).quantiles;
+    CHECK(at::allclose(cached, recomputed, 1e-4, 1e-4));
+    // Committing medians changes the forecast beyond the first block.
+    CHECK(!at::allclose(cached, c.run(300, 0).quantiles, 1e-3, 1e-3));
+  }
+}
+
+TEST_CASE("block decoding: a block at least the horizon is the single pass; bad sizes refused") {
+  DecodeCase c;
+  at::Tensor single = c.run(100, 0).quantiles;
+  CHECK(at::equal(single, c.run(100, 128).quantiles));
+  CHECK(at::equal(single, c.run(100, 4096).quantiles));
+  // The first block of a block decode is the single pass's first block.
+  CHECK(at::allclose(single.narrow(-1, 0, 32), c.run(100, 32).quantiles.narrow(-1, 0, 32), 1e-5, 1e-5));
+  // Any block size: finite, sorted, the requested horizon (not a multiple of 32), repeatable.
+  for (int64_t block : {32, 64}) {
+    at::Tensor q = c.run(77, block).quantiles;
+    CHECK(q.sizes() == at::IntArrayRef({9, 2, 3, 77}));
+    CHECK(q.isfinite().all().item<bool>());
+    CHECK((q.diff(1, 0) >= -1e-6).all().item<bool>());
+    CHECK(at::equal(q, c.run(77, block).quantiles));
+  }
+  CHECK_THROWS_WITH(c.run(100, 48), Catch::Contains("multiple of the patch size 32"));
+}

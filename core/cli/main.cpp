@@ -7,10 +7,29 @@
 
 #include <c10/util/Exception.h>
 
+#include "commands.h"
 #include "orrery/error.h"
 #include "orrery/forecast_csv.h"
 #include "orrery/lua_session.h"
 #include "orrery/registry.h"
+
+namespace orrery {
+
+bool wants_help(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") return true;
+  return false;
+}
+
+int64_t parse_whole_number(const std::string& flag, const std::string& v) {
+  size_t used = 0;
+  long long n = 0;
+  try { n = std::stoll(v, &used); } catch (const std::exception&) { used = 0; }
+  if (used != v.size() || v.empty()) throw Error(flag + " takes a whole number, got '" + v + "'");
+  return static_cast<int64_t>(n);
+}
+
+}  // namespace orrery
 
 namespace {
 using namespace orrery;
@@ -26,16 +45,12 @@ const char* kUsage =
     "  repl                             interactive Lua with the same API\n"
     "  forecast --model M --input CSV --horizon H [--out CSV]\n"
     "                                   quantile forecasts of every series in a CSV\n"
+    "  bench forecast [options]         latency of one forecast of a Toto 2.0 preset\n"
     "  version                          print the version\n"
     "\n"
     "Plugins load from lib/orrery-plugins beside liborrery_core and from the folders in\n"
     "ORRERY_PLUGIN_PATH (colon-separated, searched first). `orrery <command> --help` for more.\n";
 
-bool wants_help(const std::vector<std::string>& args) {
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") return true;
-  return false;
-}
 
 void report_problems(const Registry& r) {
   for (const auto& p : r.problems()) std::fprintf(stderr, "orrery: warning: %s\n", p.c_str());
@@ -111,12 +126,15 @@ int cmd_forecast(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
     std::printf(
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
-        "                       [--context N] [--device cpu|cuda]\n\n"
-        "PATH is a model.safetensors written by model:save (it carries the model's spec), or a\n"
-        "run folder holding one. Every column of the input except \"time\" is a series; empty\n"
+        "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n\n"
+        "PATH is a Hugging Face Toto 2.0 folder (config.json + model.safetensors, the released\n"
+        "parameter names), a model.safetensors written by model:save (it carries the model's\n"
+        "spec), or a run folder holding one. Every column of the input except \"time\" is a series; empty\n"
         "fields and NA are missing values. The output has one row per step: step, time (when the\n"
         "input has a regular time column), then <series>_q<level> for each quantile level.\n"
-        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n");
+        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n"
+        "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
+        "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
@@ -125,14 +143,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) throw Error("forecast: " + args[i] + " needs a value");
       return args[++i];
     };
-    auto number = [&](const std::string& flag) {
-      std::string v = value();
-      size_t used = 0;
-      long long n = 0;
-      try { n = std::stoll(v, &used); } catch (const std::exception&) { used = 0; }
-      if (used != v.size()) throw Error("forecast: " + flag + " takes a whole number, got '" + v + "'");
-      return static_cast<int64_t>(n);
-    };
+    auto number = [&](const std::string& flag) { return parse_whole_number("forecast: " + flag, value()); };
     const std::string& a = args[i];
     if (a == "--model") o.model = value();
     else if (a == "--input") o.input = value();
@@ -140,6 +151,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--device") o.device = value();
     else if (a == "--horizon") o.horizon = number(a);
     else if (a == "--context") o.context = number(a);
+    else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
   }
   if (o.model.empty() || o.input.empty() || o.horizon == 0)
@@ -165,6 +177,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return cmd_run(args);
     if (cmd == "repl") return cmd_repl(args);
     if (cmd == "forecast") return cmd_forecast(args);
+    if (cmd == "bench") return cmd_bench(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
     std::fprintf(stderr, "orrery: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;

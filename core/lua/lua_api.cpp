@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 
+#include "orrery/checkpoint.h"
 #include "orrery/csv.h"
 #include "orrery/error.h"
 #include "orrery/evaluate.h"
@@ -337,12 +338,18 @@ int l_write_json(lua_State* L) {
 int m_forecast(lua_State* L) {
   auto model = check_box<Model>(L, 1, kModelMeta);
   luaL_checktype(L, 2, LUA_TTABLE);
-  check_fields(L, 2, "model:forecast", {"values", "series", "horizon", "levels"});
+  check_fields(L, 2, "model:forecast", {"values", "series", "horizon", "levels", "decode_block_size"});
   if (!field(L, 2, "horizon")) throw Error("model:forecast: horizon is required");
   const int64_t horizon = luaL_checkinteger(L, -1);
   lua_pop(L, 1);
-  std::vector<double> levels;
-  if (field(L, 2, "levels")) levels = number_array(L, -1, "model:forecast: levels"), lua_pop(L, 1);
+  ForecastOptions opts;
+  opts.mean = true;
+  if (field(L, 2, "levels")) opts.levels = number_array(L, -1, "model:forecast: levels"), lua_pop(L, 1);
+  if (field(L, 2, "decode_block_size")) {
+    if (!lua_isinteger(L, -1)) throw Error("model:forecast: decode_block_size must be a whole number");
+    opts.decode_block_size = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
 
   std::vector<std::vector<double>> series;
   const bool single = field(L, 2, "values");
@@ -375,15 +382,12 @@ int m_forecast(lua_State* L) {
       observed[b][0][off + t] = std::isfinite(v);
     }
   }
-  Forecast f = model->forecast(values, observed, at::zeros({B, 1}, at::kLong), horizon, levels);
+  Forecast f = model->forecast(values, observed, at::zeros({B, 1}, at::kLong), horizon, opts);
   Json results = Json::array();
   for (int64_t b = 0; b < B; ++b) {
-    auto rows = quantile_rows(f.quantiles.select(1, b).select(1, 0));  // (Q, H)
-    Json quantiles = rows, median;
-    for (size_t i = 0; i < f.levels.size(); ++i)
-      if (std::fabs(f.levels[i] - 0.5) < 1e-9) median = rows[i];
-    Json r = {{"levels", f.levels}, {"quantiles", quantiles}, {"horizon", horizon}};
-    if (!median.is_null()) r["median"] = median;
+    auto row = [&](const at::Tensor& t) { return quantile_rows(t.select(0, b).select(0, 0).unsqueeze(0))[0]; };
+    Json r = {{"levels", f.levels}, {"quantiles", quantile_rows(f.quantiles.select(1, b).select(1, 0))},
+              {"median", row(f.median)}, {"mean", row(f.mean)}, {"horizon", horizon}};
     results.push_back(r);
   }
   push_json(L, single ? results[0] : results);
@@ -408,6 +412,14 @@ int m_describe(lua_State* L) {
 int m_save(lua_State* L) {
   check_box<Model>(L, 1, kModelMeta)->save_weights(luaL_checkstring(L, 2));
   return 0;
+}
+
+// orrery.load(path [, device]): a model from Orrery weights or a Hugging Face Toto 2.0 folder.
+int l_load(lua_State* L) {
+  const char* path = luaL_checkstring(L, 1);
+  const char* device = luaL_optstring(L, 2, "cpu");
+  push_box(L, std::shared_ptr<Model>(load_model(path, *g_registry, device)), kModelMeta);
+  return 1;
 }
 
 int m_load(lua_State* L) {
@@ -477,6 +489,7 @@ void open_orrery_api(lua_State* L, Registry& registry) {
 
   static const luaL_Reg api[] = {
       {"plugins", ORRERY_LUA(l_plugins)},     {"model", ORRERY_LUA(l_model)},
+      {"load", ORRERY_LUA(l_load)},
       {"data", ORRERY_LUA(l_data)},           {"train", ORRERY_LUA(l_train)},
       {"read_csv", ORRERY_LUA(l_read_csv)},   {"evaluate", ORRERY_LUA(l_evaluate)},
       {"write_json", ORRERY_LUA(l_write_json)}, {nullptr, nullptr}};

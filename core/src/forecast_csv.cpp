@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "orrery/atomic_file.h"
+#include "orrery/checkpoint.h"
 #include "orrery/csv.h"
 #include "orrery/error.h"
 #include "orrery/model.h"
@@ -19,9 +20,7 @@ namespace orrery {
 void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   if (o.horizon < 1) throw Error("forecast: --horizon must be a positive number of steps");
   if (o.context < 1) throw Error("forecast: --context must be positive");
-  std::string weights = o.model;
-  if (fs::is_directory(weights)) weights = (fs::path(weights) / "model.safetensors").string();
-  auto model = Model::from_file(weights, registry, o.device);
+  auto model = load_model(o.model, registry, o.device);
 
   CsvTable table = read_csv(o.input);
   std::vector<size_t> series;
@@ -46,7 +45,9 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
       v[s][0][t] = std::isfinite(x) ? static_cast<float>(x) : 0.f;
       m[s][0][t] = std::isfinite(x);
     }
-  Forecast f = model->forecast(values, observed, at::zeros({S, 1}, at::kLong), o.horizon);
+  ForecastOptions fo;
+  fo.decode_block_size = o.decode_block_size;
+  Forecast f = model->forecast(values, observed, at::zeros({S, 1}, at::kLong), o.horizon, fo);
   at::Tensor q = f.quantiles.to(at::kDouble).contiguous();
   auto qa = q.accessor<double, 4>();  // (Q, S, 1, H)
 

@@ -44,7 +44,7 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
   ArchitectureContext actx{factory, spec.patch_size};
   arch_ = registry.create<PluginKind::architecture>(spec.arch.name, spec.arch.options, actx);
   {
-    auto scope = factory.scope("head");
+    auto scope = factory.scope("output_head");  // the released model's name
     HeadContext hctx{factory, arch_->d_model(), spec.patch_size};
     head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
   }
@@ -116,42 +116,89 @@ std::pair<at::Tensor, at::Tensor> observe_last_patch(const at::Tensor& values,
 }  // namespace
 
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
-                         const at::Tensor& series_ids, int64_t horizon,
-                         std::vector<double> levels) {
-  if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
-  if (levels.empty()) levels = head_->default_levels();
-  std::sort(levels.begin(), levels.end());
+                         const at::Tensor& series_ids, int64_t horizon, const ForecastOptions& o) {
   const int64_t P = spec_.patch_size;
+  if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
+  if (o.decode_block_size < 0 || o.decode_block_size % P != 0)
+    throw Error("decode_block_size must be 0 (one pass) or a positive multiple of the patch size " +
+                std::to_string(P) + ", got " + std::to_string(o.decode_block_size));
+  std::vector<double> levels = o.levels.empty() ? head_->default_levels() : o.levels;
+  std::sort(levels.begin(), levels.end());
+  for (double l : levels)
+    if (!(l > 0 && l < 1)) throw Error("forecast levels must lie strictly between 0 and 1, got " + std::to_string(l));
+  // Everything the head is asked for, once: the levels, the median, and the mean's grid.
+  constexpr int kMeanLevels = 32;
+  std::vector<double> asked = levels;
+  asked.push_back(0.5);
+  if (o.mean)
+    for (int i = 0; i < kMeanLevels; ++i) asked.push_back((i + 0.5) / kMeanLevels);
+  std::sort(asked.begin(), asked.end());
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  auto rows_of = [&](const std::vector<double>& wanted) {
+    std::vector<int64_t> rows;
+    for (double l : wanted) rows.push_back(std::lower_bound(asked.begin(), asked.end(), l) - asked.begin());
+    return at::tensor(rows, at::kLong);
+  };
+  const int64_t median_row = rows_of({0.5})[0].item<int64_t>();
+
   const int64_t B = values_in.size(0), V = values_in.size(1), T = values_in.size(2);
   const int64_t K = (horizon + P - 1) / P;
   const int64_t pad = (P - T % P) % P;
   const int64_t n_ctx = (T + pad) / P;
+  const int64_t block = o.decode_block_size ? std::min(o.decode_block_size / P, K) : K;
 
   c10::InferenceMode guard;
   auto fopts = at::TensorOptions().dtype(at::kFloat).device(device_);
+  auto bopts = fopts.dtype(at::kBool);
   at::Tensor values = values_in.to(fopts);
   at::Tensor observed = observed_in.to(device_).to(at::kBool) & values.isfinite();
   values = at::where(observed, values, at::zeros({}, fopts));
   std::tie(values, observed) = observe_last_patch(values, observed, P);
-  auto zeros_v = [&](int64_t n) { return at::zeros({B, V, n}, fopts); };
-  auto unobs = [&](int64_t n) { return at::zeros({B, V, n}, fopts.dtype(at::kBool)); };
-  values = at::cat({zeros_v(pad), values, zeros_v(K * P)}, -1);
-  observed = at::cat({unobs(pad), observed, unobs(K * P)}, -1);
+  // Left padding stays "missing" and is hidden from attention.
+  values = at::cat({at::zeros({B, V, pad}, fopts), values}, -1);
+  observed = at::cat({at::zeros({B, V, pad}, bopts), observed}, -1);
+  const at::Tensor ids = series_ids.to(device_);
 
-  // Horizon patches are masked, as in training, not missing: they keep their place in attention.
-  // Left padding stays "missing" and is hidden.
-  auto bopts = fopts.dtype(at::kBool);
-  at::Tensor keep = at::cat({at::ones({B, V, n_ctx}, bopts), at::zeros({B, V, K}, bopts)}, -1);
-  Prepared p = prepare(values, observed, series_ids.to(device_), keep);
-  at::Tensor h = arch_->forward(p.in).slice(2, n_ctx - 1, n_ctx - 1 + K);
-  at::Tensor q = head_->quantiles(head_->forward(h), levels);  // (Q, B, V, K, P)
-  // Outputs at context position n_ctx-1 and the masked patches after it are read back with the
-  // statistics at those positions, which masked patches carry over from the last observation.
-  at::Tensor loc = p.loc.slice(2, n_ctx - 1, n_ctx - 1 + K).unsqueeze(-1);
-  at::Tensor scale = p.scale.slice(2, n_ctx - 1, n_ctx - 1 + K).unsqueeze(-1);
-  at::Tensor real = at::sinh(q.clamp(-80.0, 80.0)) * scale + loc;  // sinh(80) stays finite
-  real = real.flatten(-2).slice(-1, 0, horizon);
-  return {levels, std::get<0>(real.sort(0)).cpu()};
+  // Each block appends n masked patches (as in training: masked, not missing, so they keep their
+  // place in attention) and reads them off the outputs one patch earlier, with the statistics
+  // there, which masked patches carry over from the last observation. Between blocks the
+  // medians become observed data and the scaler runs again over the whole series.
+  std::unique_ptr<DecodeCache> cache = block < K && o.kv_cache ? arch_->new_cache(n_ctx + K) : nullptr;
+  std::vector<at::Tensor> blocks;  // (A, B, V, n*P) in data units, at the `asked` levels
+  for (int64_t done = 0; done < K;) {
+    const int64_t n = std::min(block, K - done), known = n_ctx + done;
+    at::Tensor keep = at::cat({at::ones({B, V, known}, bopts), at::zeros({B, V, n}, bopts)}, -1);
+    Prepared p = prepare(at::cat({values, at::zeros({B, V, n * P}, fopts)}, -1),
+                         at::cat({observed, at::zeros({B, V, n * P}, bopts)}, -1), ids, keep);
+    at::Tensor h;
+    if (cache) {  // feed only what the cache has not seen; commit the known patches
+      const int64_t from = cache->length, count = known + n - from;
+      PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
+                      p.in.patch_valid.narrow(2, from, count)};
+      h = arch_->forward_cached(part, *cache, known - from).narrow(2, known - 1 - from, n);
+    } else {
+      h = arch_->forward(p.in).narrow(2, known - 1, n);
+    }
+    at::Tensor q = head_->quantiles(head_->forward(h), asked);  // (A, B, V, n, P)
+    at::Tensor loc = p.loc.narrow(2, known - 1, n).unsqueeze(-1);
+    at::Tensor scale = p.scale.narrow(2, known - 1, n).unsqueeze(-1);
+    at::Tensor real = at::sinh(q.clamp(-80.0, 80.0)) * scale + loc;  // sinh(80) stays finite
+    real = std::get<0>(real.flatten(-2).sort(0));
+    blocks.push_back(real);
+    done += n;
+    if (done < K) {
+      values = at::cat({values, real[median_row]}, -1);
+      observed = at::cat({observed, at::ones({B, V, n * P}, bopts)}, -1);
+    }
+  }
+  at::Tensor all = at::cat(blocks, -1).narrow(-1, 0, horizon).cpu();
+  Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
+  if (o.mean) {
+    std::vector<double> grid;
+    for (int i = 0; i < kMeanLevels; ++i) grid.push_back((i + 0.5) / kMeanLevels);
+    f.mean = all.index_select(0, rows_of(grid)).mean(0);
+  }
+  return f;
 }
 
 Json Model::describe() const {

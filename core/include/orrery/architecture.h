@@ -2,6 +2,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <stdexcept>
 
 #include "orrery/json.h"
 #include "orrery/param.h"
@@ -20,6 +21,14 @@ struct ArchitectureContext {
   int64_t patch_size;
 };
 
+// State an architecture keeps between incremental calls of block decoding (e.g. the keys and
+// values of causal layers). `length` patches are committed; the next call starts after them.
+class DecodeCache {
+ public:
+  virtual ~DecodeCache() = default;
+  int64_t length = 0;
+};
+
 class Architecture {
  public:
   virtual ~Architecture() = default;
@@ -27,6 +36,17 @@ class Architecture {
   // Hidden states (B, V, N, d_model); position n may depend only on patches <= n of the
   // same series.
   virtual at::Tensor forward(const PatchInput& in) = 0;
+
+  // Incremental decoding. An architecture that can reuse work between calls returns a cache
+  // for sequences of up to `max_patches`; nullptr (the default) makes the host recompute the
+  // whole sequence each block, which gives the same result.
+  virtual std::unique_ptr<DecodeCache> new_cache(int64_t max_patches) { return nullptr; }
+  // The patches of `in` sit at positions cache.length, cache.length + 1, ... and see the cached
+  // ones exactly as forward() would. Afterwards the first `commit` of them join the cache and the
+  // rest are forgotten. Returns the hidden states of `in`.
+  virtual at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit) {
+    throw std::logic_error("forward_cached called on an architecture without a decode cache");
+  }
 };
 
 using ArchitectureFactory = std::unique_ptr<Architecture> (*)(const Json& options,

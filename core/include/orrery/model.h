@@ -35,9 +35,22 @@ struct ModelSpec {
 };
 
 
+struct ForecastOptions {
+  std::vector<double> levels;     // empty = the head's default levels
+  // 0 = one pass over the context and every horizon patch (Toto 2.0's default). Otherwise a
+  // multiple of the patch size: forecast that many steps, commit their medians as observed
+  // data, re-run the scaler, and go on (block decoding). A block at least the horizon is one pass.
+  int64_t decode_block_size = 0;
+  bool kv_cache = true;  // reuse the keys/values of committed patches between blocks
+  bool mean = false;     // also estimate the mean (costs quantiles at 32 more levels)
+};
+
 struct Forecast {
   std::vector<double> levels;
   at::Tensor quantiles;  // (Q, B, V, H) in data units, sorted along Q
+  at::Tensor median;     // (B, V, H) the 0.5 quantile
+  at::Tensor mean;       // (B, V, H) when asked for: the integral of the quantile function over
+                         // (0, 1) by the midpoint rule at 32 levels, in data units
 };
 
 class Model {
@@ -53,11 +66,12 @@ class Model {
   // Hidden states for a batch (exposed for tests and diagnostics).
   at::Tensor hidden(const Batch& batch, const at::Tensor& keep = {});
 
-  // One forward pass over the context plus ceil(H/P) masked patches. values/observed: (B, V, T)
-  // with any T (left-padded to a multiple of P); returns quantiles in data units.
+  // Quantile forecasts in data units. values/observed: (B, V, T) with any T (left-padded to a
+  // multiple of P). By default one forward pass over the context plus ceil(H/P) masked patches;
+  // see ForecastOptions for block decoding.
   Forecast forecast(const at::Tensor& values, const at::Tensor& observed,
                     const at::Tensor& series_ids, int64_t horizon,
-                    std::vector<double> levels = {});
+                    const ForecastOptions& options = {});
 
   // Weights as safetensors, under the parameters' names, with the model spec in the metadata.
   void save_weights(const std::string& path) const;

@@ -31,6 +31,7 @@ struct ParamInfo {
   int64_t fan_in = 1;   // input features of the linear map this belongs to
   int64_t fan_out = 1;  // output features
   int depth = -1;       // index of the layer in the depth-scaled stack; -1 = outside it
+  int stack_depth = 0;  // layers in that stack (u-muP scales learning rates by its -1/2 power)
   std::vector<int64_t> shape;
   Json to_json() const;
 };
@@ -75,6 +76,9 @@ class ParamFactory {
   at::Tensor make(const std::string& name, Role role, std::vector<int64_t> shape,
                   int64_t fan_in, int64_t fan_out, int depth = -1, Init init = Init::parametrised);
 
+  // Parameters made with depth >= 0 from now on belong to a depth-scaled stack of `layers`.
+  void set_stack_depth(int layers) { stack_depth_ = layers; }
+
   // Scoped name prefixes: `auto s = factory.scope("layers.0");`
   class Scope {
    public:
@@ -97,6 +101,7 @@ class ParamFactory {
   at::Generator gen_;
   at::TensorOptions opts_;
   std::string prefix_;
+  int stack_depth_ = 0;
   std::vector<Param> params_;
 };
 

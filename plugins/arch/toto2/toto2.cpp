@@ -33,47 +33,86 @@ constexpr Preset kPresets[] = {{"toto2-4m", 256, 4, 4},      {"toto2-22m", 512, 
 // d_ff = 8d/3 rounded up to a multiple of 8, as in the released configuration.
 int64_t default_d_ff(int64_t d) { return (4 * d * 2 / 3 + 7) / 8 * 8; }
 
-// Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ..., with
-// xPos scaling zeta^(+-(pos - centre)/256) when `xpos_sign` is +1 (queries) or -1 (keys).
-at::Tensor rotary(const at::Tensor& x, int64_t dims, double base, double xpos_sign) {
-  const int64_t N = x.size(-2);
+// Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ..., at
+// patch positions `pos` (T). With xPos (`xpos_sign` +1 for queries, -1 for keys) pair i is also
+// scaled by zeta_i^(+-(pos - centre)/256). The centre cancels in q.k when queries and keys share
+// it, so block decoding keeps one centre for its whole session and cached keys stay exact.
+at::Tensor rotary(const at::Tensor& x, const at::Tensor& pos, int64_t dims, double base,
+                  double xpos_sign, double centre) {
   auto opts = x.options().dtype(at::kFloat);
   at::Tensor pair = at::arange(0, dims, 2, opts);  // 2i
-  at::Tensor pos = at::arange(N, opts);
-  at::Tensor angles = at::outer(pos, at::pow(base, -pair / double(dims))).repeat_interleave(2, -1);
+  at::Tensor theta = at::reciprocal(at::pow(base, pair / double(dims)));
+  at::Tensor angles = at::outer(pos, theta).repeat_interleave(2, -1);  // (T, dims)
   at::Tensor head = x.narrow(-1, 0, dims), tail = x.narrow(-1, dims, x.size(-1) - dims);
   at::Tensor pairs = head.unflatten(-1, {dims / 2, 2});
   at::Tensor rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
-  at::Tensor out = head * angles.cos() + rotated * angles.sin();
+  at::Tensor out = head * angles.cos().to(x.scalar_type()) + rotated * angles.sin().to(x.scalar_type());
   if (xpos_sign != 0) {
-    at::Tensor zeta = ((pair + 0.4 * dims) / (1.4 * dims)).repeat_interleave(2);  // (dims)
-    at::Tensor power = (pos - std::floor(N / 2.0)) / 256.0;                         // centre of this call
-    out = out * at::pow(zeta.unsqueeze(0), (xpos_sign * power).unsqueeze(1));
+    at::Tensor zeta = (pair + 0.4 * dims) / (1.4 * dims);  // (dims/2)
+    at::Tensor power = (pos - centre) / 256.0;                 // (T)
+    at::Tensor s = at::pow(zeta.unsqueeze(0), (xpos_sign * power).unsqueeze(1));
+    out = out * s.repeat_interleave(2, -1).to(x.scalar_type());
   }
   return at::cat({out, tail}, -1);
 }
+
+// Keys and values of one time layer for every committed patch: (S, H, max_patches, d_head).
+struct LayerCache {
+  at::Tensor k, v;
+};
+
+struct Toto2Cache final : DecodeCache {
+  std::vector<LayerCache> layers;  // one per time layer, by layer index (variate layers: empty)
+  at::Tensor group;                // (S, max_patches) group ids of the committed patches
+  double centre = 0;               // xPos centre of the session, fixed by its first call
+  int64_t capacity = 0;
+};
+
+// Where the tokens of one call sit along time.
+struct TimePositions {
+  at::Tensor pos;       // (T) float: positions of this call's patches
+  double centre = 0;    // xPos centre
+  LayerCache* cache = nullptr;
+  int64_t cached = 0;   // committed patches before this call
+  int64_t commit = 0;   // patches of this call that join the cache
+};
 
 struct Attention {
   Linear in_proj, out_proj;
   at::Tensor per_dim;  // PerDimScale p (d_head), undefined when off: q <- q * softplus(p)/ln 2
   int64_t heads = 1, d_head = 1, rope_dims = 0;
-  double scale = 1, rope_base = 1e4;
-  bool xpos = false;
+  double scale = 1, rope_base = 1e4, eps = 1e-4;
+  bool xpos = false, qk_norm = false;
   Residual residual;
 
-  // x: (S, T, d). `causal` with an undefined mask takes the fused causal path.
-  at::Tensor operator()(const at::Tensor& x, const at::Tensor& mask, bool causal) const {
+  // x: (S, T, d). Time layers pass `time` (causal, rotary, maybe cached); variate layers do not.
+  // An undefined mask on a time layer takes the fused causal path.
+  at::Tensor operator()(const at::Tensor& x, const at::Tensor& mask, const TimePositions* time) const {
     const int64_t S = x.size(0), T = x.size(1);
     auto qkv = in_proj(x).unflatten(-1, {3, heads, d_head}).permute({2, 0, 3, 1, 4});  // 3,S,H,T,dh
     at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-    if (per_dim.defined()) q = q * (at::softplus(per_dim) / std::log(2.0));
-    if (causal && rope_dims > 0) {  // positions exist only along time
-      q = rotary(q, rope_dims, rope_base, xpos ? 1.0 : 0.0);
-      k = rotary(k, rope_dims, rope_base, xpos ? -1.0 : 0.0);
+    if (qk_norm) q = rms_norm(q, eps), k = rms_norm(k, eps);
+    if (per_dim.defined()) q = q * (at::softplus(per_dim) / std::log(2.0)).to(q.scalar_type());
+    if (time && rope_dims > 0) {  // positions exist only along time
+      q = rotary(q, time->pos, rope_dims, rope_base, xpos ? 1.0 : 0.0, time->centre);
+      k = rotary(k, time->pos, rope_dims, rope_base, xpos ? -1.0 : 0.0, time->centre);
+    }
+    if (time && time->cache) {
+      LayerCache& c = *time->cache;
+      if (!c.k.defined()) throw Error("architecture plugin 'toto2': decode cache not allocated");
+      at::Tensor k_new = k, v_new = v;
+      if (time->cached > 0) {
+        k = at::cat({c.k.narrow(2, 0, time->cached), k}, 2);
+        v = at::cat({c.v.narrow(2, 0, time->cached), v}, 2);
+      }
+      if (time->commit > 0) {
+        c.k.narrow(2, time->cached, time->commit).copy_(k_new.narrow(2, 0, time->commit));
+        c.v.narrow(2, time->cached, time->commit).copy_(v_new.narrow(2, 0, time->commit));
+      }
     }
     at::Tensor o = mask.defined()
         ? at::scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale)
-        : at::scaled_dot_product_attention(q, k, v, {}, 0.0, causal, scale);
+        : at::scaled_dot_product_attention(q, k, v, {}, 0.0, time != nullptr, scale);
     return out_proj(o.transpose(1, 2).reshape({S, T, heads * d_head}));
   }
 };
@@ -90,7 +129,7 @@ struct SwiGLU {
 struct Layer {
   bool variate = false;
   Attention attn;
-  SwiGLU mlp;
+  SwiGLU ffn;
 };
 
 class Toto2 final : public Architecture {
@@ -121,52 +160,107 @@ class Toto2 final : public Architecture {
     const Parametrisation& p = f.parametrisation();
     const int branches = 2 * static_cast<int>(L);
 
+    // Parameter names are those of the released model (toto2/model.py), so a Hugging Face
+    // checkpoint loads by name.
     patch_proj_ = ResidualMLP(f, "patch_proj", 2 * ctx.patch_size, 4 * d_, d_, Role::input, Role::hidden);
+    f.set_stack_depth(static_cast<int>(L));
     for (int i = 0; i < L; ++i) {
-      auto scope = f.scope("layers." + std::to_string(i));
+      auto scope = f.scope("transformer.layers." + std::to_string(i));
       Layer layer;
       layer.variate = variate_first ? (i % G < n_v) : (i % G >= G - n_v);
       Attention& a = layer.attn;
       a.in_proj = Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i);
       a.out_proj = Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i);
       if (o["per_dim_scale"])
-        a.per_dim = f.make("attn.per_dim_scale", Role::gain, {dh}, dh, dh, i, ParamFactory::Init::zeros);
+        a.per_dim = f.make("attn._pds.per_dim_scale", Role::gain, {dh}, dh, dh, i, ParamFactory::Init::zeros);
       a.heads = H, a.d_head = dh, a.rope_dims = rope_dims, a.rope_base = o["rope_base"];
-      a.scale = p.attention_scale(dh), a.xpos = o["use_xpos"];
+      a.scale = p.attention_scale(dh), a.xpos = o["use_xpos"], a.qk_norm = o["qk_norm"], a.eps = eps_;
       a.residual = Residual(p, 2 * i, branches);
-      layer.mlp = SwiGLU{Linear(f, "mlp.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
-                         Linear(f, "mlp.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
+      layer.ffn = SwiGLU{Linear(f, "ffn.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
+                         Linear(f, "ffn.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
                          Residual(p, 2 * i + 1, branches)};
       layers_.push_back(std::move(layer));
     }
+    f.set_stack_depth(0);
   }
 
   int64_t d_model() const override { return d_; }
 
-  at::Tensor forward(const PatchInput& in) override {
+  at::Tensor forward(const PatchInput& in) override { return run(in, nullptr, 0); }
+
+  std::unique_ptr<DecodeCache> new_cache(int64_t max_patches) override {
+    auto c = std::make_unique<Toto2Cache>();
+    c->capacity = max_patches;
+    c->layers.resize(layers_.size());
+    return c;
+  }
+
+  at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit) override {
+    return run(in, &dynamic_cast<Toto2Cache&>(cache), commit);
+  }
+
+ private:
+  // One pass over the patches of `in`; with a cache they follow its committed patches.
+  at::Tensor run(const PatchInput& in, Toto2Cache* cache, int64_t commit) {
     const int64_t B = in.tokens.size(0), V = in.tokens.size(1), N = in.tokens.size(2);
+    const int64_t cached = cache ? cache->length : 0;
+    if (cache) prepare_cache(*cache, B * V, N, commit, in.tokens);
     at::Tensor x = patch_proj_(in.tokens);  // (B, V, N, d)
     // Group ids: the series id, or -1 for a patch with no observation.
     at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
                                at::full({}, -1, in.series_ids.options()));
-    at::Tensor time_mask = group_mask(gid.reshape({B * V, N}), true);
+    at::Tensor time_gid = gid.reshape({B * V, N});
+    TimePositions time;
+    time.pos = at::arange(cached, cached + N, in.tokens.options().dtype(at::kFloat));
+    time.centre = cache ? cache->centre : std::floor(N / 2.0);
+    time.cached = cached, time.commit = commit;
+    at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true);
     at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false);
-    for (const Layer& l : layers_) {
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      const Layer& l = layers_[i];
       if (l.variate) {  // (B*N, V, d): across variates at one patch
         at::Tensor xv = x.permute({0, 2, 1, 3}).reshape({B * N, V, d_});
-        xv = l.attn.residual(l.attn(rms_norm(xv, eps_), variate_mask, false), xv);
+        xv = l.attn.residual(l.attn(rms_norm(xv, eps_), variate_mask, nullptr), xv);
         x = xv.reshape({B, N, V, d_}).permute({0, 2, 1, 3});
       } else {  // (B*V, N, d): causal along time
+        time.cache = cache ? &cache->layers[i] : nullptr;
         at::Tensor xt = x.reshape({B * V, N, d_});
-        xt = l.attn.residual(l.attn(rms_norm(xt, eps_), time_mask, true), xt);
+        xt = l.attn.residual(l.attn(rms_norm(xt, eps_), time_mask, &time), xt);
         x = xt.reshape({B, V, N, d_});
       }
-      x = l.mlp.residual(l.mlp(rms_norm(x, eps_)), x);
+      x = l.ffn.residual(l.ffn(rms_norm(x, eps_)), x);
+    }
+    if (cache) {
+      if (commit > 0) cache->group.narrow(1, cached, commit).copy_(time_gid.narrow(1, 0, commit));
+      cache->length += commit;
     }
     return rms_norm(x, eps_);
   }
 
- private:
+  // Allocates the cache on its first call (the batch shape is known only then) and checks that
+  // later calls fit it.
+  void prepare_cache(Toto2Cache& c, int64_t S, int64_t N, int64_t commit, const at::Tensor& like) {
+    if (commit < 0 || commit > N)
+      throw Error("architecture plugin 'toto2': cannot commit " + std::to_string(commit) + " of " +
+                  std::to_string(N) + " patches");
+    if (c.length + commit > c.capacity)
+      throw Error("architecture plugin 'toto2': decode cache holds " + std::to_string(c.capacity) +
+                  " patches, " + std::to_string(c.length + commit) + " requested");
+    if (!c.group.defined()) {
+      const int64_t H = layers_.front().attn.heads, dh = layers_.front().attn.d_head;
+      for (size_t i = 0; i < layers_.size(); ++i) {
+        if (layers_[i].variate) continue;
+        c.layers[i].k = at::empty({S, H, c.capacity, dh}, like.options());
+        c.layers[i].v = at::empty({S, H, c.capacity, dh}, like.options());
+      }
+      c.group = at::empty({S, c.capacity}, like.options().dtype(at::kLong));
+      c.centre = std::floor(N / 2.0);  // as a single pass over the first call's patches
+    } else if (c.group.size(0) != S) {
+      throw Error("architecture plugin 'toto2': decode cache was built for " +
+                  std::to_string(c.group.size(0)) + " series, this call has " + std::to_string(S));
+    }
+  }
+
   // (S, 1, T, T) bool: query t sees key s iff their group ids agree (and s <= t when causal).
   // Undefined when nothing would be hidden beyond causality: the fused attention path.
   static at::Tensor group_mask(const at::Tensor& gid, bool causal) {
@@ -174,6 +268,15 @@ class Toto2 final : public Architecture {
     at::Tensor same = gid.unsqueeze(2) == gid.unsqueeze(1);  // (S, T_q, T_k)
     if (causal) same = same & at::ones({gid.size(1), gid.size(1)}, same.options()).tril();
     return same.unsqueeze(1);
+  }
+
+  // The same rule against the cached patches: (S, 1, T, cached + T).
+  static at::Tensor cached_time_mask(const at::Tensor& gid, const Toto2Cache& c) {
+    const int64_t T = gid.size(1), n = c.length;
+    at::Tensor keys = n > 0 ? at::cat({c.group.narrow(1, 0, n), gid}, 1) : gid;
+    at::Tensor same = gid.unsqueeze(2) == keys.unsqueeze(1);
+    at::Tensor causal = at::ones({T, n + T}, same.options()).tril(n);
+    return (same & causal).unsqueeze(1);
   }
 
   int64_t d_ = 0;
@@ -195,6 +298,7 @@ OptionSchema schema() {
       .boolean("variate_layer_first", false, "variate layers open the group (else close it)")
       .integer("d_ff", 0, "SwiGLU hidden width; 0 = 8*d_model/3 rounded up to a multiple of 8", 0)
       .number("norm_eps", 1e-4, "RMSNorm epsilon", 0.0)
+      .boolean("qk_norm", false, "RMS-normalise queries and keys per head (no weights)")
       .boolean("attn_bias", true, "biases on the attention projections")
       .boolean("mlp_bias", false, "biases on the SwiGLU projections")
       .boolean("per_dim_scale", true, "learned per-head-dimension query scale softplus(p)/ln 2")
@@ -209,7 +313,7 @@ std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) {
 
 }  // namespace
 
-ORRERY_PLUGIN(architecture, "toto2", "0.2.0",
+ORRERY_PLUGIN(architecture, "toto2", "0.3.0",
               "Toto 2.0 patched transformer: residual-MLP patch embedding, causal time layers "
               "(partial RoPE with xPos, PerDimScale) and variate layers across series ids, "
               "SwiGLU, RMSNorm; presets toto2-4m .. toto2-2.5b",

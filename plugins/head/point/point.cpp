@@ -13,7 +13,7 @@ class PointHead final : public Head {
  public:
   PointHead(const Json& o, HeadContext& ctx)
       : mae_(o["loss"].get<std::string>() == "mae"), patch_(ctx.patch_size) {
-    proj_ = ResidualMLP(ctx.params, "out_proj", ctx.d_model, 4 * ctx.d_model, patch_, Role::hidden,
+    proj_ = ResidualMLP(ctx.params, "param_projection.proj", ctx.d_model, 4 * ctx.d_model, patch_, Role::hidden,
                         Role::readout);
   }
 

@@ -21,7 +21,7 @@ class QuantileHead final : public Head {
         throw Error("head plugin 'quantile': levels must be sorted ascending without repeats");
     }
     const int64_t Q = static_cast<int64_t>(levels_.size());
-    proj_ = ResidualMLP(ctx.params, "out_proj", ctx.d_model, 4 * ctx.d_model, patch_ * Q,
+    proj_ = ResidualMLP(ctx.params, "param_projection.proj", ctx.d_model, 4 * ctx.d_model, patch_ * Q,
                         Role::hidden, Role::readout);
     tau_ = at::tensor(levels_, at::kFloat).to(ctx.params.options().device());
   }

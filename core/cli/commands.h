@@ -1,0 +1,15 @@
+#pragma once
+// The `orrery` program's commands that live outside main.cpp, and the helpers they share.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace orrery {
+
+bool wants_help(const std::vector<std::string>& args);
+// A whole number given to `flag`, or an error naming both.
+int64_t parse_whole_number(const std::string& flag, const std::string& value);
+
+int cmd_bench(const std::vector<std::string>& args);
+
+}  // namespace orrery

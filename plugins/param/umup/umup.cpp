@@ -1,0 +1,96 @@
+// Unit-scaled maximal update parametrisation (u-muP; Blake et al. 2024), as Toto 2.0 uses it
+// through dd-unit-scaling. Every weight starts N(0, 1) (biases 0, gains 1) and every op carries
+// an explicit scale, so activations are near unit RMS at any width and a learning rate tuned on
+// a narrow proxy transfers to wide models:
+//   hidden/input linear   y = (x W^T + b) / sqrt(fan_in)
+//   readout linear        y = (x W^T + b) / fan_in
+//   unit-scaled SiLU      1.76678 * silu(x)            (patch MLPs only)
+//   attention             softmax(q k^T / d_head)      (muP's 1/d, not 1/sqrt(d))
+//   residual branch i     tau/sqrt(1+tau^2) * f(x) + 1/sqrt(1+tau^2) * x, tau from the rule below
+// Learning-rate multipliers follow unit_scaling's Adam rule (weights fan_in^-1/2, everything in a
+// depth-scaled stack of L layers L^-1/2) and DataDog's Muon-family rule (depth only).
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "orrery/plugin.h"
+
+namespace {
+using namespace orrery;
+
+// logint(a, lo, hi) = exp(a ln hi + (1 - a) ln lo): unit_scaling's log-interpolation.
+double logint(double a, double lo, double hi) { return std::exp(a * std::log(hi) + (1 - a) * std::log(lo)); }
+
+class UnitScaledMuP final : public Parametrisation {
+ public:
+  explicit UnitScaledMuP(const Json& o)
+      : residual_mult_(o["residual_mult"]), residual_attn_ratio_(o["residual_attn_ratio"]) {}
+
+  std::string name() const override { return "umup"; }
+
+  at::Tensor init(const ParamInfo& info, at::Generator& gen) const override {
+    if (info.role == Role::bias) return at::zeros(info.shape);
+    if (info.role == Role::gain) return at::ones(info.shape);
+    return at::empty(info.shape).normal_(0.0, 1.0, gen);
+  }
+
+  double linear_multiplier(const ParamInfo& w) const override {
+    const double fan_in = static_cast<double>(w.fan_in);
+    return w.role == Role::readout ? 1.0 / fan_in : 1.0 / std::sqrt(fan_in);
+  }
+
+  double lr_multiplier(const ParamInfo& info, OptimizerFamily family) const override {
+    const double depth = info.stack_depth > 0 ? 1.0 / std::sqrt(double(info.stack_depth)) : 1.0;
+    const bool matrix = info.role == Role::input || info.role == Role::hidden;
+    // Muon-family updates are already spectrally normalised (sqrt(fan_out/fan_in)): a further
+    // fan_in^-1/2 would double-count width.
+    if (matrix && family != OptimizerFamily::muon_like) return depth / std::sqrt(double(info.fan_in));
+    return depth;
+  }
+
+  // Branch i of 2L (attention = 2l, MLP = 2l + 1):
+  //   a_mlp = m sqrt(2/(1 + r^2)),  a_attn = r a_mlp,
+  //   tau_i = a_i / sqrt(L + n_attn a_attn^2 + n_mlp a_mlp^2)  over the branches before i.
+  // Outside the stack (index -1) tau = 1: an even mix, as in Toto 2.0's patch MLPs.
+  std::pair<double, double> residual_weights(int index, int count) const override {
+    double tau = 1.0;
+    if (index >= 0) {
+      const double r = residual_attn_ratio_, m = residual_mult_;
+      const double a_mlp = m * std::sqrt(2.0 / (1.0 + r * r)), a_attn = r * a_mlp;
+      const int n_attn = (index + 1) / 2, n_mlp = index / 2;
+      const double a = index % 2 == 0 ? a_attn : a_mlp;
+      tau = a / std::sqrt(count / 2.0 + n_attn * a_attn * a_attn + n_mlp * a_mlp * a_mlp);
+    }
+    const double norm = std::sqrt(1.0 + tau * tau);
+    return {tau / norm, 1.0 / norm};
+  }
+
+  double activation_scale(const std::string& nonlinearity) const override {
+    if (nonlinearity == "silu") return logint(0.8, 2.0, std::sqrt(2.0 / (1.0 - 1.0 / M_PI)));
+    return 1.0;
+  }
+
+  double attention_scale(int64_t d_head) const override { return 1.0 / static_cast<double>(d_head); }
+
+ private:
+  double residual_mult_, residual_attn_ratio_;
+};
+
+OptionSchema schema() {
+  return OptionSchema{}
+      .number("residual_mult", 0.75,
+              "overall residual branch strength (Toto 2.0: 0.75; unit_scaling's default: 1)", 0.0)
+      .number("residual_attn_ratio", std::sqrt(128.0 / std::log(128.0)),
+              "attention:MLP branch ratio; Toto 2.0 uses sqrt(S/ln S) with S = 128 trained "
+              "patches (5.13622) to balance its unscaled attention; 1 for unit-scaled attention",
+              0.0);
+}
+
+std::unique_ptr<Parametrisation> make(const Json& o) { return std::make_unique<UnitScaledMuP>(o); }
+
+}  // namespace
+
+ORRERY_PLUGIN(parametrisation, "umup", "0.1.0",
+              "Unit-scaled muP (Toto 2.0): N(0,1) init, 1/sqrt(fan_in) and readout 1/fan_in "
+              "multipliers, unit-scaled SiLU, 1/d_head attention, tau residual rule",
+              schema, make)
