@@ -22,12 +22,36 @@ struct BenchOptions {
   std::string preset = "toto2-4m", device = "cpu";
   int64_t context = 4096, horizon = 1024, batch = 8, variates = 1, repeats = 10, warmup = 2;
   int64_t decode_block_size = 0;
+  std::string reference;  // a command that times the same forecast elsewhere (see --help)
 };
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs the reference command with the bench's options; returns the median it reports.
+double run_reference(const BenchOptions& o) {
+  auto arg = [](const char* flag, int64_t v) { return std::string(" ") + flag + " " + std::to_string(v); };
+  const std::string cmd = o.reference + " --preset " + o.preset + " --device " + o.device +
+                          arg("--context", o.context) + arg("--horizon", o.horizon) +
+                          arg("--batch", o.batch) + arg("--variates", o.variates) +
+                          arg("--repeats", o.repeats) + arg("--warmup", o.warmup) +
+                          arg("--decode-block-size", o.decode_block_size) +
+                          arg("--threads", at::get_num_threads()) + " 2>&1";
+  std::printf("reference: %s\n", cmd.c_str());
+  std::fflush(stdout);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw Error("bench: cannot run the reference command");
+  std::string out, last;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf, last = buf;
+  const int status = pclose(p);
+  double ms = 0;
+  if (status != 0 || std::sscanf(last.c_str(), "median_ms %lf", &ms) != 1)
+    throw Error("bench: the reference command failed or printed no `median_ms X` line:\n" + out);
+  return ms;
 }
 
 }  // namespace
@@ -37,10 +61,14 @@ int cmd_bench(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery bench forecast [--preset toto2-4m] [--context 4096] [--horizon 1024]\n"
         "                             [--batch 8] [--variates 1] [--repeats 10] [--warmup 2]\n"
-        "                             [--decode-block-size 0] [--device cpu|cuda]\n\n"
+        "                             [--decode-block-size 0] [--device cpu|cuda]\n"
+        "                             [--reference COMMAND]\n\n"
         "Times Model::forecast (scaler, patching, one pass or block decoding, head, inverse\n"
         "transform) of a preset with random u-muP weights on a seeded batch of sine series, and\n"
-        "prints the median, minimum and maximum latency over the repeats after the warm-up runs.\n");
+        "prints the median, minimum and maximum latency over the repeats after the warm-up runs.\n\n"
+        "--reference COMMAND runs COMMAND with the same options (and --threads) after Orrery's\n"
+        "runs, reads `median_ms X` from its last line and prints the ratio. The released Toto 2.0\n"
+        "code in PyTorch: --reference \"PYTHON tests/reference/bench_toto2_reference.py\".\n");
     return wants_help(args) ? 0 : 2;
   }
   BenchOptions o;
@@ -50,6 +78,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     const std::string v = args[++i];
     if (a == "--preset") o.preset = v;
     else if (a == "--device") o.device = v;
+    else if (a == "--reference") o.reference = v;
     else {
       const int64_t n = parse_whole_number("bench: " + a, v);
       if (a == "--context") o.context = n;
@@ -99,6 +128,10 @@ int cmd_bench(const std::vector<std::string>& args) {
               (long long)o.repeats, (long long)o.warmup);
   std::printf("throughput: %.1f series/s, %.0f forecast steps/s\n",
               o.batch * o.variates * 1000.0 / med, o.batch * o.variates * o.horizon * 1000.0 / med);
+  if (!o.reference.empty()) {
+    const double ref = run_reference(o);
+    std::printf("reference: median %.1f ms; Orrery / reference = %.2f\n", ref, med / ref);
+  }
   return 0;
 }
 
