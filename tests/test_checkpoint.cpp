@@ -151,3 +151,31 @@ TEST_CASE("a bad Hugging Face folder is refused with the file and the field at f
   missing.erase(missing.begin());
   CHECK_THROWS_WITH(load(good, missing), Catch::Contains("missing 'patch_proj.linear1.weight'"));
 }
+
+TEST_CASE("a minimal config.json takes the released code's defaults") {
+  const Json minimal = {{"patch_size", 32}, {"d_model", 128}, {"num_heads", 2}, {"num_layers", 2},
+                        {"layer_group_size", 2}, {"num_variate_layers_per_group", 1},
+                        {"variate_layer_first", false}, {"residual_attn_ratio", 2.0}};
+  orrery::ModelSpec s = orrery::toto2_spec_from_config(minimal, "config.json");
+  const Json& a = s.arch.options;
+  CHECK(a["norm_eps"] == 5e-5);
+  CHECK(a["attn_bias"] == false);
+  CHECK(a["mlp_bias"] == false);
+  CHECK(a["qk_norm"] == true);
+  CHECK(a["per_dim_scale"] == false);
+  CHECK(a["use_xpos"] == false);
+  CHECK(s.param.name == "umup");
+  CHECK(s.param.options["residual_mult"] == 1.0);
+  CHECK(s.param.options["residual_attn_ratio"] == 2.0);
+  // It builds: no biases, no PerDimScale, QK-norm without weights.
+  orrery::Model m(s, orrery::Registry::global());
+  for (const auto& p : m.params()) {
+    CHECK(p.info.name.find("_pds") == std::string::npos);
+    CHECK(p.info.name.find("attn.in_proj.bias") == std::string::npos);
+  }
+  // A shard outside the folder is refused.
+  std::string dir = test::temp_dir("hf-escape");
+  std::ofstream(dir + "/config.json") << tiny_config().dump();
+  std::ofstream(dir + "/model.safetensors.index.json") << R"({"weight_map": {"x": "../elsewhere.safetensors"}})";
+  CHECK_THROWS_WITH(orrery::load_model(dir, orrery::Registry::global()), Catch::Contains("must name a file beside the index"));
+}

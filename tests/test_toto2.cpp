@@ -80,20 +80,22 @@ TEST_CASE("different series ids do not see each other; the same id does") {
 }
 
 namespace {
-// A umup toto2 model with variate layers, on three variates of two series with a missing patch.
+// A umup toto2 model with variate layers, on three variates of two series with a missing patch
+// (200 steps are left-padded to 224: a padded start, then patch 3 of variate 1 unobserved).
 struct DecodeCase {
   std::unique_ptr<orrery::Model> model;
   at::Tensor values, observed, ids;
-  DecodeCase() {
+  explicit DecodeCase(const std::string& xpos_centre = "per_call") {
     orrery::ModelSpec spec;
-    spec.arch = {"toto2", {{"d_model", 64}, {"num_layers", 4}, {"num_heads", 1}, {"layer_group_size", 2}}};
+    spec.arch = {"toto2", {{"d_model", 128}, {"num_layers", 4}, {"num_heads", 2}, {"layer_group_size", 2},
+                           {"xpos_centre", xpos_centre}}};
     spec.param = {"umup", Json::object()};
     spec.seed = 3;
     model = std::make_unique<orrery::Model>(spec, orrery::Registry::global());
     at::manual_seed(4);
     values = at::randn({2, 3, 200}).cumsum(-1) + 20;
     observed = at::ones_like(values, at::kBool);
-    observed.narrow(-1, 40, 40).select(1, 1).fill_(false);
+    observed.narrow(-1, 72, 40).select(1, 1).fill_(false);  // patch 3 (steps 88..119 after padding) is missing
     ids = at::tensor({0, 0, 1, 0, 1, 1}, at::kLong).view({2, 3});
   }
   orrery::Forecast run(int64_t horizon, int64_t block, bool cache = true) {
@@ -106,7 +108,7 @@ struct DecodeCase {
 }  // namespace
 
 TEST_CASE("block decoding with the KV cache equals block decoding without it") {
-  DecodeCase c;
+  DecodeCase c("session");  // one xPos centre per forecast: the cache is then exact
   for (int64_t block : {32, 64, 96}) {
     INFO("decode_block_size " << block);
     at::Tensor cached = c.run(300, block, true).quantiles;

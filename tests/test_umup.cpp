@@ -55,6 +55,12 @@ TEST_CASE("umup multipliers, init and learning-rate rules") {
   CHECK(p->lr_multiplier(readout, F::adam_like) == Approx(1.0));
   orrery::ParamInfo bias{"b", orrery::Role::bias, 256, 1024, 2, 4, {1024}};
   CHECK(p->lr_multiplier(bias, F::adam_like) == Approx(0.5));
+  orrery::ParamInfo gain{"g", orrery::Role::gain, 64, 64, 1, 4, {64}};
+  CHECK(p->lr_multiplier(gain, F::adam_like) == Approx(0.5));
+  // Toto 2.0's patch embedding is tagged "weight": fan_in^-1/2 outside the stack (1/8 for 64).
+  orrery::ParamInfo input{"i", orrery::Role::input, 64, 1024, -1, 0, {1024, 64}};
+  CHECK(p->lr_multiplier(input, F::adam_like) == Approx(1.0 / 8));
+  CHECK(p->lr_multiplier(input, F::muon_like) == Approx(1.0));
   at::Generator gen = at::detail::getDefaultCPUGenerator();
   at::Tensor w = p->init({"w", orrery::Role::hidden, 512, 512, 0, 1, {512, 512}}, gen);
   CHECK(w.std().item<double>() == Approx(1.0).epsilon(0.01));

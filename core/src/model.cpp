@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <limits>
+
 #include "orrery/error.h"
 #include "orrery/patching.h"
 #include "orrery/registry.h"
@@ -113,6 +115,16 @@ std::pair<at::Tensor, at::Tensor> observe_last_patch(const at::Tensor& values,
   return {at::where(in_tail & observed.logical_not(), filled, values), observed | in_tail};
 }
 
+// As the reference: +-inf (a huge scale times a large quantile) becomes the largest/smallest
+// finite value along the last axis, so a committed median never poisons later blocks.
+at::Tensor clamp_nonfinite(const at::Tensor& x) {
+  const double inf = std::numeric_limits<double>::infinity();
+  at::Tensor finite = x.isfinite();
+  at::Tensor hi = at::where(finite, x, at::full({}, -inf, x.options())).amax(-1, true);
+  at::Tensor lo = at::where(finite, x, at::full({}, inf, x.options())).amin(-1, true);
+  return at::where(x == inf, hi, at::where(x == -inf, lo, x));
+}
+
 }  // namespace
 
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
@@ -183,7 +195,7 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
     at::Tensor loc = p.loc.narrow(2, known - 1, n).unsqueeze(-1);
     at::Tensor scale = p.scale.narrow(2, known - 1, n).unsqueeze(-1);
     at::Tensor real = at::sinh(q.clamp(-80.0, 80.0)) * scale + loc;  // sinh(80) stays finite
-    real = std::get<0>(real.flatten(-2).sort(0));
+    real = std::get<0>(clamp_nonfinite(real.flatten(-2)).sort(0));
     blocks.push_back(real);
     done += n;
     if (done < K) {

@@ -4,7 +4,7 @@ Builds a small Toto2Model (the published layout: d_head 64, attention biases, Pe
 xPos, one variate layer, the last) with seeded random weights, saves it as a Hugging Face
 folder (config.json + model.safetensors, the released parameter names and tau buffers), and
 records its forecasts of a seeded multivariate batch with missing values, in one pass and with
-block decoding, into tests/data/toto2-reference/.
+block decoding (2 and 4 blocks), into tests/data/toto2-reference/.
 
 Needs the reference package from PyPI (it declares Python >= 3.12 but runs on 3.11):
     python3 -m venv /tmp/ref && /tmp/ref/bin/pip install torch "numpy<2.4" einops \\
@@ -23,7 +23,7 @@ from toto2.model import Toto2Model
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "toto2-reference"
 CONFIG = dict(
-    patch_size=32, d_model=64, num_heads=1, num_layers=3, layer_group_size=3,
+    patch_size=32, d_model=128, num_heads=2, num_layers=3, layer_group_size=3,
     num_variate_layers_per_group=1, variate_layer_first=False, norm_eps=1e-4,
     attn_bias=True, mlp_bias=False, qk_norm=False, per_dim_scale=True, use_xpos=True,
     residual_mult=0.75,
@@ -70,8 +70,10 @@ def main():
     with torch.no_grad():
         single = model.forecast(inputs, HORIZON)
         block = model.forecast(inputs, HORIZON, decode_block_size=64)
+        block_32 = model.forecast(inputs, HORIZON, decode_block_size=32)
     save_file({"target": target, "target_mask": mask.to(torch.uint8), "series_ids": series_ids,
-               "single_pass": single.contiguous(), "block_64": block.contiguous()},
+               "single_pass": single.contiguous(), "block_64": block.contiguous(),
+               "block_32": block_32.contiguous()},
               str(OUT / "case.safetensors"), metadata={"horizon": str(HORIZON)})
     print("wrote", OUT, "forecast", tuple(single.shape),
           "block vs single max |diff|", float((block - single).abs().max()))

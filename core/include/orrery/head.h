@@ -31,5 +31,8 @@ class Head {
   virtual std::vector<double> default_levels() const = 0;
 };
 
+// Toto 2.0's nine quantile knots 0.1 .. 0.9: the levels every head reports by default.
+inline std::vector<double> nine_levels() { return {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}; }
+
 using HeadFactory = std::unique_ptr<Head> (*)(const Json& options, HeadContext& ctx);
 }  // namespace orrery

@@ -36,7 +36,7 @@ int64_t default_d_ff(int64_t d) { return (4 * d * 2 / 3 + 7) / 8 * 8; }
 // Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ..., at
 // patch positions `pos` (T). With xPos (`xpos_sign` +1 for queries, -1 for keys) pair i is also
 // scaled by zeta_i^(+-(pos - centre)/256). The centre cancels in q.k when queries and keys share
-// it, so block decoding keeps one centre for its whole session and cached keys stay exact.
+// it (a single pass); cached keys keep the centre of the call that made them.
 at::Tensor rotary(const at::Tensor& x, const at::Tensor& pos, int64_t dims, double base,
                   double xpos_sign, double centre) {
   auto opts = x.options().dtype(at::kFloat);
@@ -182,6 +182,7 @@ class Toto2 final : public Architecture {
       layers_.push_back(std::move(layer));
     }
     f.set_stack_depth(0);
+    session_centre_ = o["xpos_centre"].get<std::string>() == "session";
   }
 
   int64_t d_model() const override { return d_; }
@@ -212,7 +213,10 @@ class Toto2 final : public Architecture {
     at::Tensor time_gid = gid.reshape({B * V, N});
     TimePositions time;
     time.pos = at::arange(cached, cached + N, in.tokens.options().dtype(at::kFloat));
-    time.centre = cache ? cache->centre : std::floor(N / 2.0);
+    // xPos centre: that of this call's positions, as the released decoder does (its cached keys
+    // keep the centre of the call that made them), or one centre per decoding session, which
+    // makes the cache exactly equal to recomputation. Without a cache the centre cancels.
+    time.centre = cache && session_centre_ ? cache->centre : std::floor((cached + N) / 2.0);
     time.cached = cached, time.commit = commit;
     at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true);
     at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false);
@@ -280,6 +284,7 @@ class Toto2 final : public Architecture {
   }
 
   int64_t d_ = 0;
+  bool session_centre_ = false;
   double eps_;
   ResidualMLP patch_proj_;
   std::vector<Layer> layers_;
@@ -303,6 +308,10 @@ OptionSchema schema() {
       .boolean("mlp_bias", false, "biases on the SwiGLU projections")
       .boolean("per_dim_scale", true, "learned per-head-dimension query scale softplus(p)/ln 2")
       .boolean("use_xpos", true, "xPos decay on the rotary dimensions of time layers")
+      .string("xpos_centre", "per_call",
+              "xPos centre in block decoding: per_call (as the released decoder) or session "
+              "(one per forecast: the KV cache then equals recomputation exactly)",
+              {"per_call", "session"})
       .number("rope_fraction", 0.5, "fraction of each head's dimensions that are rotated", 0.0, 1.0)
       .number("rope_base", 10000.0, "rotary frequency base", 1.0);
 }

@@ -30,9 +30,7 @@ class PointHead final : public Head {
     return out.squeeze(-1).unsqueeze(0).expand({Q, -1, -1, -1, -1}).contiguous();  // (Q,B,V,N,P)
   }
 
-  std::vector<double> default_levels() const override {
-    return {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
-  }
+  std::vector<double> default_levels() const override { return nine_levels(); }
 
  private:
   bool mae_;

@@ -66,7 +66,7 @@ class QuantileHead final : public Head {
 };
 
 OptionSchema schema() {
-  return OptionSchema{}.number_list("levels", {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9},
+  return OptionSchema{}.number_list("levels", nine_levels(),
                                     "quantile levels, sorted, strictly inside (0, 1)");
 }
 

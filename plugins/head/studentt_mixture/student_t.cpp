@@ -38,7 +38,8 @@ static at::Tensor beta_fraction(const at::Tensor& a, const at::Tensor& b, const 
   return h;
 }
 
-at::Tensor incomplete_beta(const at::Tensor& a, const at::Tensor& b, const at::Tensor& x) {
+at::Tensor incomplete_beta(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& x_in) {
+  const at::Tensor a = a_in.to(at::kDouble), b = b_in.to(at::kDouble), x = x_in.to(at::kDouble);
   // I_x(a,b) = 1 - I_{1-x}(b,a): use whichever side the continued fraction converges on.
   at::Tensor swap = x > (a + 1) / (a + b + 2);
   at::Tensor aa = at::where(swap, b, a), bb = at::where(swap, a, b), xx = at::where(swap, 1 - x, x);
@@ -51,10 +52,15 @@ at::Tensor incomplete_beta(const at::Tensor& a, const at::Tensor& b, const at::T
 
 at::Tensor cdf(const at::Tensor& y, const at::Tensor& df, const at::Tensor& loc, const at::Tensor& scale) {
   // With t = (y - loc)/scale: P(T <= t) = 1 - I_{df/(df+t^2)}(df/2, 1/2)/2 for t >= 0, by symmetry.
-  at::Tensor t = (y - loc) / scale;
-  at::Tensor tail = 0.5 * incomplete_beta(df / 2, at::full({}, 0.5, df.options()).expand_as(df),
-                                          df / (df + t * t));
-  return at::where(t >= 0, 1 - tail, tail);
+  at::Tensor t = ((y - loc) / scale).to(at::kDouble);
+  // Beyond df = 1e5 the continued fraction needs ~sqrt(df) steps, and the distribution is normal
+  // to within 1e-5: those elements take the normal CDF (and a harmless df in the fraction).
+  constexpr double kNormalDf = 1e5;
+  at::Tensor normal = df.to(at::kDouble) > kNormalDf;
+  at::Tensor d = at::where(normal, at::full({}, 3.0, t.options()), df.to(at::kDouble));
+  at::Tensor tail = 0.5 * incomplete_beta(d / 2, at::full({}, 0.5, t.options()).expand_as(d), d / (d + t * t));
+  at::Tensor student = at::where(t >= 0, 1 - tail, tail);
+  return at::where(normal, 0.5 * at::erfc(-t / std::sqrt(2.0)), student);
 }
 
 at::Tensor Mixture::log_pdf(const at::Tensor& y) const {

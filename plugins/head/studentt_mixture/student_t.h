@@ -9,7 +9,7 @@ namespace orrery::student_t {
 at::Tensor log_pdf(const at::Tensor& y, const at::Tensor& df, const at::Tensor& loc,
                    const at::Tensor& scale);
 
-// CDF of Student-T(df, loc, scale) at y.
+// CDF of Student-T(df, loc, scale) at y, in float64 (the normal CDF beyond df = 1e5).
 at::Tensor cdf(const at::Tensor& y, const at::Tensor& df, const at::Tensor& loc,
                const at::Tensor& scale);
 

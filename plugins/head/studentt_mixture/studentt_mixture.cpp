@@ -52,9 +52,7 @@ class StudentTMixtureHead final : public Head {
     return mixture(out).quantiles(levels);
   }
 
-  std::vector<double> default_levels() const override {
-    return {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
-  }
+  std::vector<double> default_levels() const override { return nine_levels(); }
 
  private:
   static student_t::Mixture mixture(const at::Tensor& out) {
