@@ -140,10 +140,12 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
     if (!(l > 0 && l < 1)) throw Error("forecast levels must lie strictly between 0 and 1, got " + std::to_string(l));
   // Everything the head is asked for, once: the levels, the median, and the mean's grid.
   constexpr int kMeanLevels = 32;
+  std::vector<double> mean_grid;  // midpoints of 32 equal slices of (0, 1)
+  if (o.mean)
+    for (int i = 0; i < kMeanLevels; ++i) mean_grid.push_back((i + 0.5) / kMeanLevels);
   std::vector<double> asked = levels;
   asked.push_back(0.5);
-  if (o.mean)
-    for (int i = 0; i < kMeanLevels; ++i) asked.push_back((i + 0.5) / kMeanLevels);
+  asked.insert(asked.end(), mean_grid.begin(), mean_grid.end());
   std::sort(asked.begin(), asked.end());
   asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   auto rows_of = [&](const std::vector<double>& wanted) {
@@ -205,11 +207,7 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   }
   at::Tensor all = at::cat(blocks, -1).narrow(-1, 0, horizon).cpu();
   Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
-  if (o.mean) {
-    std::vector<double> grid;
-    for (int i = 0; i < kMeanLevels; ++i) grid.push_back((i + 0.5) / kMeanLevels);
-    f.mean = all.index_select(0, rows_of(grid)).mean(0);
-  }
+  if (o.mean) f.mean = all.index_select(0, rows_of(mean_grid)).mean(0);
   return f;
 }
 
