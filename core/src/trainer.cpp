@@ -149,7 +149,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     loss.backward();
     const double gnorm = clip_global_norm(params, cfg.clip);
     if (!std::isfinite(gnorm)) refuse("gradient norm");
-    opt.step(lr_factor);
+    opt.step(StepScalars{lr_factor});
     window_sum += l;
     ++window_n;
     window_series += b.values.size(0) * b.values.size(1);

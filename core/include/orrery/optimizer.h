@@ -1,4 +1,8 @@
 #pragma once
+// An optimizer owns a set of parameters and their state. It reads each parameter's metadata
+// (role, fans, depth) to pick its per-parameter learning-rate multiplier from the active
+// parametrisation; a RoutedOptimizer (routed_optimizer.h) splits a model's parameters across
+// several optimizers so that one step call steps all of them.
 #include <memory>
 #include <vector>
 
@@ -7,12 +11,20 @@
 
 namespace orrery {
 
+// What the schedules say for one step. Every optimizer applies all three.
+struct StepScalars {
+  double lr_factor = 1.0;  // multiplies the base learning rate (warmup, decay)
+  double wd_factor = 1.0;  // multiplies the weight decay (weight-decay schedule)
+  double momentum = -1.0;  // momentum for this step (momentum warmup); < 0 keeps the optimizer's own
+};
+
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  // One update of every parameter it owns, at learning rate base_lr() * lr_factor times the
-  // parametrisation's per-parameter multiplier. Gradients are read from tensor.grad().
-  virtual void step(double lr_factor) = 0;
+  // One update of every parameter it owns whose gradient is defined, at learning rate
+  // base_lr() * s.lr_factor * the parametrisation's multiplier for the parameter's role.
+  // Gradients are read from tensor.grad() and left untouched.
+  virtual void step(const StepScalars& s) = 0;
   virtual double base_lr() const = 0;
 };
 

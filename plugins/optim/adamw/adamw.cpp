@@ -24,7 +24,7 @@ class AdamW final : public orrery::Optimizer {
     }
   }
 
-  void step(double lr_factor) override {
+  void step(const orrery::StepScalars& sc) override {
     at::NoGradGuard no_grad;
     ++t_;
     const double bc1 = 1.0 - std::pow(beta1_, t_);
@@ -32,9 +32,10 @@ class AdamW final : public orrery::Optimizer {
     for (auto& s : slots_) {
       const at::Tensor& g = s.param.grad();
       if (!g.defined()) continue;
-      const double lr = lr_ * lr_factor * s.lr_mult;
-      if (s.decays && weight_decay_ != 0) s.param.mul_(1.0 - lr * weight_decay_);
-      s.m.mul_(beta1_).add_(g, 1.0 - beta1_);
+      const double lr = lr_ * sc.lr_factor * s.lr_mult;
+      const double beta1 = sc.momentum >= 0 ? sc.momentum : beta1_;
+      if (s.decays && weight_decay_ != 0) s.param.mul_(1.0 - lr * weight_decay_ * sc.wd_factor);
+      s.m.mul_(beta1).add_(g, 1.0 - beta1);
       s.v.mul_(beta2_).addcmul_(g, g, 1.0 - beta2_);
       at::Tensor denom = (s.v.sqrt() / std::sqrt(bc2)).add_(eps_);
       s.param.addcdiv_(s.m, denom, -lr / bc1);
