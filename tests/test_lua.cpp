@@ -124,7 +124,7 @@ TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
   auto json = test::run_command(orrery_cmd("plugins --json"));
   REQUIRE(json.status == 0);
   auto arr = orrery::Json::parse(json.output);
-  CHECK(arr.size() == 9);
+  CHECK(arr.size() == 10);
   for (const auto& p : arr)
     for (auto key : {"kind", "name", "version", "description", "options"}) CHECK(p.contains(key));
 }

@@ -50,12 +50,45 @@ TEST_CASE("training is reproducible for a seed") {
 }
 
 TEST_CASE("the schedule warms up, holds and decays to its floor") {
-  orrery::Schedule s{10, 0.5, 0.1};
+  orrery::Schedule s;
+  s.warmup = 10, s.decay = 0.5, s.min_lr = 0.1;
   CHECK(s.factor(0, 0.0, 100) == Approx(0.1));
   CHECK(s.factor(20, 0.2, 100) == 1.0);
   CHECK(s.factor(75, 0.75, 100) == Approx(0.1 + 0.9 * 0.5));
   CHECK(s.factor(100, 1.0, 100) == Approx(0.1));
   CHECK_THROWS_WITH(orrery::Schedule::from_json({{"warmpu", 3}}), Catch::Contains("unknown schedule option 'warmpu'"));
+}
+
+TEST_CASE("1-sqrt and cosine decays, constant, and their errors") {
+  orrery::Schedule s;
+  s.warmup = 0, s.decay = 0.5, s.decay_shape = "1-sqrt";
+  CHECK(s.factor(40, 0.4, 100) == 1.0);
+  CHECK(s.factor(75, 0.75, 100) == Approx(1.0 - std::sqrt(0.5)));  // halfway through the decay
+  CHECK(s.factor(100, 1.0, 100) == Approx(0.0).margin(1e-12));
+  orrery::Schedule c;
+  c.kind = "cosine", c.warmup = 0, c.min_lr = 0.1;
+  CHECK(c.factor(0, 0.0, 100) == Approx(1.0));
+  CHECK(c.factor(50, 0.5, 100) == Approx(0.55));
+  CHECK(c.factor(100, 1.0, 100) == Approx(0.1));
+  orrery::Schedule k;
+  k.kind = "constant", k.warmup = 4;
+  CHECK(k.factor(1, 0.01, 100) == Approx(0.5));
+  CHECK(k.factor(99, 0.99, 100) == 1.0);
+  CHECK_THROWS_WITH(orrery::Schedule::from_json({{"kind", "cosin"}}), Catch::Contains("schedule.kind 'cosin' is unknown"));
+  CHECK_THROWS_WITH(orrery::Schedule::from_json({{"decay_shape", "sqrt"}}), Catch::Contains("linear, 1-sqrt"));
+}
+
+TEST_CASE("momentum warmup and cooldown, weight-decay schedules") {
+  auto m = orrery::MomentumSchedule::from_json({{"from", 0.85}, {"to", 0.95}, {"warmup", 10}, {"cooldown", 0.5}, {"final", 0.9}});
+  CHECK(m.value(0, 0.0) == Approx(0.86));
+  CHECK(m.value(9, 0.09) == Approx(0.95));
+  CHECK(m.value(75, 0.75) == Approx(0.925));
+  CHECK(orrery::MomentumSchedule{}.value(3, 0.5) < 0);  // off: the optimizer's own
+  CHECK_THROWS_WITH(orrery::MomentumSchedule::from_json({{"to", 1.0}}), Catch::Contains("below 1"));
+  CHECK(orrery::WeightDecaySchedule::from_json("linear").factor(0.25) == Approx(0.75));
+  CHECK(orrery::WeightDecaySchedule::from_json("cosine").factor(0.5) == Approx(0.5));
+  CHECK(orrery::WeightDecaySchedule::from_json(nullptr).factor(0.9) == 1.0);
+  CHECK_THROWS_WITH(orrery::TrainConfig::from_json({{"momentun", 1}}), Catch::Contains("unknown training option 'momentun'"));
 }
 
 TEST_CASE("a bad context length names the patch size") {
@@ -70,7 +103,8 @@ TEST_CASE("a bad context length names the patch size") {
 }
 
 TEST_CASE("a fractional warmup never exceeds the base rate, even for very short runs") {
-  orrery::Schedule s{0.05, 0.2, 0.0};
+  orrery::Schedule s;
+  s.warmup = 0.05, s.decay = 0.2, s.min_lr = 0.0;
   for (int64_t steps : {1, 5, 6, 30})
     for (int64_t i = 0; i < steps; ++i) CHECK(s.factor(i, double(i) / steps, steps) <= 1.0);
   CHECK(s.factor(0, 0.0, 100) == Approx(0.2));  // step 1 of 5 warmup steps

@@ -42,8 +42,8 @@ TEST_CASE("the tau rule reproduces the reference table (residual_mult 0.75, rati
 
 TEST_CASE("umup multipliers, init and learning-rate rules") {
   auto p = umup();
-  orrery::ParamInfo hidden{"w", orrery::Role::hidden, 256, 1024, 2, 4, {1024, 256}};
-  orrery::ParamInfo readout{"r", orrery::Role::readout, 1024, 288, -1, 0, {288, 1024}};
+  orrery::ParamInfo hidden{"w", orrery::Role::hidden, 256, 1024, 2, 4, 0, {1024, 256}};
+  orrery::ParamInfo readout{"r", orrery::Role::readout, 1024, 288, -1, 0, 0, {288, 1024}};
   CHECK(p->linear_multiplier(hidden) == Approx(1.0 / 16));
   CHECK(p->linear_multiplier(readout) == Approx(1.0 / 1024));
   CHECK(p->activation_scale("silu") == Approx(1.766783).epsilon(1e-6));
@@ -53,16 +53,16 @@ TEST_CASE("umup multipliers, init and learning-rate rules") {
   CHECK(p->lr_multiplier(hidden, F::adam_like) == Approx(1.0 / 16 / 2));
   CHECK(p->lr_multiplier(hidden, F::muon_like) == Approx(0.5));
   CHECK(p->lr_multiplier(readout, F::adam_like) == Approx(1.0));
-  orrery::ParamInfo bias{"b", orrery::Role::bias, 256, 1024, 2, 4, {1024}};
+  orrery::ParamInfo bias{"b", orrery::Role::bias, 256, 1024, 2, 4, 0, {1024}};
   CHECK(p->lr_multiplier(bias, F::adam_like) == Approx(0.5));
-  orrery::ParamInfo gain{"g", orrery::Role::gain, 64, 64, 1, 4, {64}};
+  orrery::ParamInfo gain{"g", orrery::Role::gain, 64, 64, 1, 4, 0, {64}};
   CHECK(p->lr_multiplier(gain, F::adam_like) == Approx(0.5));
   // Toto 2.0's patch embedding is tagged "weight": fan_in^-1/2 outside the stack (1/8 for 64).
-  orrery::ParamInfo input{"i", orrery::Role::input, 64, 1024, -1, 0, {1024, 64}};
+  orrery::ParamInfo input{"i", orrery::Role::input, 64, 1024, -1, 0, 0, {1024, 64}};
   CHECK(p->lr_multiplier(input, F::adam_like) == Approx(1.0 / 8));
   CHECK(p->lr_multiplier(input, F::muon_like) == Approx(1.0));
   at::Generator gen = at::detail::getDefaultCPUGenerator();
-  at::Tensor w = p->init({"w", orrery::Role::hidden, 512, 512, 0, 1, {512, 512}}, gen);
+  at::Tensor w = p->init({"w", orrery::Role::hidden, 512, 512, 0, 1, 0, {512, 512}}, gen);
   CHECK(w.std().item<double>() == Approx(1.0).epsilon(0.01));
   CHECK(p->init(bias, gen).abs().sum().item<double>() == 0.0);
 }

@@ -17,6 +17,7 @@
 #include "orrery/metrics_bus.h"
 #include "orrery/model.h"
 #include "orrery/registry.h"
+#include "orrery/routed_optimizer.h"
 #include "orrery/run_store.h"
 #include "orrery/trainer.h"
 
@@ -144,6 +145,33 @@ std::vector<double> number_array(lua_State* L, int idx, const std::string& what)
   return out;
 }
 
+// The optimizer of orrery.train as JSON groups: {"adamw", lr = 1e-3} is one group taking every
+// parameter; a list {{"normuon", lr = 0.02, params = {role = "hidden"}}, {"adamw"}} routes.
+Json optimizer_json(lua_State* L, int idx) {
+  idx = lua_absindex(L, idx);
+  auto group = [&](int at, const std::string& what) {
+    PluginSpec spec = plugin_spec(L, at, what);
+    Json g = spec.to_json();
+    if (spec.options.contains("params")) {
+      g["params"] = spec.options["params"];
+      g["options"].erase("params");
+    }
+    return g;
+  };
+  lua_rawgeti(L, idx, 1);
+  const bool list = lua_istable(L, -1);
+  lua_pop(L, 1);
+  if (!list) return group(idx, "orrery.train: optimizer");
+  Json groups = Json::array();
+  const int n = static_cast<int>(lua_rawlen(L, idx));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    groups.push_back(group(-1, "orrery.train: optimizer[" + std::to_string(i) + "]"));
+    lua_pop(L, 1);
+  }
+  return groups;
+}
+
 std::shared_ptr<DataSource> make_data(lua_State* L, int idx, const std::string& what,
                                       const DataContext& ctx) {
   if (luaL_testudata(L, idx, kDataMeta)) return check_box<DataSource>(L, idx, kDataMeta);
@@ -210,8 +238,8 @@ int l_train(lua_State* L) {
   std::shared_ptr<DataSource> data;
   if (field(L, 1, "data")) data = make_data(L, -1, "orrery.train: data", DataContext{cfg.seed}), lua_pop(L, 1);
   else data = g_registry->create<PluginKind::data>("synthetic", Json::object(), DataContext{cfg.seed});
-  PluginSpec opt_spec{"adamw"};
-  if (field(L, 1, "optimizer")) opt_spec = plugin_spec(L, -1, "orrery.train: optimizer"), lua_pop(L, 1);
+  Json opt_json = PluginSpec{"adamw"}.to_json();
+  if (field(L, 1, "optimizer")) opt_json = optimizer_json(L, -1), lua_pop(L, 1);
   std::string name = "run", runs_dir = "runs";
   if (field(L, 1, "name")) name = luaL_checkstring(L, -1), lua_pop(L, 1);
   if (field(L, 1, "runs_dir")) runs_dir = luaL_checkstring(L, -1), lua_pop(L, 1);
@@ -227,9 +255,11 @@ int l_train(lua_State* L) {
     ~Unref() { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
   } unref{L, callback};
 
-  auto optimizer = g_registry->create<PluginKind::optimizer>(opt_spec.name, opt_spec.options,
-                                                              model->params(), model->parametrisation());
-  Json config = {{"model", model->describe()}, {"optimizer", opt_spec.to_json()},
+  RoutedOptimizer optimizer(*g_registry, optimizer_groups_from_json(opt_json), model->params(),
+                            model->parametrisation());
+  Json routing = optimizer.describe();
+  for (auto& g : routing) g.erase("names");  // the names are in model:describe()
+  Json config = {{"model", model->describe()}, {"optimizer", opt_json}, {"routing", routing},
                  {"train", cfg.to_json()}};
   RunStore store(runs_dir, name, config);
   if (!cfg.quiet)
@@ -258,7 +288,7 @@ int l_train(lua_State* L) {
     });
   TrainResult r;
   try {
-    r = train(*model, *data, *optimizer, cfg, bus);
+    r = train(*model, *data, optimizer, cfg, bus);
   } catch (const std::exception& e) {  // leave a summary that says why the run stopped
     const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
     store.write_summary({{"error", ce ? ce->what_without_backtrace() : e.what()},
@@ -409,6 +439,40 @@ int m_describe(lua_State* L) {
   return 1;
 }
 
+// model:activations{data=..., batch_size=8, context_length=256, seed=0}: the RMS of every named
+// activation on one batch, as a list of {name=, rms=} in forward order. The same seed gives the
+// same batch, so calls during training measure the same inputs.
+int m_activations(lua_State* L) {
+  auto model = check_box<Model>(L, 1, kModelMeta);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_fields(L, 2, "model:activations", {"data", "batch_size", "context_length", "seed"});
+  int64_t batch = 8, length = 16 * model->patch_size();
+  uint64_t seed = 0;
+  if (field(L, 2, "batch_size")) batch = luaL_checkinteger(L, -1), lua_pop(L, 1);
+  if (field(L, 2, "context_length")) length = luaL_checkinteger(L, -1), lua_pop(L, 1);
+  if (field(L, 2, "seed")) seed = static_cast<uint64_t>(luaL_checkinteger(L, -1)), lua_pop(L, 1);
+  if (batch < 1 || length < 2 * model->patch_size())
+    throw Error("model:activations needs batch_size >= 1 and context_length of at least two patches");
+  std::shared_ptr<DataSource> data;
+  if (field(L, 2, "data")) {
+    if (luaL_testudata(L, -1, kDataMeta))
+      throw Error("model:activations: give data as a plugin spec such as {\"synthetic\"}, so "
+                  "every call draws the same batch from its seed");
+    data = make_data(L, -1, "model:activations: data", DataContext{seed});
+    lua_pop(L, 1);
+  } else {
+    data = g_registry->create<PluginKind::data>("synthetic", Json::object(), DataContext{seed});
+  }
+  Batch b = data->sample(batch, length);
+  b.values = b.values.to(model->device());
+  b.observed = b.observed.to(model->device());
+  b.series_ids = b.series_ids.to(model->device());
+  Json out = Json::array();
+  for (const auto& [name, rms] : model->activation_rms(b)) out.push_back({{"name", name}, {"rms", rms}});
+  push_json(L, out);
+  return 1;
+}
+
 int m_save(lua_State* L) {
   check_box<Model>(L, 1, kModelMeta)->save_weights(luaL_checkstring(L, 2));
   return 0;
@@ -480,6 +544,7 @@ void open_orrery_api(lua_State* L, Registry& registry) {
       {"forecast", ORRERY_LUA(m_forecast)},
       {"parameters", ORRERY_LUA(m_parameters)},
       {"describe", ORRERY_LUA(m_describe)},
+      {"activations", ORRERY_LUA(m_activations)},
       {"save", ORRERY_LUA(m_save)},
       {"load", ORRERY_LUA(m_load)},
       {nullptr, nullptr}};

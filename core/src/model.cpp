@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "orrery/error.h"
+#include "orrery/ops.h"
 #include "orrery/patching.h"
 #include "orrery/registry.h"
 
@@ -75,6 +76,13 @@ Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& obser
 
 at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
   return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in);
+}
+
+std::vector<std::pair<std::string, double>> Model::activation_rms(const Batch& b) {
+  at::NoGradGuard no_grad;
+  ActivationProbe probe;
+  loss(b);
+  return probe.values();
 }
 
 at::Tensor Model::loss(const Batch& b, const at::Tensor& keep) {

@@ -17,7 +17,8 @@ const char* role_name(Role r) {
 
 Json ParamInfo::to_json() const {
   return {{"name", name}, {"role", role_name(role)}, {"fan_in", fan_in},
-          {"fan_out", fan_out}, {"depth", depth}, {"stack_depth", stack_depth}, {"shape", shape}};
+          {"fan_out", fan_out}, {"depth", depth}, {"stack_depth", stack_depth}, {"width", width},
+          {"shape", shape}};
 }
 
 ParamFactory::ParamFactory(const Parametrisation& p, at::Generator gen, at::TensorOptions opts)
@@ -25,7 +26,8 @@ ParamFactory::ParamFactory(const Parametrisation& p, at::Generator gen, at::Tens
 
 at::Tensor ParamFactory::make(const std::string& name, Role role, std::vector<int64_t> shape,
                               int64_t fan_in, int64_t fan_out, int depth, Init init) {
-  ParamInfo info{prefix_ + name, role, fan_in, fan_out, depth, depth >= 0 ? stack_depth_ : 0, shape};
+  ParamInfo info{prefix_ + name, role, fan_in, fan_out, depth, depth >= 0 ? stack_depth_ : 0,
+                 width_, shape};
   at::Tensor t;
   if (opts_.device().is_meta()) t = at::empty(shape, opts_);
   else if (init == Init::zeros) t = at::zeros(shape, opts_);

@@ -10,6 +10,7 @@
 #include "orrery/error.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/model.h"
+#include "orrery/ops.h"
 #include "orrery/optimizer.h"
 #include "orrery/patching.h"
 
@@ -67,14 +68,18 @@ TrainConfig TrainConfig::from_json(const Json& j) {
     else if (k == "cpm_max_rate") num(c.cpm_max_rate, 0);
     else if (k == "log_every") num(c.log_every, 1);
     else if (k == "seed") num(c.seed, 0);
+    else if (k == "accumulate") num(c.accumulate, 1);
     else if (k == "schedule") c.schedule = Schedule::from_json(v);
+    else if (k == "momentum") c.momentum = MomentumSchedule::from_json(v);
+    else if (k == "weight_decay_schedule") c.weight_decay_schedule = WeightDecaySchedule::from_json(v);
     else if (k == "cpm" || k == "quiet") {
       if (!v.is_boolean()) throw Error("training option '" + k + "' must be true or false");
       (k == "cpm" ? c.cpm : c.quiet) = v.get<bool>();
     } else {
       throw Error("unknown training option '" + k +
-                  "' (known: steps, batch_size, context_length, clip, max_seconds, schedule, cpm, "
-                  "cpm_max_span, cpm_max_rate, log_every, seed, quiet)");
+                  "' (known: steps, batch_size, accumulate, context_length, clip, max_seconds, "
+                  "schedule, momentum, weight_decay_schedule, cpm, cpm_max_span, cpm_max_rate, "
+                  "log_every, seed, quiet)");
     }
   }
   if (c.cpm_max_rate > 1) throw Error("training option 'cpm_max_rate' must be <= 1");
@@ -83,7 +88,9 @@ TrainConfig TrainConfig::from_json(const Json& j) {
 
 Json TrainConfig::to_json() const {
   return {{"steps", steps}, {"batch_size", batch_size}, {"context_length", context_length},
-          {"clip", clip}, {"max_seconds", max_seconds}, {"schedule", schedule.to_json()},
+          {"accumulate", accumulate}, {"clip", clip}, {"max_seconds", max_seconds},
+          {"schedule", schedule.to_json()}, {"momentum", momentum.to_json()},
+          {"weight_decay_schedule", weight_decay_schedule.to_json()},
           {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
           {"log_every", log_every}, {"seed", seed}};
 }
@@ -101,6 +108,9 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
                 " must be a multiple of the patch size " + std::to_string(P) +
                 " and at least two patches");
   const int64_t N = cfg.context_length / P;
+  // u-muP's batch-dependent gradient scales see the global batch: world size (1 until
+  // data-parallel training) x accumulation steps.
+  GlobalBatchScope global_batch(cfg.accumulate);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(cfg.seed * 7919 + 17);
   auto& params = model.params();
 
@@ -125,18 +135,9 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     double progress = static_cast<double>(step) / cfg.steps;
     if (cfg.max_seconds > 0) progress = std::max(progress, t / cfg.max_seconds);
 
-    Batch b = data.sample(cfg.batch_size, cfg.context_length);
-    b.values = b.values.to(model.device());
-    b.observed = b.observed.to(model.device());
-    b.series_ids = b.series_ids.to(model.device());
-    at::Tensor keep;
-    if (cfg.cpm)
-      keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
-                                   cfg.cpm_max_rate, gen).to(model.device());
-
-    for (auto& p : params) p.tensor.mutable_grad().reset();
-    at::Tensor loss = model.loss(b, keep);
     const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
+    const StepScalars scalars{lr_factor, cfg.weight_decay_schedule.factor(progress),
+                              cfg.momentum.value(step, progress)};
     // Checked before any update, so a bad step never writes NaN into the weights or the state.
     auto refuse = [&](const char* what) {
       throw Error(std::string("training ") + what + " became non-finite at step " +
@@ -144,15 +145,30 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
                   "); the model is left as it was after the previous step. Lower the learning "
                   "rate or tighten clipping");
     };
-    const double l = loss.item<double>();
-    if (!std::isfinite(l)) refuse("loss");
-    loss.backward();
+    for (auto& p : params) p.tensor.mutable_grad().reset();
+    double l = 0;
+    for (int64_t micro = 0; micro < cfg.accumulate; ++micro) {
+      Batch b = data.sample(cfg.batch_size, cfg.context_length);
+      b.values = b.values.to(model.device());
+      b.observed = b.observed.to(model.device());
+      b.series_ids = b.series_ids.to(model.device());
+      at::Tensor keep;
+      if (cfg.cpm)
+        keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
+                                     cfg.cpm_max_rate, gen).to(model.device());
+      // Each micro-batch carries 1/accumulate of the step's mean loss.
+      at::Tensor loss = model.loss(b, keep) / static_cast<double>(cfg.accumulate);
+      const double part = loss.item<double>();
+      if (!std::isfinite(part)) refuse("loss");
+      loss.backward();
+      l += part;
+      window_series += b.values.size(0) * b.values.size(1);
+    }
     const double gnorm = clip_global_norm(params, cfg.clip);
     if (!std::isfinite(gnorm)) refuse("gradient norm");
-    opt.step(StepScalars{lr_factor});
+    opt.step(scalars);
     window_sum += l;
     ++window_n;
-    window_series += b.values.size(0) * b.values.size(1);
     result.steps = step + 1;
 
     if ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps) {

@@ -66,6 +66,10 @@ class Model {
   // Hidden states for a batch (exposed for tests and diagnostics).
   at::Tensor hidden(const Batch& batch, const at::Tensor& keep = {});
 
+  // RMS of every named activation (linear outputs, residual streams, head) on a batch, in
+  // forward order, without recording gradients: what a coordinate check measures.
+  std::vector<std::pair<std::string, double>> activation_rms(const Batch& batch);
+
   // Quantile forecasts in data units. values/observed: (B, V, T) with any T (left-padded to a
   // multiple of P). By default one forward pass over the context plus ceil(H/P) masked patches;
   // see ForecastOptions for block decoding.

@@ -1,31 +1,83 @@
 #pragma once
-// Building blocks shared by architectures and heads. Every multiplier comes from the active
-// parametrisation at construction, so a block reads like the paper and holds no SP/u-muP branch.
+// Building blocks shared by architectures and heads. Every multiplier and backward scale comes
+// from the active parametrisation at construction, so a block reads like the paper and holds no
+// SP/u-muP branch.
 #include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "orrery/param.h"
 
 namespace orrery {
 
-// y = multiplier * (x W^T + b), W: (fan_out, fan_in).
+// Identity in the forward pass; the gradient is multiplied by s in the backward pass
+// (u-muP's scale_bwd). Free when s == 1 or when no gradient is being recorded.
+at::Tensor scale_grad(const at::Tensor& x, double s);
+
+// u-muP's batch-dependent gradient scales need the global batch: the rows an op sees locally
+// times world size times gradient-accumulation steps. The trainer sets the multiplier for the
+// length of a run (1 outside one).
+int64_t global_batch_multiplier();
+class GlobalBatchScope {
+ public:
+  explicit GlobalBatchScope(int64_t multiplier);
+  ~GlobalBatchScope();
+  GlobalBatchScope(const GlobalBatchScope&) = delete;
+  GlobalBatchScope& operator=(const GlobalBatchScope&) = delete;
+ private:
+  int64_t saved_;
+};
+
+// While one is alive on this thread, named ops record the RMS of their outputs: coordinate
+// checks read every layer's activation scale without hooks in the architectures.
+class ActivationProbe {
+ public:
+  ActivationProbe();
+  ~ActivationProbe();
+  ActivationProbe(const ActivationProbe&) = delete;
+  ActivationProbe& operator=(const ActivationProbe&) = delete;
+  const std::vector<std::pair<std::string, double>>& values() const { return values_; }
+  // Called by ops; a no-op when no probe is active.
+  static void record(const std::string& name, const at::Tensor& x);
+ private:
+  std::vector<std::pair<std::string, double>> values_;
+  ActivationProbe* outer_;
+};
+
+// y = multiplier * (x W^T + b), W: (fan_out, fan_in), with the parametrisation's backward scales.
 struct Linear {
   at::Tensor weight, bias;  // bias undefined when absent
   double multiplier = 1.0;
+  std::string name;
   Linear() = default;
   Linear(ParamFactory& f, const std::string& name, int64_t fan_in, int64_t fan_out, Role role,
          bool with_bias, int depth = -1);
   at::Tensor operator()(const at::Tensor& x) const;
+ private:
+  const Parametrisation* param_ = nullptr;
+  ParamInfo info_;
 };
 
 // x / sqrt(mean(x^2) + eps) over the last dimension, without a gain (Toto 2.0's default).
 at::Tensor rms_norm(const at::Tensor& x, double eps);
 
-// a * branch + b * skip, with (a, b) from Parametrisation::residual_weights.
+// A residual branch x <- a * f(x) + b * x, with (a, b) from Parametrisation::residual_weights.
+// Under backward scaling it is u-muP's residual_split/residual_add pair: the same forward, but
+// the gradient into the branch's input carries the factor a instead of its output, so the
+// gradients inside the branch stay unit-scaled.
 struct Residual {
   double branch = 1.0, skip = 1.0;
+  std::string name;
   Residual() = default;
-  Residual(const Parametrisation& p, int index, int count);
-  at::Tensor operator()(const at::Tensor& h, const at::Tensor& skip_x) const;
+  Residual(ParamFactory& f, const std::string& name, int index, int count);
+  at::Tensor operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& f) const;
+  // a * h + b * skip_x for a branch whose input is not the skip (a residual MLP's projection).
+  at::Tensor add(const at::Tensor& h, const at::Tensor& skip_x) const;
+ private:
+  bool split_ = false;
 };
 
 // Residual MLP: out = residual(linear2(act(linear1(x))), skip_proj(x)). Toto 2.0 uses it as the

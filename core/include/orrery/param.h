@@ -32,6 +32,7 @@ struct ParamInfo {
   int64_t fan_out = 1;  // output features
   int depth = -1;       // index of the layer in the depth-scaled stack; -1 = outside it
   int stack_depth = 0;  // layers in that stack (u-muP scales learning rates by its -1/2 power)
+  int64_t width = 0;    // the model width (d_model) it was made at; 0 = not given (muP's width_mult)
   std::vector<int64_t> shape;
   Json to_json() const;
 };
@@ -59,6 +60,26 @@ class Parametrisation {
   virtual double activation_scale(const std::string& nonlinearity) const = 0;
   // Softmax scale of attention with head dimension d_head.
   virtual double attention_scale(int64_t d_head) const = 0;
+
+  // ---- backward scales (u-muP's scale_bwd) ----
+  // Whether the ops below replace the chain rule's gradients by explicit scales. When false
+  // (SP, muP) autograd is left alone and the other methods are not called.
+  virtual bool scales_backward() const { return false; }
+  // Factors the gradients of a linear map y = m (x W^T + b) get in place of the chain rule's m:
+  // dL/dx = input * g W and dL/dW = weight * g^T x (the bias like the weight). `global_rows`
+  // is the number of rows x has across the global batch (local x world size x accumulation).
+  struct LinearGrads { double input = 1, weight = 1; };
+  virtual LinearGrads linear_grads(const ParamInfo& weight, int64_t global_rows) const {
+    const double m = linear_multiplier(weight);
+    (void)global_rows;
+    return {m, m};
+  }
+  // Factor on the gradient of a gain applied elementwise to an activation of `global_numel`
+  // elements across the global batch.
+  virtual double gain_grad_scale(const ParamInfo& gain, int64_t global_numel) const {
+    (void)gain, (void)global_numel;
+    return 1.0;
+  }
 };
 
 // Creates parameters for an architecture or head, records their metadata, and applies the
@@ -78,6 +99,10 @@ class ParamFactory {
 
   // Parameters made with depth >= 0 from now on belong to a depth-scaled stack of `layers`.
   void set_stack_depth(int layers) { stack_depth_ = layers; }
+  // The model width every parameter made from now on records (muP's width multiplier).
+  void set_width(int64_t width) { width_ = width; }
+  // The full name `name` would get in the current scope.
+  std::string full_name(const std::string& name) const { return prefix_ + name; }
 
   // Scoped name prefixes: `auto s = factory.scope("layers.0");`
   class Scope {
@@ -102,6 +127,7 @@ class ParamFactory {
   at::TensorOptions opts_;
   std::string prefix_;
   int stack_depth_ = 0;
+  int64_t width_ = 0;
   std::vector<Param> params_;
 };
 

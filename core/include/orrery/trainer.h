@@ -19,6 +19,9 @@ struct TrainConfig {
   double clip = 1.0;          // global gradient-norm clip; 0 = off
   double max_seconds = 0;     // time budget; 0 = none
   Schedule schedule;
+  MomentumSchedule momentum;            // off unless given
+  WeightDecaySchedule weight_decay_schedule;
+  int64_t accumulate = 1;     // micro-batches of batch_size per optimizer step
   bool cpm = true;            // contiguous patch masking
   int64_t cpm_max_span = 16;  // c_max, in patches
   double cpm_max_rate = 0.4;  // p_max

@@ -16,14 +16,17 @@ class PatchMLP final : public Architecture {
       : d_(o["d_model"].get<int64_t>()), eps_(o["norm_eps"].get<double>()) {
     const int64_t L = o["num_layers"], hidden = d_ * o["hidden_mult"].get<int64_t>();
     ParamFactory& f = ctx.params;
+    f.set_width(d_);
     embed_ = ResidualMLP(f, "patch_proj", 2 * ctx.patch_size, 4 * d_, d_, Role::input, Role::hidden);
     act_scale_ = f.parametrisation().activation_scale("silu");
+    f.set_stack_depth(static_cast<int>(L));
     for (int i = 0; i < L; ++i) {
       auto scope = f.scope("layers." + std::to_string(i));
       blocks_.push_back({Linear(f, "fc1", d_, hidden, Role::hidden, true, i),
                          Linear(f, "fc2", hidden, d_, Role::hidden, true, i),
-                         Residual(f.parametrisation(), i, static_cast<int>(L))});
+                         Residual(f, "residual", i, static_cast<int>(L))});
     }
+    f.set_stack_depth(0);
   }
 
   int64_t d_model() const override { return d_; }
@@ -31,8 +34,10 @@ class PatchMLP final : public Architecture {
   at::Tensor forward(const PatchInput& in) override {
     at::Tensor x = embed_(in.tokens);
     for (const auto& b : blocks_) {
-      at::Tensor h = at::silu(b.fc1(rms_norm(x, eps_)));
-      x = b.residual(b.fc2(act_scale_ == 1.0 ? h : h * act_scale_), x);
+      x = b.residual(x, [&](const at::Tensor& in) {
+        at::Tensor h = at::silu(b.fc1(rms_norm(in, eps_)));
+        return b.fc2(act_scale_ == 1.0 ? h : h * act_scale_);
+      });
     }
     return rms_norm(x, eps_);
   }

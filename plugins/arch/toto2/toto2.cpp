@@ -80,6 +80,8 @@ struct TimePositions {
 struct Attention {
   Linear in_proj, out_proj;
   at::Tensor per_dim;  // PerDimScale p (d_head), undefined when off: q <- q * softplus(p)/ln 2
+  ParamInfo per_dim_info;
+  const Parametrisation* param = nullptr;
   int64_t heads = 1, d_head = 1, rope_dims = 0;
   double scale = 1, rope_base = 1e4, eps = 1e-4;
   bool xpos = false, qk_norm = false;
@@ -92,7 +94,12 @@ struct Attention {
     auto qkv = in_proj(x).unflatten(-1, {3, heads, d_head}).permute({2, 0, 3, 1, 4});  // 3,S,H,T,dh
     at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
     if (qk_norm) q = rms_norm(q, eps), k = rms_norm(k, eps);
-    if (per_dim.defined()) q = q * (at::softplus(per_dim) / std::log(2.0)).to(q.scalar_type());
+    if (per_dim.defined()) {
+      at::Tensor p = per_dim;  // a gain: batch-dependent gradient scale under u-muP
+      if (param->scales_backward())
+        p = scale_grad(p, param->gain_grad_scale(per_dim_info, q.numel() * global_batch_multiplier()));
+      q = q * (at::softplus(p) / std::log(2.0)).to(q.scalar_type());
+    }
     if (time && rope_dims > 0) {  // positions exist only along time
       q = rotary(q, time->pos, rope_dims, rope_base, xpos ? 1.0 : 0.0, time->centre);
       k = rotary(k, time->pos, rope_dims, rope_base, xpos ? -1.0 : 0.0, time->centre);
@@ -159,6 +166,7 @@ class Toto2 final : public Architecture {
     ParamFactory& f = ctx.params;
     const Parametrisation& p = f.parametrisation();
     const int branches = 2 * static_cast<int>(L);
+    f.set_width(d_);
 
     // Parameter names are those of the released model (toto2/model.py), so a Hugging Face
     // checkpoint loads by name.
@@ -171,14 +179,17 @@ class Toto2 final : public Architecture {
       Attention& a = layer.attn;
       a.in_proj = Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i);
       a.out_proj = Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i);
-      if (o["per_dim_scale"])
+      if (o["per_dim_scale"]) {
         a.per_dim = f.make("attn._pds.per_dim_scale", Role::gain, {dh}, dh, dh, i, ParamFactory::Init::zeros);
+        a.per_dim_info = f.params().back().info;
+      }
+      a.param = &p;
       a.heads = H, a.d_head = dh, a.rope_dims = rope_dims, a.rope_base = o["rope_base"];
       a.scale = p.attention_scale(dh), a.xpos = o["use_xpos"], a.qk_norm = o["qk_norm"], a.eps = eps_;
-      a.residual = Residual(p, 2 * i, branches);
+      a.residual = Residual(f, "attn.residual", 2 * i, branches);
       layer.ffn = SwiGLU{Linear(f, "ffn.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
                          Linear(f, "ffn.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
-                         Residual(p, 2 * i + 1, branches)};
+                         Residual(f, "ffn.residual", 2 * i + 1, branches)};
       layers_.push_back(std::move(layer));
     }
     f.set_stack_depth(0);
@@ -224,15 +235,17 @@ class Toto2 final : public Architecture {
       const Layer& l = layers_[i];
       if (l.variate) {  // (B*N, V, d): across variates at one patch
         at::Tensor xv = x.permute({0, 2, 1, 3}).reshape({B * N, V, d_});
-        xv = l.attn.residual(l.attn(rms_norm(xv, eps_), variate_mask, nullptr), xv);
+        xv = l.attn.residual(xv, [&](const at::Tensor& h) {
+          return l.attn(rms_norm(h, eps_), variate_mask, nullptr);
+        });
         x = xv.reshape({B, N, V, d_}).permute({0, 2, 1, 3});
       } else {  // (B*V, N, d): causal along time
         time.cache = cache ? &cache->layers[i] : nullptr;
         at::Tensor xt = x.reshape({B * V, N, d_});
-        xt = l.attn.residual(l.attn(rms_norm(xt, eps_), time_mask, &time), xt);
+        xt = l.attn.residual(xt, [&](const at::Tensor& h) { return l.attn(rms_norm(h, eps_), time_mask, &time); });
         x = xt.reshape({B, V, N, d_});
       }
-      x = l.ffn.residual(l.ffn(rms_norm(x, eps_)), x);
+      x = l.ffn.residual(x, [&](const at::Tensor& h) { return l.ffn(rms_norm(h, eps_)); });
     }
     if (cache) {
       if (commit > 0) cache->group.narrow(1, cached, commit).copy_(time_gid.narrow(1, 0, commit));

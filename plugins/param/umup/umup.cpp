@@ -7,10 +7,17 @@
 //   unit-scaled SiLU      1.76678 * silu(x)            (patch MLPs only)
 //   attention             softmax(q k^T / d_head)      (muP's 1/d, not 1/sqrt(d))
 //   residual branch i     tau/sqrt(1+tau^2) * f(x) + 1/sqrt(1+tau^2) * x, tau from the rule below
+// Backward scales (scale_bwd, dd-unit-scaling's world-size-aware form), with B the rows of the
+// global batch = local rows x world size x accumulation steps:
+//   hidden/input linear   dL/dx x fan_in^-1/2 (constrained to the forward scale), dL/dW x B^-1/2
+//   readout linear        dL/dx x fan_out^-1/2 (unconstrained),                  dL/dW x B^-1/2
+//   gains                 dL/dg x sqrt(D / global elements)
+//   residual branches     the branch weight moves from the branch's output to its input's gradient
 // Learning-rate multipliers follow unit_scaling's Adam rule (weights fan_in^-1/2, everything in a
 // depth-scaled stack of L layers L^-1/2) and DataDog's Muon-family rule (depth only).
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "orrery/plugin.h"
@@ -24,7 +31,8 @@ double logint(double a, double lo, double hi) { return std::exp(a * std::log(hi)
 class UnitScaledMuP final : public Parametrisation {
  public:
   explicit UnitScaledMuP(const Json& o)
-      : residual_mult_(o["residual_mult"]), residual_attn_ratio_(o["residual_attn_ratio"]) {}
+      : residual_mult_(o["residual_mult"]), residual_attn_ratio_(o["residual_attn_ratio"]),
+        backward_(o["backward_scales"]) {}
 
   std::string name() const override { return "umup"; }
 
@@ -72,8 +80,23 @@ class UnitScaledMuP final : public Parametrisation {
 
   double attention_scale(int64_t d_head) const override { return 1.0 / static_cast<double>(d_head); }
 
+  bool scales_backward() const override { return backward_; }
+
+  LinearGrads linear_grads(const ParamInfo& w, int64_t global_rows) const override {
+    const double weight = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(global_rows, 1)));
+    // A readout maps to a few outputs: its gradient into x is summed over fan_out of them.
+    if (w.role == Role::readout) return {1.0 / std::sqrt(static_cast<double>(w.fan_out)), weight};
+    return {linear_multiplier(w), weight};
+  }
+
+  double gain_grad_scale(const ParamInfo& g, int64_t global_numel) const override {
+    const double d = static_cast<double>(g.shape.empty() ? 1 : g.shape.back());
+    return std::sqrt(d / static_cast<double>(std::max<int64_t>(global_numel, 1)));
+  }
+
  private:
   double residual_mult_, residual_attn_ratio_;
+  bool backward_;
 };
 
 OptionSchema schema() {
@@ -83,7 +106,9 @@ OptionSchema schema() {
       .number("residual_attn_ratio", std::sqrt(128.0 / std::log(128.0)),
               "attention:MLP branch ratio; Toto 2.0 uses sqrt(S/ln S) with S = 128 trained "
               "patches (5.13622) to balance its unscaled attention; 1 for unit-scaled attention",
-              0.0);
+              0.0)
+      .boolean("backward_scales", true,
+               "unit-scale gradients (scale_bwd); false keeps autograd's chain rule for ablations");
 }
 
 std::unique_ptr<Parametrisation> make(const Json& o) { return std::make_unique<UnitScaledMuP>(o); }

@@ -1,0 +1,56 @@
+#pragma once
+// Routing a model's parameters to several optimizers by their metadata, e.g. Toto 2.0's split
+// (matrices inside the stack to NorMuon; input/output projections, biases and gains to AdamW)
+// or nanochat's groups with their own learning rates. One step call steps every group.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orrery/model.h"
+#include "orrery/optimizer.h"
+
+namespace orrery {
+class Registry;
+
+// Which parameters a group takes. Every given criterion must hold; none given = all the rest.
+struct ParamSelector {
+  std::vector<Role> roles;          // any of these roles
+  std::vector<std::string> names;   // any of these globs ('*' = any run of characters)
+  std::optional<bool> stack;        // inside (true) or outside (false) the depth-scaled stack
+  bool matches(const ParamInfo& info) const;
+  static ParamSelector from_json(const Json& j, const std::string& what);
+  Json to_json() const;
+};
+
+struct OptimizerGroup {
+  PluginSpec optimizer;
+  ParamSelector params;
+};
+
+// Groups from JSON: one plugin spec {"name", "options"}, or a list of them with a "params"
+// selector each. Errors name the group.
+std::vector<OptimizerGroup> optimizer_groups_from_json(const Json& j);
+
+class RoutedOptimizer final : public Optimizer {
+ public:
+  // Each parameter goes to the first group whose selector matches. A parameter no group takes,
+  // or a group that takes nothing, is an error naming it.
+  RoutedOptimizer(const Registry& registry, const std::vector<OptimizerGroup>& groups,
+                  std::vector<Param>& params, const Parametrisation& param);
+  void step(const StepScalars& s) override;
+  double base_lr() const override;  // the first group's
+  // Which optimizer took which parameters: [{optimizer, tensors, parameters, names}].
+  Json describe() const;
+
+ private:
+  struct Routed {
+    OptimizerGroup group;
+    std::vector<std::string> names;
+    int64_t numel = 0;
+    std::unique_ptr<Optimizer> optimizer;
+  };
+  std::vector<Routed> routed_;
+};
+
+}  // namespace orrery
