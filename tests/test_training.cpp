@@ -3,6 +3,7 @@
 #include "orrery/data_source.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/optimizer.h"
+#include "orrery/routed_optimizer.h"
 #include "orrery/trainer.h"
 #include "support.h"
 
@@ -127,4 +128,79 @@ TEST_CASE("targets without anchor statistics are not scored") {
   INFO("masked " << masked << " plain " << plain);
   CHECK(masked < 3 * plain + 1);
   CHECK(masked < 5.0);
+}
+
+TEST_CASE("a routed optimizer sends each parameter to the first group that matches") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto groups = orrery::optimizer_groups_from_json(Json::array({
+      {{"name", "adamw"}, {"options", {{"lr", 0.0}}}, {"params", {{"role", "hidden"}, {"stack", true}}}},
+      {{"name", "adamw"}, {"options", {{"lr", 1e-2}}}}}));
+  orrery::RoutedOptimizer opt(reg, groups, model->params(), model->parametrisation());
+  auto routing = opt.describe();
+  REQUIRE(routing.size() == 2);
+  int64_t hidden_in_stack = 0;
+  for (const auto& p : model->params())
+    hidden_in_stack += p.info.role == orrery::Role::hidden && p.info.stack_depth > 0;
+  CHECK(routing[0]["tensors"].get<int64_t>() == hidden_in_stack);
+  CHECK(routing[0]["tensors"].get<int64_t>() + routing[1]["tensors"].get<int64_t>() ==
+        static_cast<int64_t>(model->params().size()));
+
+  std::vector<at::Tensor> before;
+  for (const auto& p : model->params()) before.push_back(p.tensor.detach().clone());
+  auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{});
+  model->loss(data->sample(4, 128)).backward();
+  opt.step(orrery::StepScalars{});
+  for (size_t i = 0; i < before.size(); ++i) {
+    const auto& p = model->params()[i];
+    INFO(p.info.name);
+    const bool frozen = p.info.role == orrery::Role::hidden && p.info.stack_depth > 0;  // lr 0
+    CHECK(at::equal(before[i], p.tensor.detach()) == frozen);
+  }
+}
+
+TEST_CASE("routing errors name the parameter or the group") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto only_hidden = orrery::optimizer_groups_from_json(Json::array({
+      {{"name", "adamw"}, {"params", {{"role", "hidden"}}}}}));
+  CHECK_THROWS_WITH(orrery::RoutedOptimizer(reg, only_hidden, model->params(), model->parametrisation()),
+                    Catch::Contains("matches no optimizer group") && Catch::Contains("patch_proj.linear1.weight"));
+  auto empty = orrery::optimizer_groups_from_json(Json::array({
+      {{"name", "adamw"}}, {{"name", "adamw"}, {"params", {{"name", "*.weight"}}}}}));
+  CHECK_THROWS_WITH(orrery::RoutedOptimizer(reg, empty, model->params(), model->parametrisation()),
+                    Catch::Contains("optimizer group 2 (adamw) matches no parameter"));
+  CHECK_THROWS_WITH(orrery::optimizer_groups_from_json(Json::array({{{"name", "adamw"}, {"params", {{"role", "hiden"}}}}})),
+                    Catch::Contains("unknown role 'hiden'"));
+  CHECK_THROWS_WITH(orrery::optimizer_groups_from_json(Json::array({{{"name", "adamw"}, {"params", {{"rolle", "hidden"}}}}})),
+                    Catch::Contains("unknown selector 'rolle'"));
+}
+
+TEST_CASE("gradient accumulation draws accumulate micro-batches per step and averages their loss") {
+  auto& reg = orrery::Registry::global();
+  // Records every batch it hands out, so the test can recompute the step's loss.
+  struct Recording : orrery::DataSource {
+    std::unique_ptr<orrery::DataSource> inner;
+    std::vector<orrery::Batch> batches;
+    orrery::Batch sample(int64_t b, int64_t len) override {
+      batches.push_back(inner->sample(b, len));
+      return batches.back();
+    }
+  } data;
+  data.inner = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{});
+  auto model = test::tiny_model();
+  auto reference = test::tiny_model();  // the same weights: the loss before the first update
+  auto opt = reg.create<PluginKind::optimizer>("adamw", Json{{"lr", 3e-3}}, model->params(), model->parametrisation());
+  auto cfg = orrery::TrainConfig::from_json({{"steps", 1}, {"batch_size", 4}, {"accumulate", 3},
+                                             {"context_length", 128}, {"cpm", false}, {"quiet", true}});
+  orrery::MetricsBus bus;
+  auto r = orrery::train(*model, data, *opt, cfg, bus);
+  REQUIRE(data.batches.size() == 3);
+  double mean = 0;
+  for (const auto& b : data.batches) {
+    CHECK(b.values.size(0) == 4);
+    mean += reference->loss(b).item<double>() / 3;
+  }
+  CHECK(r.final_loss == Approx(mean).epsilon(1e-5));
+  CHECK_THROWS_WITH(orrery::TrainConfig::from_json({{"accumulate", 0}}), Catch::Contains("'accumulate' must be >= 1"));
 }

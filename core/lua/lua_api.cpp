@@ -357,6 +357,13 @@ int l_evaluate(lua_State* L) {
   return 1;
 }
 
+// orrery.experiment_dir(name [, runs_dir]): a fresh folder for an experiment's runs and results.
+int l_experiment_dir(lua_State* L) {
+  const std::string dir = claim_run_dir(luaL_optstring(L, 2, "runs"), luaL_checkstring(L, 1));
+  lua_pushstring(L, dir.c_str());
+  return 1;
+}
+
 int l_write_json(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
   write_json_file(path, lua_to_json(L, 2, "orrery.write_json value"));
@@ -557,7 +564,8 @@ void open_orrery_api(lua_State* L, Registry& registry) {
       {"load", ORRERY_LUA(l_load)},
       {"data", ORRERY_LUA(l_data)},           {"train", ORRERY_LUA(l_train)},
       {"read_csv", ORRERY_LUA(l_read_csv)},   {"evaluate", ORRERY_LUA(l_evaluate)},
-      {"write_json", ORRERY_LUA(l_write_json)}, {nullptr, nullptr}};
+      {"write_json", ORRERY_LUA(l_write_json)},
+      {"experiment_dir", ORRERY_LUA(l_experiment_dir)}, {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, api, 0);
   lua_pushstring(L, "0.1.0");

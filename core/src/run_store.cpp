@@ -13,7 +13,7 @@ void write_json_file(const std::string& path, const Json& j) {
   write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
 }
 
-RunStore::RunStore(const std::string& runs_dir, const std::string& name, const Json& config) {
+std::string claim_run_dir(const std::string& runs_dir, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
     throw Error("run name '" + name + "' must be a plain folder name");
   std::error_code ec;
@@ -22,12 +22,13 @@ RunStore::RunStore(const std::string& runs_dir, const std::string& name, const J
   // Claim a fresh folder: create_directory fails if it exists, so concurrent runs never share.
   for (int i = 0;; ++i) {
     fs::path p = fs::path(runs_dir) / (i ? name + "-" + std::to_string(i) : name);
-    if (fs::create_directory(p, ec)) {
-      dir_ = p.string();
-      break;
-    }
+    if (fs::create_directory(p, ec)) return p.string();
     if (ec) throw Error("cannot create run folder " + p.string() + ": " + ec.message());
   }
+}
+
+RunStore::RunStore(const std::string& runs_dir, const std::string& name, const Json& config)
+    : dir_(claim_run_dir(runs_dir, name)) {
   write_json_file(dir_ + "/config.json", config);
   metrics_.open(dir_ + "/metrics.jsonl", std::ios::app);
   if (!metrics_) throw Error("cannot open " + dir_ + "/metrics.jsonl");

@@ -22,6 +22,9 @@ class RunStore {
   std::ofstream metrics_;
 };
 
+// Creates and returns a fresh folder runs_dir/name, or runs_dir/name-1, -2, ... when taken.
+std::string claim_run_dir(const std::string& runs_dir, const std::string& name);
+
 // Writes `j` to `path` atomically (temporary file + rename).
 void write_json_file(const std::string& path, const Json& j);
 
