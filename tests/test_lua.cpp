@@ -119,12 +119,13 @@ TEST_CASE("the REPL prints expressions, continues multi-line input and survives 
 TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
   auto table = test::run_command(orrery_cmd("plugins"));
   CHECK(table.status == 0);
-  for (auto name : {"toto2", "mlp", "quantile", "point", "studentt_mixture", "adamw", "sp", "umup", "synthetic"})
+  for (auto name : {"toto2", "mlp", "quantile", "point", "studentt_mixture", "adamw", "sgd", "muon",
+                    "normuon", "dion2", "sp", "umup", "synthetic"})
     CHECK(table.output.find(name) != std::string::npos);
   auto json = test::run_command(orrery_cmd("plugins --json"));
   REQUIRE(json.status == 0);
   auto arr = orrery::Json::parse(json.output);
-  CHECK(arr.size() == 10);
+  CHECK(arr.size() == 14);
   for (const auto& p : arr)
     for (auto key : {"kind", "name", "version", "description", "options"}) CHECK(p.contains(key));
 }

@@ -27,13 +27,16 @@ class AdamW final : public orrery::Optimizer {
   void step(const orrery::StepScalars& sc) override {
     at::NoGradGuard no_grad;
     ++t_;
-    const double bc1 = 1.0 - std::pow(beta1_, t_);
+    // m is a weighted sum of past gradients with total weight 1 - prod(beta1 of each step):
+    // with a scheduled beta1 (momentum warmup) that product, not beta1^t, debiases it.
+    const double beta1 = sc.momentum >= 0 ? sc.momentum : beta1_;
+    beta1_prod_ *= beta1;
+    const double bc1 = 1.0 - beta1_prod_;
     const double bc2 = 1.0 - std::pow(beta2_, t_);
     for (auto& s : slots_) {
       const at::Tensor& g = s.param.grad();
       if (!g.defined()) continue;
       const double lr = lr_ * sc.lr_factor * s.lr_mult;
-      const double beta1 = sc.momentum >= 0 ? sc.momentum : beta1_;
       if (s.decays && weight_decay_ != 0) s.param.mul_(1.0 - lr * weight_decay_ * sc.wd_factor);
       s.m.mul_(beta1).add_(g, 1.0 - beta1);
       s.v.mul_(beta2_).addcmul_(g, g, 1.0 - beta2_);
@@ -52,6 +55,7 @@ class AdamW final : public orrery::Optimizer {
   };
   double lr_, beta1_, beta2_, eps_, weight_decay_;
   int64_t t_ = 0;
+  double beta1_prod_ = 1.0;
   std::vector<Slot> slots_;
 };
 

@@ -1,0 +1,71 @@
+#pragma once
+// Matrix maths shared by the Muon-family optimizer plugins (muon, normuon, dion2): the
+// approximate orthogonalisers (Newton-Schulz quintic, Polar Express), the shape-dependent
+// update scales, NorMuon's per-row normalisation and cautious weight decay. Formulas and
+// constants: docs reference "optimizers and parametrisations" sections 1-5.
+// A weight is W in R^{fan_out x fan_in} (PyTorch (out, in)), so rows = fan_out.
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+#include "orrery/param.h"
+
+namespace orrery {
+
+// X ~ U S' V^T with S' roughly in [0.5, 1.5]: Keller Jordan's quintic (3.4445, -4.7750, 2.0315)
+// iterated `steps` times on G/(||G||_F + 1e-7). G is 2-D. The iteration runs in `dtype`
+// (bf16 on GPUs, float32 by default); the result has G's dtype and shape.
+at::Tensor newton_schulz5(const at::Tensor& G, int steps = 5,
+                          at::ScalarType dtype = at::ScalarType::Float);
+
+// X ~ U V^T with singular values close to 1: the 5 Polar Express steps (Amsel et al.; the tuples
+// of modded-nanogpt, nanochat and microsoft/dion). G is 2-D; result in G's dtype and shape.
+at::Tensor polar_express(const at::Tensor& G, at::ScalarType dtype = at::ScalarType::Float);
+
+enum class Orthogonaliser { polar_express, newton_schulz };
+// "polar_express" or "newton_schulz"; anything else throws orrery::Error.
+Orthogonaliser parse_orthogonaliser(const std::string& name);
+
+// Either orthogonaliser on a >= 2-D tensor: more than 2 dimensions (conv filters) are flattened
+// to (size(0), -1) and the result is reshaped back.
+at::Tensor orthogonalise(const at::Tensor& G, Orthogonaliser which,
+                         at::ScalarType dtype = at::ScalarType::Float);
+
+// The dtype the orthogonaliser runs in for a tensor on `device`: "float32", "bfloat16", or
+// "auto" = bfloat16 on CUDA (what every reference implementation does) and float32 elsewhere
+// (bf16 matmuls on CPU are slow and buy nothing).
+at::ScalarType orthogonalise_dtype(const std::string& choice, const at::Device& device);
+
+// How the orthogonalised update is scaled by the matrix shape (reference section 1.4).
+enum class ShapeScale {
+  keller,     // max(1, rows/cols)^0.5            (KellerJordan/Muon, nanochat)
+  spectral,   // sqrt(rows/cols)                   (microsoft/dion "spectral_norm", arXiv 2310.17813)
+  rms_match,  // 0.2 * sqrt(max(rows, cols))       (Moonlight: update RMS ~ 0.2 like AdamW)
+  none,       // 1
+};
+// "keller", "spectral", "rms" or "none"; anything else throws orrery::Error.
+ShapeScale parse_shape_scale(const std::string& name);
+double shape_scale(ShapeScale s, int64_t rows, int64_t cols);
+
+// NorMuon's neuron-wise normalisation of an orthogonalised update O (2-D), in place; official
+// zichongli5/NorMuon form (reference section 3.1):
+//   n0 = ||O||_F;  v = lerp(v, mean(O*O, dim, keepdim), 1 - beta2);  O /= sqrt(v) + eps;
+//   O *= n0 / (||O||_F + eps)
+// so every row (dim = -1, v of shape (rows, 1)) gets the same running RMS while the update
+// keeps Muon's Frobenius norm. dim = -2 normalises columns instead (v of shape (1, cols)), which
+// nanochat uses for wide matrices, whose rows are already orthonormal.
+void normuon_normalise_(at::Tensor& O, at::Tensor& v, double beta2, double eps, int64_t dim = -1);
+
+// Cautious weight decay, in place: p -= decay * p * mask with mask = (update * p >= 0).
+// Convention: `update` is the direction that will be SUBTRACTED (p -= lr * update), so the mask
+// keeps decay where the update also pulls p towards zero (or is zero), as nanochat and
+// modded-nanogpt do; where the update pushes p away from zero the weight is left alone.
+// `decay` is the whole factor, e.g. lr * weight_decay.
+void cautious_weight_decay_(at::Tensor& p, const at::Tensor& update, double decay);
+
+// Muon-family optimizers update matrices only. Throws orrery::Error naming the parameter and
+// `optimizer` when `p` has fewer than 2 dimensions (biases and gains belong to AdamW).
+void require_matrix_param(const Param& p, const std::string& optimizer);
+
+}  // namespace orrery

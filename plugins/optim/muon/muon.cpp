@@ -1,0 +1,87 @@
+// Muon (Jordan et al., KellerJordan/Muon:muon.py, `muon_update`): momentum, then an approximate
+// orthogonalisation of the update direction, then a shape-dependent scale:
+//   m <- lerp(m, g, 1 - beta);  u = lerp(g, m, beta) if nesterov else m   (EMA form)
+//   O = NS5(u) (or Polar Express);  p *= 1 - lr*wd;  p -= lr * scale(rows, cols) * O
+// with scale = max(1, rows/cols)^0.5 by default (rows = fan_out; >2-D tensors act as
+// (size(0), -1) matrices). The per-parameter learning rate is base_lr * schedule factor * the
+// parametrisation's Muon-family multiplier. Matrices only: vectors belong to AdamW.
+#include <ATen/ATen.h>
+
+#include "orrery/orthogonalise.h"
+#include "orrery/plugin.h"
+
+namespace {
+
+class Muon final : public orrery::Optimizer {
+ public:
+  Muon(const orrery::Json& o, std::vector<orrery::Param>& params,
+       const orrery::Parametrisation& param)
+      : lr_(o["lr"]), momentum_(o["momentum"]), weight_decay_(o["weight_decay"]),
+        nesterov_(o["nesterov"]),
+        which_(orrery::parse_orthogonaliser(o["orthogonaliser"].get<std::string>())) {
+    const auto scale = orrery::parse_shape_scale(o["adjust_lr"].get<std::string>());
+    const auto dtype = o["ortho_dtype"].get<std::string>();
+    for (auto& p : params) {
+      orrery::require_matrix_param(p, "muon");
+      const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
+      slots_.push_back({p.tensor, at::zeros_like(p.tensor),
+                        param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
+                        orrery::shape_scale(scale, rows, cols),
+                        orrery::orthogonalise_dtype(dtype, p.tensor.device())});
+    }
+  }
+
+  void step(const orrery::StepScalars& sc) override {
+    at::NoGradGuard no_grad;
+    const double beta = sc.momentum >= 0 ? sc.momentum : momentum_;
+    for (auto& s : slots_) {
+      const at::Tensor& g = s.param.grad();
+      if (!g.defined()) continue;
+      const double lr = lr_ * sc.lr_factor * s.lr_mult;
+      s.m.lerp_(g, 1.0 - beta);
+      const at::Tensor u = nesterov_ ? g.lerp(s.m, beta) : s.m;
+      const at::Tensor O = orrery::orthogonalise(u, which_, s.dtype);
+      if (weight_decay_ != 0) s.param.mul_(1.0 - lr * weight_decay_ * sc.wd_factor);
+      s.param.sub_(O, lr * s.scale);
+    }
+  }
+
+  double base_lr() const override { return lr_; }
+
+ private:
+  struct Slot {
+    at::Tensor param, m;
+    double lr_mult, scale;
+    at::ScalarType dtype;
+  };
+  double lr_, momentum_, weight_decay_;
+  bool nesterov_;
+  orrery::Orthogonaliser which_;
+  std::vector<Slot> slots_;
+};
+
+orrery::OptionSchema schema() {
+  return orrery::OptionSchema{}
+      .number("lr", 0.02, "base learning rate (in units of spectral norm per update)", 0.0)
+      .number("momentum", 0.95, "EMA momentum", 0.0, 1.0)
+      .boolean("nesterov", true, "Nesterov look-ahead: orthogonalise lerp(g, m, momentum)")
+      .number("weight_decay", 0.0, "decoupled weight decay (multiplied by the learning rate)", 0.0)
+      .string("orthogonaliser", "newton_schulz", "Keller's NS5 quintic or Polar Express",
+              {"newton_schulz", "polar_express"})
+      .string("adjust_lr", "keller",
+              "update scale by shape: max(1, out/in)^0.5, sqrt(out/in), 0.2*sqrt(max), or 1",
+              {"keller", "spectral", "rms", "none"})
+      .string("ortho_dtype", "auto", "dtype of the orthogonaliser (auto: bfloat16 on CUDA)",
+              {"auto", "float32", "bfloat16"});
+}
+
+std::unique_ptr<orrery::Optimizer> make(const orrery::Json& o, std::vector<orrery::Param>& params,
+                                        const orrery::Parametrisation& param) {
+  return std::make_unique<Muon>(o, params, param);
+}
+
+}  // namespace
+
+ORRERY_PLUGIN(optimizer, "muon", "1.0.0",
+              "Muon: orthogonalised Nesterov momentum for matrices (Newton-Schulz or Polar Express)",
+              schema, make)

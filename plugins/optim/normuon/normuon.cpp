@@ -1,0 +1,107 @@
+// NorMuon (Li et al., arXiv 2510.05491; official zichongli5/NorMuon:normuon.py, `normuon_update`):
+// Muon whose orthogonalised update gets a per-neuron (row) second-moment normalisation that keeps
+// the update's Frobenius norm:
+//   m <- lerp(m, g, 1 - beta);  u = lerp(g, m, beta) if nesterov else m
+//   O = PE(u) (or NS5);  n0 = ||O||_F
+//   v <- lerp(v, mean(O*O, dim=-1), 1 - beta2);  O /= sqrt(v) + eps;  O *= n0 / ||O||_F
+//   O *= scale(rows, cols);  cautious weight decay of p by lr*wd;  p -= lr * O
+// Defaults follow DataDog's dd_unit_scaling wrapper: Polar Express, scale sqrt(fan_out/fan_in)
+// ("spectral_norm"), cautious weight decay (mask = (O * p) >= 0).
+#include <ATen/ATen.h>
+
+#include "orrery/orthogonalise.h"
+#include "orrery/plugin.h"
+
+namespace {
+
+class NorMuon final : public orrery::Optimizer {
+ public:
+  NorMuon(const orrery::Json& o, std::vector<orrery::Param>& params,
+          const orrery::Parametrisation& param)
+      : lr_(o["lr"]), momentum_(o["momentum"]), beta2_(o["beta2"]), eps_(o["eps"]),
+        weight_decay_(o["weight_decay"]), nesterov_(o["nesterov"]), cautious_(o["cautious_wd"]),
+        which_(orrery::parse_orthogonaliser(o["orthogonaliser"].get<std::string>())) {
+    const auto scale = orrery::parse_shape_scale(o["adjust_lr"].get<std::string>());
+    const auto dtype = o["ortho_dtype"].get<std::string>();
+    const bool longer = o["normalise_axis"].get<std::string>() == "longer";
+    for (auto& p : params) {
+      orrery::require_matrix_param(p, "normuon");
+      const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
+      // nanochat's "longer" axis normalises columns of wide matrices, whose rows O ~ U V^T
+      // already has orthonormal; the official code always normalises rows.
+      const int64_t dim = longer && rows < cols ? -2 : -1;
+      const auto v_shape = dim == -1 ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{1, cols};
+      slots_.push_back({p.tensor, at::zeros_like(p.tensor), at::zeros(v_shape, p.tensor.options()),
+                        param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
+                        orrery::shape_scale(scale, rows, cols),
+                        orrery::orthogonalise_dtype(dtype, p.tensor.device()), rows, cols, dim});
+    }
+  }
+
+  void step(const orrery::StepScalars& sc) override {
+    at::NoGradGuard no_grad;
+    const double beta = sc.momentum >= 0 ? sc.momentum : momentum_;
+    for (auto& s : slots_) {
+      const at::Tensor& g = s.param.grad();
+      if (!g.defined()) continue;
+      const double lr = lr_ * sc.lr_factor * s.lr_mult;
+      s.m.lerp_(g, 1.0 - beta);
+      const at::Tensor u = nesterov_ ? g.lerp(s.m, beta) : s.m;
+      at::Tensor O = orrery::orthogonalise(u, which_, s.dtype).to(s.v.scalar_type());
+      at::Tensor O2 = O.view({s.rows, s.cols});  // >2-D: normalise the (out, -1) matrix in place
+      orrery::normuon_normalise_(O2, s.v, beta2_, eps_, s.dim);
+      O.mul_(s.scale);
+      const double decay = lr * weight_decay_ * sc.wd_factor;
+      if (cautious_) orrery::cautious_weight_decay_(s.param, O, decay);
+      else if (decay != 0) s.param.mul_(1.0 - decay);
+      s.param.sub_(O, lr);
+    }
+  }
+
+  double base_lr() const override { return lr_; }
+
+ private:
+  struct Slot {
+    at::Tensor param, m, v;
+    double lr_mult, scale;
+    at::ScalarType dtype;
+    int64_t rows, cols, dim;
+  };
+  double lr_, momentum_, beta2_, eps_, weight_decay_;
+  bool nesterov_, cautious_;
+  orrery::Orthogonaliser which_;
+  std::vector<Slot> slots_;
+};
+
+orrery::OptionSchema schema() {
+  return orrery::OptionSchema{}
+      .number("lr", 0.02, "base learning rate", 0.0)
+      .number("momentum", 0.95, "EMA momentum", 0.0, 1.0)
+      .number("beta2", 0.95, "decay of the per-row second moment of the orthogonalised update",
+              0.0, 1.0)
+      .boolean("nesterov", true, "Nesterov look-ahead: orthogonalise lerp(g, m, momentum)")
+      .number("eps", 1e-10, "epsilon of the normalisation", 0.0)
+      .number("weight_decay", 0.0, "weight decay (multiplied by the learning rate)", 0.0)
+      .boolean("cautious_wd", true, "decay only where the update also moves the weight to zero")
+      .string("orthogonaliser", "polar_express", "Polar Express or Keller's NS5 quintic",
+              {"polar_express", "newton_schulz"})
+      .string("adjust_lr", "spectral",
+              "update scale by shape: sqrt(out/in), max(1, out/in)^0.5, 0.2*sqrt(max), or 1",
+              {"spectral", "keller", "rms", "none"})
+      .string("normalise_axis", "row",
+              "row: per output neuron (official); longer: columns of wide matrices (nanochat)",
+              {"row", "longer"})
+      .string("ortho_dtype", "auto", "dtype of the orthogonaliser (auto: bfloat16 on CUDA)",
+              {"auto", "float32", "bfloat16"});
+}
+
+std::unique_ptr<orrery::Optimizer> make(const orrery::Json& o, std::vector<orrery::Param>& params,
+                                        const orrery::Parametrisation& param) {
+  return std::make_unique<NorMuon>(o, params, param);
+}
+
+}  // namespace
+
+ORRERY_PLUGIN(optimizer, "normuon", "1.0.0",
+              "NorMuon: Muon with per-neuron normalisation of the orthogonalised update", schema,
+              make)
