@@ -120,7 +120,7 @@ TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
   auto table = test::run_command(orrery_cmd("plugins"));
   CHECK(table.status == 0);
   for (auto name : {"toto2", "mlp", "quantile", "point", "studentt_mixture", "adamw", "sgd", "muon",
-                    "normuon", "dion2", "sp", "umup", "synthetic"})
+                    "normuon", "dion2", "sp", "mup", "umup", "synthetic"})
     CHECK(table.output.find(name) != std::string::npos);
   auto json = test::run_command(orrery_cmd("plugins --json"));
   REQUIRE(json.status == 0);
