@@ -49,7 +49,7 @@ for _, c in ipairs(contenders) do
     io.write(string.format("\r%-8s seed %d: final loss %.4f in %.0f s   ", c.name, seed, run.final_loss, run.seconds))
     io.flush()
   end
-  results.contenders[#results.contenders + 1] = {name = c.name, optimizer = c.optimizer, curve = curve,
+  results.contenders[#results.contenders + 1] = {name = c.name, curve = curve,
                                                  final_loss = final, seconds = seconds}
 end
 print()
