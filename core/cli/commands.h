@@ -11,5 +11,7 @@ bool wants_help(const std::vector<std::string>& args);
 int64_t parse_whole_number(const std::string& flag, const std::string& value);
 
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_ui(const std::vector<std::string>& args);    // ui/cli/ui_commands.cpp
+int cmd_plot(const std::vector<std::string>& args);
 
 }  // namespace orrery

@@ -48,6 +48,8 @@ const char* kUsage =
     "  forecast --model M --input CSV --horizon H [--out CSV]\n"
     "                                   quantile forecasts of every series in a CSV\n"
     "  bench forecast [options]         latency of one forecast of a Toto 2.0 preset\n"
+    "  ui [RUNS_DIR | SCRIPT.lua]       the live dashboard (loss, forecasts, LR transfer)\n"
+    "  plot RUN_DIR [--out DIR]         the dashboard's views as SVG files\n"
     "  version                          print the version\n"
     "\n"
     "Plugins load from lib/orrery-plugins beside liborrery_core and from the folders in\n"
@@ -183,6 +185,8 @@ int main(int argc, char** argv) {
     if (cmd == "repl") return cmd_repl(args);
     if (cmd == "forecast") return cmd_forecast(args);
     if (cmd == "bench") return cmd_bench(args);
+    if (cmd == "ui") return cmd_ui(args);
+    if (cmd == "plot") return cmd_plot(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
     std::fprintf(stderr, "orrery: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -5,7 +5,14 @@
 
 #include <ATen/ATen.h>
 
+#include <dlfcn.h>
+#include <spawn.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -20,6 +27,8 @@
 #include "orrery/routed_optimizer.h"
 #include "orrery/run_store.h"
 #include "orrery/trainer.h"
+#include "views/svg_report.h"
+#include "runs/run_watcher.h"
 
 namespace orrery {
 namespace {
@@ -364,6 +373,68 @@ int l_experiment_dir(lua_State* L) {
   return 1;
 }
 
+// orrery.plot(dir [, out]): the dashboard's views as SVG files (ui/views/svg_report.h).
+int l_plot(lua_State* L) {
+  const std::string dir = luaL_checkstring(L, 1);
+  const std::string out = luaL_optstring(L, 2, (std::filesystem::path(dir) / "plots").c_str());
+  if (!std::filesystem::is_directory(dir)) throw Error("orrery.plot: no folder '" + dir + "'");
+  ui::RunWatcher watcher(dir);
+  watcher.poll();
+  push_json(L, ui::write_svg_report(*watcher.snapshot(), out));
+  return 1;
+}
+
+// The `orrery` program beside this library (bin/ next to lib/), for orrery.ui.
+std::string orrery_program() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&orrery_program), &info) && info.dli_fname) {
+    const auto p = std::filesystem::path(info.dli_fname).parent_path().parent_path() / "bin" / "orrery";
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  throw Error("orrery.ui: cannot find the orrery program beside liborrery_core");
+}
+
+// orrery.ui([runs_dir]) or orrery.ui{runs_dir=, view=, filter=, screenshot=, after=}: opens the
+// dashboard as its own process, so the session stays free. With a screenshot it waits for it.
+int l_ui(lua_State* L) {
+  std::vector<std::string> argv = {orrery_program(), "ui"};
+  std::string runs_dir = "runs";
+  bool wait = false;
+  if (lua_istable(L, 1)) {
+    check_fields(L, 1, "orrery.ui", {"runs_dir", "view", "filter", "screenshot", "after", "layout"});
+    if (field(L, 1, "runs_dir")) runs_dir = luaL_checkstring(L, -1), lua_pop(L, 1);
+    for (const char* k : {"view", "filter", "screenshot", "after", "layout"})
+      if (field(L, 1, k)) {
+        argv.push_back(std::string("--") + k);
+        argv.push_back(luaL_tolstring(L, -1, nullptr));
+        lua_pop(L, 2);
+        wait |= std::string(k) == "screenshot";
+      }
+  } else {
+    runs_dir = luaL_optstring(L, 1, "runs");
+  }
+  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
+    throw Error("orrery.ui: no display (DISPLAY is not set); orrery.plot(dir) writes the same views as SVG files");
+  if (!std::filesystem::is_directory(runs_dir)) throw Error("orrery.ui: no folder '" + runs_dir + "'");
+  argv.push_back(runs_dir);
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  if (int err = posix_spawn(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ))
+    throw Error(std::string("orrery.ui: cannot start the dashboard: ") + std::strerror(err));
+  if (!wait) {
+    lua_pushinteger(L, pid);
+    return 1;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("orrery.ui: the dashboard failed (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  lua_pushinteger(L, 0);
+  return 1;
+}
+
 int l_write_json(lua_State* L) {
   const char* path = luaL_checkstring(L, 1);
   write_json_file(path, lua_to_json(L, 2, "orrery.write_json value"));
@@ -565,7 +636,8 @@ void open_orrery_api(lua_State* L, Registry& registry) {
       {"data", ORRERY_LUA(l_data)},           {"train", ORRERY_LUA(l_train)},
       {"read_csv", ORRERY_LUA(l_read_csv)},   {"evaluate", ORRERY_LUA(l_evaluate)},
       {"write_json", ORRERY_LUA(l_write_json)},
-      {"experiment_dir", ORRERY_LUA(l_experiment_dir)}, {nullptr, nullptr}};
+      {"experiment_dir", ORRERY_LUA(l_experiment_dir)},
+      {"plot", ORRERY_LUA(l_plot)},           {"ui", ORRERY_LUA(l_ui)}, {nullptr, nullptr}};
   lua_newtable(L);
   luaL_setfuncs(L, api, 0);
   lua_pushstring(L, "0.1.0");

@@ -1,5 +1,6 @@
 #include <lua.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -12,7 +13,8 @@
 namespace orrery {
 namespace {
 
-lua_State* g_running = nullptr;  // the state a Ctrl-C should interrupt
+// The state a Ctrl-C (or the dashboard closing) should interrupt; set by the thread running it.
+std::atomic<lua_State*> g_running{nullptr};
 
 // As in lua.c: Ctrl-C only sets a hook (safe from a signal handler); the hook raises the error
 // at the next Lua instruction. Long C++ calls (training) poll interrupt_requested instead.
@@ -23,9 +25,16 @@ void interrupt_hook(lua_State* L, lua_Debug*) {
 
 void on_sigint(int) {
   interrupt_requested = true;
-  if (g_running)
-    lua_sethook(g_running, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  // lua_sethook is the one Lua call safe from a signal handler or another thread (lua.c).
+  if (lua_State* L = g_running.load())
+    lua_sethook(L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
+
+}  // namespace
+
+void request_interrupt() { on_sigint(0); }
+
+namespace {
 
 // Message handler: the error plus a traceback of Lua frames only (C frames are the host's).
 int message_handler(lua_State* L) {

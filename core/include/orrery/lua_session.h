@@ -35,6 +35,10 @@ class LuaSession {
   lua_State* L_;
 };
 
+// What Ctrl-C does, callable from any thread (the dashboard's window closing): the running
+// script stops at its next Lua instruction and training at its next step.
+void request_interrupt();
+
 // Installs the `orrery` table into L (lua_api.cpp).
 void open_orrery_api(lua_State* L, Registry& registry);
 

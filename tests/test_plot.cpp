@@ -1,0 +1,254 @@
+// The dashboard's data side and plots, without a display: axes, run files, the watcher that
+// tails them, the LR-transfer grouping and the SVG report.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <sstream>
+
+#include "plot/axis.h"
+#include "plot/plot.h"
+#include "plot/svg_canvas.h"
+#include "runs/run_watcher.h"
+#include "ui_fixtures.h"
+#include "views/svg_report.h"
+#include "views/views.h"
+
+using namespace orrery;
+using orrery::ui::kNaN;
+
+namespace {
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("linear ticks are 1-2-5 steps inside the range") {
+  plot::Axis a{0.0, 1000.0};
+  auto t = plot::ticks(a, 5);
+  REQUIRE(t.size() == 6);
+  CHECK(t[1].value == 200);
+  CHECK(t[5].label == "1000");
+  a = {-0.013, 0.021};
+  for (const auto& tk : plot::ticks(a)) CHECK((tk.value >= a.lo && tk.value <= a.hi));
+  CHECK(plot::ticks(a).size() >= 3);
+}
+
+TEST_CASE("log ticks mark decades, and fall back to plain steps inside one") {
+  plot::Axis a{1e-4, 1.0, true};
+  std::vector<std::string> labels;
+  for (const auto& t : plot::ticks(a)) if (t.major) labels.push_back(t.label);
+  CHECK(labels == std::vector<std::string>{"1e-4", "0.001", "0.01", "0.1", "1"});
+  plot::Axis narrow{0.188, 0.232, true};
+  std::vector<double> v;
+  for (const auto& t : plot::ticks(narrow)) v.push_back(t.value);
+  CHECK(v.size() >= 3);  // 0.19, 0.2, 0.21, ...
+  CHECK(v.front() == Approx(0.19));
+}
+
+TEST_CASE("numbers are labelled compactly") {
+  CHECK(plot::format_number(0) == "0");
+  CHECK(plot::format_number(0.25) == "0.25");
+  CHECK(plot::format_number(1500) == "1500");
+  CHECK(plot::format_number(20000) == "20k");
+  CHECK(plot::format_number(1e-5) == "1e-5");
+  CHECK(plot::format_number(2.5e-4) == "2.5e-4");
+}
+
+TEST_CASE("a range pads its data and maps values to pixels") {
+  plot::Range r;
+  r.add_all(std::vector<double>{2, 4, NAN, 6});
+  plot::Axis a = r.axis("y", 0.0);
+  CHECK(a.lo == 2);
+  CHECK(a.hi == 6);
+  plot::PlotFrame f{"p", {100, 50, 300, 250}, {0.0, 10.0}, a};
+  CHECK(f.to_pixel(5, 4).x == Approx(200));
+  CHECK(f.to_pixel(5, 4).y == Approx(150));
+  CHECK(f.x_at(150) == Approx(2.5));
+  plot::Range lg(true);
+  lg.add(-1), lg.add(0), lg.add(0.1), lg.add(10);  // a log range ignores values it cannot show
+  plot::Axis la = lg.axis("", 0.0);
+  CHECK(la.lo == Approx(0.1));
+  CHECK(la.fraction(1.0) == Approx(0.5));
+}
+
+TEST_CASE("smoothing is a debiased moving average") {
+  const std::vector<double> y = {1, 1, 1, 3};
+  auto s = ui::smooth(y, 0.5);
+  CHECK(s[0] == 1);  // debiased: the first point is not pulled towards zero
+  CHECK(s[2] == Approx(1));
+  CHECK(s[3] == Approx((0.4375 + 1.5) / 0.9375));
+  CHECK(ui::smooth(y, 0.0) == y);
+}
+
+TEST_CASE("fans nest the symmetric level pairs, outermost first") {
+  const std::vector<double> nine = {.1, .2, .3, .4, .5, .6, .7, .8, .9};
+  auto p = ui::band_pairs(nine);
+  REQUIRE(p.size() == 4);
+  CHECK(p[0] == std::pair<size_t, size_t>{0, 8});
+  CHECK(p[3] == std::pair<size_t, size_t>{3, 5});
+  CHECK(ui::band_pairs(std::vector<double>{0.5}).empty());
+}
+
+TEST_CASE("run files fold into a Run") {
+  ui::Run r;
+  ui::apply_config(r, test::run_config("umup", 256, 0.5));
+  CHECK(r.param == "umup");
+  CHECK(r.width == 256);
+  CHECK(r.lr == 0.5);
+  CHECK(r.planned_steps == 1000);
+  ui::apply_metrics_event(r, {{"event", "train"}, {"step", 10}, {"loss", 0.5}, {"lr", 0.1},
+                              {"update_rms", {{"normuon:hidden", 0.01}, {"adamw:rest", 0.02}}}});
+  ui::apply_metrics_event(r, {{"event", "val"}, {"step", 10}, {"loss", 0.6}});
+  ui::apply_metrics_event(r, {{"event", "mystery"}});
+  CHECK(r.step == 10);
+  CHECK(r.val_loss.last() == 0.6);
+  CHECK(r.update_rms.size() == 2);
+  CHECK(r.status(0) == ui::RunStatus::running);
+  CHECK(r.status(1e9) == ui::RunStatus::stale);
+  ui::apply_summary(r, {{"final_loss", 0.4}});
+  CHECK(r.status(1e9) == ui::RunStatus::done);
+  CHECK(r.latest_loss() == 0.4);
+  ui::apply_summary(r, {{"error", "training loss became non-finite"}});
+  CHECK(r.status(0) == ui::RunStatus::failed);
+  // A routed optimizer: the first group's rate is the run's.
+  Json c = test::run_config("sp", 64, 1);
+  c["optimizer"] = Json::array({{{"name", "normuon"}, {"options", {{"lr", 0.02}}}}, {{"name", "adamw"}, {"options", {{"lr", 0.001}}}}});
+  ui::apply_config(r, c);
+  CHECK(r.optimizer == "normuon+adamw");
+  CHECK(r.lr == 0.02);
+}
+
+TEST_CASE("the watcher tails growing files, half-written lines and replaced files") {
+  auto root = test::fresh_dir("watch");
+  auto dir = root / "exp" / "a";
+  test::write_text(dir / "config.json", test::run_config("sp", 64, 1e-3).dump());
+  test::write_text(dir / "metrics.jsonl", R"({"event":"train","step":1,"loss":1.0})" "\n" R"({"event":"train","st)");
+  ui::RunWatcher w(root.string());
+  CHECK(w.poll());
+  auto ws = w.snapshot();
+  REQUIRE(ws->runs.size() == 1);
+  CHECK(ws->runs[0]->name == "exp/a");
+  CHECK(ws->runs[0]->train_loss.y.size() == 1);
+  CHECK_FALSE(w.poll());  // nothing new
+  const auto before = w.snapshot();
+  test::write_text(dir / "metrics.jsonl", R"(ep":2,"loss":0.5})" "\n" "not json\n", true);
+  CHECK(w.poll());
+  ws = w.snapshot();
+  CHECK(ws->runs[0]->train_loss.y == std::vector<double>{1.0, 0.5});
+  CHECK(ws->runs[0]->bad_lines == 1);
+  CHECK(before->runs[0]->train_loss.y.size() == 1);  // a published snapshot never changes
+  test::write_text(dir / "forecasts.jsonl", test::flat_fan_event(2, 8, 16).dump() + "\n");
+  test::write_text(dir / "summary.json", Json{{"final_loss", 0.5}}.dump());
+  CHECK(w.poll());
+  ws = w.snapshot();
+  CHECK(ws->runs[0]->finished);
+  REQUIRE(ws->runs[0]->forecasts.size() == 1);
+  CHECK(ws->runs[0]->forecasts[0]->series[0].quantiles.size() == 9);
+  test::write_text(dir / "metrics.jsonl", R"({"event":"train","step":1,"loss":2.0})" "\n");  // replaced
+  w.poll();
+  CHECK(w.snapshot()->runs[0]->train_loss.y == std::vector<double>{2.0});
+  std::filesystem::remove_all(dir);
+  CHECK(w.poll());
+  CHECK(w.snapshot()->runs.empty());
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("the watcher's thread publishes what other writers append") {
+  auto root = test::fresh_dir("thread");
+  ui::RunWatcher w(root.string());
+  std::atomic<int> changes{0};
+  w.start(0.02, [&] { ++changes; });
+  test::write_run(root / "r", test::run_config("sp", 64, 1e-3), 100, 10, [](int s) { return 1.0 / s; });
+  for (int i = 0; i < 200 && (w.snapshot()->runs.empty() || !w.snapshot()->runs[0]->finished); ++i) usleep(10000);
+  w.stop();
+  REQUIRE(w.snapshot()->runs.size() == 1);
+  CHECK(w.snapshot()->runs[0]->train_loss.x.size() == 10);
+  CHECK(changes > 0);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("a sweep groups into panels and curves with their optimum") {
+  std::vector<std::shared_ptr<const ui::Run>> runs;
+  auto add = [&](const std::string& param, int width, double log2_lr, double loss, bool finished = true) {
+    auto r = std::make_shared<ui::Run>();
+    ui::apply_config(*r, test::run_config(param, width, std::exp2(log2_lr)));
+    r->train_loss.add(100, loss);
+    if (finished) ui::apply_summary(*r, {{"final_loss", loss}});
+    runs.push_back(r);
+  };
+  for (double x : {-3.0, -2.0, -1.0, 0.0, 1.0})
+    for (int seed = 0; seed < 2; ++seed) add("umup", 64, x, 1 + 0.1 * (x + 0.5) * (x + 0.5) + 0.01 * seed);
+  add("umup", 128, -1, 0.9, false);
+  add("umup", 128, 0, 0.8);
+  add("sp", 64, -9, NAN);  // diverged
+  add("sp", 64, -10, 1.2);
+  auto panels = ui::group_sweep(runs);
+  REQUIRE(panels.size() == 2);
+  const auto& umup = panels[1];
+  CHECK(umup.param == "umup");
+  REQUIRE(umup.curves.size() == 2);
+  const auto& c64 = umup.curves[0];
+  CHECK(c64.points.size() == 5);
+  CHECK(c64.points[0].losses.size() == 2);
+  CHECK(c64.points[0].loss == Approx(1 + 0.1 * 6.25 + 0.005));
+  CHECK(c64.best_log2_lr == -1);
+  CHECK(c64.fitted_log2_lr == Approx(-0.5).margin(1e-6));  // the parabola's vertex
+  CHECK(umup.curves[1].points[0].running == 1);
+  CHECK(panels[0].curves[0].points[1].diverged == 1);
+  // Lone runs at one rate only show when nothing sweeps.
+  runs.clear();
+  add("sp", 64, -9, 0.3);
+  CHECK(ui::group_sweep(runs).size() == 1);
+}
+
+TEST_CASE("plots draw known data where the axes say, and SVG files hold it") {
+  plot::SvgCanvas c(400, 300, plot::Color{});
+  plot::drawn_frames().clear();
+  plot::Plot p(c, {0, 0, 400, 300}, "t", plot::Axis{0.0, 10.0}, plot::Axis{0.0, 1.0});
+  const std::vector<double> x = {0, 5, 10}, y = {0, 1, 0.5};
+  p.line(x, y, plot::Color{255, 0, 0, 255});
+  REQUIRE(plot::drawn_frames().size() == 1);
+  const plot::Vec2 mid = p.to_pixel(5, 1);
+  char expect[32];
+  std::snprintf(expect, sizeof expect, "%.1f,%.1f", mid.x, mid.y);
+  const std::string svg = c.str();
+  CHECK(svg.find(expect) != std::string::npos);
+  CHECK(svg.find("#ff0000") != std::string::npos);
+  CHECK(count(svg, "<clipPath") == 1);
+  // A long series is decimated to at most a few points per pixel column.
+  std::vector<double> lx(100000), ly(100000);
+  for (size_t i = 0; i < lx.size(); ++i) lx[i] = i * 1e-4, ly[i] = std::sin(i * 1e-3) * 0.5 + 0.5;
+  plot::SvgCanvas c2(400, 300, plot::Color{});
+  plot::Plot p2(c2, {0, 0, 400, 300}, "", plot::Axis{0.0, 10.0}, plot::Axis{0.0, 1.0});
+  p2.line(lx, ly, plot::Color{0, 0, 255, 255});
+  CHECK(count(c2.str(), ",") < 4 * 400 + 200);
+}
+
+TEST_CASE("orrery plot's report writes the views it has data for") {
+  auto root = test::fresh_dir("report");
+  for (int w : {64, 128})
+    for (double x : {-10.0, -9.0, -8.0})
+      test::write_run(root / ("sp-w" + std::to_string(w) + "-lr" + std::to_string(int(x))),
+                      test::run_config("sp", w, std::exp2(x)), 100, 25, [&](int s) { return 0.3 + 0.01 * (x + 9) * (x + 9); });
+  test::write_text(root / "sp-w64-lr-9" / "forecasts.jsonl", test::flat_fan_event(100, 16, 32).dump() + "\n");
+  ui::RunWatcher w(root.string());
+  w.poll();
+  auto files = ui::write_svg_report(*w.snapshot(), (root / "plots").string());
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(std::filesystem::path(f).filename().string());
+  CHECK(names == std::vector<std::string>{"loss.svg", "forecasts.svg", "lr_transfer.svg", "optimizer.svg"});
+  const std::string fan = slurp(root / "plots" / "forecasts.svg");
+  CHECK(count(fan, "<polygon") == 4);  // 10-90, 20-80, 30-70, 40-60
+  CHECK(slurp(root / "plots" / "lr_transfer.svg").find("width 128") != std::string::npos);
+  CHECK_THROWS_WITH(ui::write_svg_report(*w.snapshot(), "/proc/no/such/dir"), Catch::Contains("/proc/no/such/dir"));
+  std::filesystem::remove_all(root);
+}

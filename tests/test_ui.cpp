@@ -1,0 +1,222 @@
+// The live dashboard as a person sees it: `orrery ui --screenshot` under a private Xvfb, the
+// PNG read back and checked pixel by pixel against where the plots say their data lies.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <stb_image.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include "ui_fixtures.h"
+
+using orrery::Json;
+
+namespace {
+
+// An X server of our own for the test's lifetime (Xvfb picks a free display number).
+class Xvfb {
+ public:
+  Xvfb() {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      close(fds[0]);
+      const std::string fd = std::to_string(fds[1]);
+      execlp("Xvfb", "Xvfb", "-displayfd", fd.c_str(), "-screen", "0", "1600x1000x24", "-nolisten", "tcp",
+             static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fds[1]);
+    std::string line;
+    char ch;
+    while (read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
+    close(fds[0]);
+    INFO("Xvfb did not start (is the xvfb package installed?)");
+    REQUIRE(!line.empty());
+    display_ = ":" + line;
+  }
+  ~Xvfb() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+  const std::string& display() const { return display_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string display_;
+};
+
+Xvfb& xvfb() {
+  static Xvfb server;
+  return server;
+}
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> rgb;
+  explicit Image(const std::string& path) {
+    int n = 0;
+    unsigned char* p = stbi_load(path.c_str(), &w, &h, &n, 3);
+    REQUIRE(p != nullptr);
+    rgb.assign(p, p + static_cast<size_t>(w) * h * 3);
+    stbi_image_free(p);
+  }
+  std::array<int, 3> at(int x, int y) const {
+    const size_t i = (static_cast<size_t>(y) * w + x) * 3;
+    return {rgb[i], rgb[i + 1], rgb[i + 2]};
+  }
+  double luminance(int x, int y) const {
+    auto c = at(x, y);
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  }
+};
+
+int run(const std::string& args) {
+  const std::string cmd = "DISPLAY=" + xvfb().display() + " " ORRERY_BIN " " + args;
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The frame of the plot whose id contains `id`.
+Json frame(const Json& layout, const std::string& id) {
+  for (const auto& f : layout["frames"])
+    if (f["id"].get<std::string>().find(id) != std::string::npos) return f;
+  FAIL("no plot '" << id << "' in the layout");
+  return {};
+}
+
+std::pair<int, int> pixel(const Json& f, double x, double y) {
+  auto frac = [](const Json& a, double v) {
+    const bool lg = a["log"];
+    const double lo = a["lo"], hi = a["hi"];
+    return lg ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
+  };
+  const auto& r = f["area"];
+  const double x0 = r[0], y0 = r[1], x1 = r[2], y1 = r[3];
+  return {static_cast<int>(std::lround(x0 + frac(f["x"], x) * (x1 - x0))),
+          static_cast<int>(std::lround(y1 - frac(f["y"], y) * (y1 - y0)))};
+}
+
+// Whether a pixel within `radius` of (x, y) has colour c (within a small tolerance).
+bool colour_near(const Image& img, std::pair<int, int> p, const Json& c, int radius = 2) {
+  for (int dy = -radius; dy <= radius; ++dy)
+    for (int dx = -radius; dx <= radius; ++dx) {
+      auto v = img.at(p.first + dx, p.second + dy);
+      if (std::abs(v[0] - c[0].get<int>()) + std::abs(v[1] - c[1].get<int>()) + std::abs(v[2] - c[2].get<int>()) < 40)
+        return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the loss view is not blank and puts known curves on their pixels") {
+  auto root = test::fresh_dir("loss");
+  // Two flat losses: smoothing leaves a constant as it is, so the curves are exact.
+  test::write_run(root / "high", test::run_config("sp", 64, 1e-3), 1000, 10, [](int) { return 0.5; });
+  test::write_run(root / "low", test::run_config("umup", 64, 1.0), 1000, 10, [](int) { return 0.25; });
+  const std::string png = (root / "loss.png").string(), layout_path = (root / "loss.json").string();
+  REQUIRE(run("ui " + root.string() + " --screenshot " + png + " --layout " + layout_path + " --size 1400x800") == 0);
+  Image img(png);
+  CHECK(img.w == 1400);
+  CHECK(img.h == 800);
+  std::set<int> colours;
+  for (int y = 0; y < img.h; y += 3)
+    for (int x = 0; x < img.w; x += 3) {
+      auto c = img.at(x, y);
+      colours.insert((c[0] << 16) | (c[1] << 8) | c[2]);
+    }
+  CHECK(colours.size() > 100);  // text, curves, grid: far from a blank frame
+
+  std::ifstream lf(layout_path);
+  const Json layout = Json::parse(lf);
+  const Json f = frame(layout, "loss");
+  const Json& colors = layout["colors"];
+  for (double step : {200.0, 500.0, 800.0}) {
+    INFO("step " << step);
+    CHECK(colour_near(img, pixel(f, step, 0.5), colors["high"]));
+    CHECK(colour_near(img, pixel(f, step, 0.25), colors["low"]));
+    CHECK_FALSE(colour_near(img, pixel(f, step, 0.35), colors["high"]));
+    CHECK_FALSE(colour_near(img, pixel(f, step, 0.35), colors["low"]));
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("a quantile fan's bands nest: each inner band is brighter than the one around it") {
+  auto root = test::fresh_dir("fan");
+  test::write_run(root / "r", test::run_config("sp", 64, 1e-3), 100, 10, [](int s) { return 1.0 / s; });
+  test::write_text(root / "r" / "forecasts.jsonl", test::flat_fan_event(100, 64, 64).dump() + "\n");
+  const std::string png = (root / "fan.png").string(), layout_path = (root / "fan.json").string();
+  REQUIRE(run("ui " + root.string() + " --view forecasts --screenshot " + png + " --layout " + layout_path) == 0);
+  Image img(png);
+  std::ifstream lf(layout_path);
+  const Json f = frame(Json::parse(lf), "val/0");
+  // Quantile i sits at i - 4; between levels the pixel is inside 0, 1, 2, 3 or 4 bands.
+  for (double t : {30.0, 50.0}) {
+    std::vector<double> lum;
+    for (double v : {-4.5, -3.5, -2.5, -1.5, -0.6}) {
+      auto [x, y] = pixel(f, t, v);
+      lum.push_back(img.luminance(x, y));
+    }
+    INFO("luminance from outside in: " << lum[0] << " " << lum[1] << " " << lum[2] << " " << lum[3] << " " << lum[4]);
+    for (size_t i = 1; i < lum.size(); ++i) CHECK(lum[i] > lum[i - 1] + 3);
+    // The fan is symmetric about the median.
+    CHECK(std::abs(img.luminance(pixel(f, t, 2.5).first, pixel(f, t, 2.5).second) - lum[2]) < 3);
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("the LR-transfer view has a panel per parametrisation") {
+  auto root = test::fresh_dir("lr");
+  for (const char* param : {"sp", "umup"})
+    for (int w : {64, 128})
+      for (double x : {-3.0, -2.0, -1.0})
+        test::write_run(root / (std::string(param) + "-w" + std::to_string(w) + "-" + std::to_string(int(x))),
+                        test::run_config(param, w, std::exp2(x)), 50, 25, [&](int) { return 1 + (x + 2) * (x + 2); });
+  const std::string png = (root / "lr.png").string(), layout_path = (root / "lr.json").string();
+  REQUIRE(run("ui " + root.string() + " --view lr --screenshot " + png + " --layout " + layout_path) == 0);
+  std::ifstream lf(layout_path);
+  const Json layout = Json::parse(lf);
+  const Json sp = frame(layout, "sp  (adamw)"), umup = frame(layout, "umup  (adamw)");
+  CHECK(sp["area"][2].get<double>() < umup["area"][0].get<double>());  // side by side
+  CHECK(sp["x"]["lo"].get<double>() < -3);
+  CHECK(sp["x"]["hi"].get<double>() > -1);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("orrery ui runs a script beside the window and shows its run") {
+  auto root = test::fresh_dir("script");
+  test::write_text(root / "t.lua", R"(
+    local m = orrery.model{arch = {"mlp"}, head = "point"}
+    orrery.train{model = m, steps = 20, batch_size = 4, context_length = 64, quiet = true,
+                 log_every = 5, name = args.name, runs_dir = args.runs})");
+  const std::string runs = (root / "runs").string(), png = (root / "s.png").string();
+  REQUIRE(run("ui " + (root / "t.lua").string() + " name=demo runs=" + runs + " --runs " + runs +
+              " --screenshot " + png + " --layout " + (root / "s.json").string()) == 0);
+  CHECK(std::filesystem::exists(root / "runs" / "demo" / "summary.json"));
+  std::ifstream lf(root / "s.json");
+  CHECK(Json::parse(lf)["colors"].contains("demo"));
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("orrery ui explains what is wrong") {
+  auto root = test::fresh_dir("errors");
+  const std::string out = (root / "err.txt").string();
+  auto run_err = [&](const std::string& args, const std::string& env = "") {
+    const std::string cmd = env + " " ORRERY_BIN " " + args + " 2>" + out;
+    std::system(cmd.c_str());
+    std::ifstream f(out);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  CHECK_THAT(run_err("ui " + root.string() + " --screenshot x.png", "env -u DISPLAY"), Catch::Contains("Xvfb") && Catch::Contains("orrery plot"));
+  CHECK_THAT(run_err("ui /no/such/runs"), Catch::Contains("/no/such/runs"));
+  CHECK_THAT(run_err("ui " + root.string() + " --view fans"), Catch::Contains("--view"));
+  CHECK_THAT(run_err("ui " + root.string() + " --after"), Catch::Contains("--after needs a value"));
+  CHECK_THAT(run_err("plot " + root.string()), Catch::Contains("no runs"));
+  std::filesystem::remove_all(root);
+}

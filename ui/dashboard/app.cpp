@@ -1,0 +1,418 @@
+#include "app.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "imgui_canvas.h"
+#include "orrery/error.h"
+#include "plot/theme.h"
+
+namespace orrery::ui {
+
+Tab parse_tab(const std::string& name) {
+  if (name == "loss") return Tab::loss;
+  if (name == "forecasts" || name == "forecast") return Tab::forecasts;
+  if (name == "lr" || name == "lr_transfer") return Tab::lr;
+  if (name == "diagnostics") return Tab::diagnostics;
+  throw Error("ui: --view must be loss, forecasts, lr or diagnostics, got '" + name + "'");
+}
+
+namespace {
+
+constexpr size_t kFollowRuns = 8;  // runs shown before the user picks any
+
+std::string duration(double s) {
+  if (!std::isfinite(s)) return "";
+  char buf[32];
+  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
+  return buf;
+}
+
+ImVec4 status_color(RunStatus s) {
+  switch (s) {
+    case RunStatus::running: return {0.45f, 0.85f, 0.45f, 1};
+    case RunStatus::done: return {0.75f, 0.77f, 0.82f, 1};
+    case RunStatus::interrupted: return {0.93f, 0.79f, 0.28f, 1};
+    case RunStatus::failed: return {0.95f, 0.40f, 0.40f, 1};
+    case RunStatus::stale: return {0.95f, 0.60f, 0.30f, 1};
+  }
+  return {1, 1, 1, 1};
+}
+
+// A region of the current window for a canvas: its rectangle, reserved in the layout.
+plot::Rect claim_region(float min_h = 200) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.y = std::max(avail.y, min_h);
+  ImGui::Dummy(avail);
+  return {p.x, p.y, p.x + avail.x, p.y + avail.y};
+}
+
+bool hovering(const plot::PlotFrame& f) {
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  return ImGui::IsWindowHovered() && f.area.contains({m.x, m.y});
+}
+
+// The index of the x nearest to `x` in an ascending list.
+size_t nearest(const std::vector<double>& xs, double x) {
+  auto it = std::lower_bound(xs.begin(), xs.end(), x);
+  if (it == xs.end()) return xs.size() - 1;
+  if (it != xs.begin() && x - *(it - 1) < *it - x) --it;
+  return static_cast<size_t>(it - xs.begin());
+}
+
+}  // namespace
+
+App::App(Tab first_tab, const std::string& filter) : first_tab_(first_tab) {
+  std::snprintf(filter_.InputBuf, sizeof filter_.InputBuf, "%s", filter.c_str());
+  filter_.Build();
+}
+
+plot::Color App::color_of(const std::string& name) {
+  auto it = colors_.find(name);
+  if (it == colors_.end()) it = colors_.emplace(name, plot::run_color(colors_.size())).first;
+  return it->second;
+}
+
+void App::frame(const Workspace& ws, const std::string& job_line) {
+  now_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::Begin("Orrery", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                   ImGuiWindowFlags_NoSavedSettings);
+  header(ws, job_line);
+
+  std::vector<std::shared_ptr<const Run>> shown;
+  for (const auto& r : ws.runs) {
+    color_of(r->name);
+    const std::string text = r->name + " " + r->arch + " " + r->param + " " + r->optimizer;
+    if (filter_.PassFilter(text.c_str())) shown.push_back(r);
+  }
+  if (follow_) {  // the newest runs, until the user picks
+    std::vector<std::shared_ptr<const Run>> newest = shown;
+    std::stable_sort(newest.begin(), newest.end(), [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
+    selected_.clear();
+    for (size_t i = 0; i < newest.size() && i < kFollowRuns; ++i) selected_.insert(newest[i]->name);
+  }
+  std::vector<StyledRun> selected;
+  for (const auto& r : shown)
+    if (selected_.count(r->name)) selected.push_back({r, color_of(r->name)});
+
+  const float left_w = std::max(420.f, ImGui::GetContentRegionAvail().x * 0.36f);
+  ImGui::BeginChild("runs", {left_w, 0}, true);
+  runs_table(shown);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("views", {0, 0}, false);
+  if (ImGui::BeginTabBar("tabs")) {
+    auto tab = [&](const char* label, Tab t) {
+      const ImGuiTabItemFlags f = first_frame_ && first_tab_ == t ? ImGuiTabItemFlags_SetSelected : 0;
+      return ImGui::BeginTabItem(label, nullptr, f);
+    };
+    if (tab("Loss", Tab::loss)) loss_tab(selected), ImGui::EndTabItem();
+    if (tab("Forecasts", Tab::forecasts)) forecasts_tab(selected, shown), ImGui::EndTabItem();
+    if (tab("LR transfer", Tab::lr)) lr_tab(shown), ImGui::EndTabItem();
+    if (tab("Diagnostics", Tab::diagnostics)) diagnostics_tab(ws, selected), ImGui::EndTabItem();
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+  ImGui::End();
+  first_frame_ = false;
+}
+
+void App::header(const Workspace& ws, const std::string& job_line) {
+  int running = 0;
+  for (const auto& r : ws.runs) running += r->status(now_) == RunStatus::running;
+  ImGui::TextColored({0.37f, 0.66f, 1.f, 1.f}, "Orrery");
+  ImGui::SameLine();
+  ImGui::Text("%s   %zu runs, %d running", ws.root.c_str(), ws.runs.size(), running);
+  if (!job_line.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::TextUnformatted(job_line.c_str());
+  }
+  ImGui::SameLine(ImGui::GetWindowWidth() - 110);
+  ImGui::TextDisabled("%.0f fps", ImGui::GetIO().Framerate);
+}
+
+void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
+  ImGui::SetNextItemWidth(-150);
+  filter_.Draw("##filter");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("filter: a,b = a or b; -c = not c (name, arch, param, optimizer)");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("all")) {
+    follow_ = false, selected_.clear();
+    for (const auto& r : shown_in) selected_.insert(r->name);
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("none")) follow_ = false, selected_.clear();
+  ImGui::SameLine();
+  if (ImGui::SmallButton(follow_ ? "newest*" : "newest")) follow_ = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("follow the %zu newest runs", kFollowRuns);
+
+  enum Col { name, status, step, loss, speed, eta, arch, param, optimizer, lr, width, count };
+  const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_Sortable |
+                                ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("runs", count, flags)) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_DefaultSort, 280);
+  for (const char* c : {"status", "step", "loss", "series/s", "ETA", "arch", "param", "optimizer", "lr", "width"})
+    ImGui::TableSetupColumn(c);
+  ImGui::TableHeadersRow();
+
+  std::vector<std::shared_ptr<const Run>> rows = shown_in;
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
+    const auto& s = specs->Specs[0];
+    const bool asc = s.SortDirection == ImGuiSortDirection_Ascending;
+    auto key = [&](const Run& r) -> double {
+      switch (s.ColumnIndex) {
+        case step: return static_cast<double>(r.step);
+        case loss: return r.latest_loss();
+        case speed: return r.series_per_s;
+        case eta: return r.eta_s;
+        case lr: return r.lr;
+        case width: return static_cast<double>(r.width);
+        case status: return static_cast<double>(r.status(now_));
+        default: return 0;
+      }
+    };
+    auto text = [&](const Run& r) -> const std::string& {
+      switch (s.ColumnIndex) {
+        case arch: return r.arch;
+        case param: return r.param;
+        case optimizer: return r.optimizer;
+        default: return r.name;
+      }
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+      const bool numeric = s.ColumnIndex != name && s.ColumnIndex != arch && s.ColumnIndex != param && s.ColumnIndex != optimizer;
+      if (numeric) {
+        const double x = key(*a), y = key(*b);
+        if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);  // blanks last
+        return asc ? x < y : x > y;
+      }
+      return asc ? text(*a) < text(*b) : text(*a) > text(*b);
+    });
+  }
+
+  for (const auto& rp : rows) {
+    const Run& r = *rp;
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(name);
+    const bool is_selected = selected_.count(r.name) > 0;
+    // A swatch of the run's colour in front of the name, filled while it is plotted.
+    const plot::Color c = color_of(r.name);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float sz = ImGui::GetTextLineHeight() * 0.6f, pad = (ImGui::GetTextLineHeight() - sz) / 2;
+    if (is_selected) ImGui::GetWindowDrawList()->AddRectFilled({p.x, p.y + pad}, {p.x + sz, p.y + pad + sz}, to_imgui(c));
+    else ImGui::GetWindowDrawList()->AddRect({p.x, p.y + pad}, {p.x + sz, p.y + pad + sz}, to_imgui(c));
+    ImGui::SetCursorScreenPos({p.x + sz + 6, p.y});
+    if (ImGui::Selectable(r.name.c_str(), is_selected, ImGuiSelectableFlags_SpanAllColumns)) {
+      follow_ = false;
+      if (ImGui::GetIO().KeyCtrl) {
+        if (is_selected) selected_.erase(r.name);
+        else selected_.insert(r.name);
+      } else {
+        selected_ = {r.name};
+      }
+    }
+    if (ImGui::IsItemHovered() && !r.error.empty()) ImGui::SetTooltip("%s", r.error.c_str());
+    const RunStatus st = r.status(now_);
+    ImGui::TableSetColumnIndex(status);
+    ImGui::TextColored(status_color(st), "%s", status_name(st));
+    ImGui::TableSetColumnIndex(step);
+    if (r.planned_steps > 0) ImGui::Text("%lld/%lld", static_cast<long long>(r.step), static_cast<long long>(r.planned_steps));
+    else ImGui::Text("%lld", static_cast<long long>(r.step));
+    ImGui::TableSetColumnIndex(loss);
+    if (std::isfinite(r.latest_loss())) ImGui::Text("%.4f", r.latest_loss());
+    ImGui::TableSetColumnIndex(speed);
+    if (std::isfinite(r.series_per_s)) ImGui::Text("%.0f", r.series_per_s);
+    ImGui::TableSetColumnIndex(eta);
+    if (st == RunStatus::running) ImGui::TextUnformatted(duration(r.eta_s).c_str());
+    ImGui::TableSetColumnIndex(arch);
+    ImGui::TextUnformatted(r.arch.c_str());
+    ImGui::TableSetColumnIndex(param);
+    ImGui::TextUnformatted(r.param.c_str());
+    ImGui::TableSetColumnIndex(optimizer);
+    ImGui::TextUnformatted(r.optimizer.c_str());
+    ImGui::TableSetColumnIndex(lr);
+    if (std::isfinite(r.lr)) ImGui::Text("%.3g", r.lr);
+    ImGui::TableSetColumnIndex(width);
+    if (r.width > 0) ImGui::Text("%lld", static_cast<long long>(r.width));
+  }
+  ImGui::EndTable();
+}
+
+void App::loss_tab(const std::vector<StyledRun>& selected) {
+  float w = static_cast<float>(loss_.smoothing);
+  ImGui::SetNextItemWidth(180);
+  if (ImGui::SliderFloat("smoothing", &w, 0.f, 0.99f, "%.2f")) loss_.smoothing = w;
+  ImGui::SameLine();
+  ImGui::Checkbox("log x", &loss_.log_x);
+  ImGui::SameLine();
+  ImGui::Checkbox("log y", &loss_.log_y);
+  ImGui::SameLine();
+  ImGui::Checkbox("validation", &loss_.show_validation);
+  ImGui::SameLine();
+  ImGui::Checkbox("x = seconds", &loss_.time_axis);
+
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const auto frames = draw_loss_view(canvas, claim_region(), selected, loss_);
+  // Hover: a rule at the mouse and every run's value at the nearest logged point.
+  for (const auto& f : frames) {
+    if (!hovering(f)) continue;
+    const double x = f.x_at(ImGui::GetIO().MousePos.x);
+    canvas.line({ImGui::GetIO().MousePos.x, f.area.y0}, {ImGui::GetIO().MousePos.x, f.area.y1}, plot::theme().muted);
+    ImGui::BeginTooltip();
+    for (const auto& s : selected) {
+      const Run& r = *s.run;
+      const bool is_lr = &f == &frames[1];
+      const Curve& curve = is_lr ? r.lr_curve : r.train_loss;
+      if (curve.empty()) continue;
+      std::vector<double> xs;
+      for (double st : curve.x) xs.push_back(run_x(r, st, loss_.time_axis));
+      const size_t i = nearest(xs, x);
+      const auto smoothed = is_lr || loss_.smoothing <= 0 ? curve.y : smooth(curve.y, loss_.smoothing);
+      canvas.circle(f.to_pixel(xs[i], smoothed[i]), 4, s.color, true);
+      ImGui::TextColored({s.color.r / 255.f, s.color.g / 255.f, s.color.b / 255.f, 1}, "%s", r.name.c_str());
+      ImGui::SameLine();
+      if (is_lr) ImGui::Text("step %.0f  lr %.3g", curve.x[i], curve.y[i]);
+      else ImGui::Text("step %.0f  loss %.4f (smoothed %.4f)", curve.x[i], curve.y[i], smoothed[i]);
+    }
+    ImGui::EndTooltip();
+  }
+}
+
+void App::forecasts_tab(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown) {
+  // The selected runs with forecasts first, then every other run that has some.
+  std::vector<StyledRun> candidates;
+  for (const auto& s : selected)
+    if (!s.run->forecasts.empty()) candidates.push_back(s);
+  for (const auto& r : shown)
+    if (!r->forecasts.empty() && !selected_.count(r->name)) candidates.push_back({r, color_of(r->name)});
+  std::vector<const StyledRun*> with;
+  for (const auto& s : candidates) with.push_back(&s);
+  if (with.empty()) {
+    ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+    ForecastSnapshot none;
+    draw_forecast(canvas, claim_region(), none, 0, "no run has forecast snapshots yet");
+    return;
+  }
+  const StyledRun* cur = with.front();
+  for (const auto* s : with)
+    if (s->run->name == forecast_run_) cur = s;
+  forecast_run_ = cur->run->name;
+  ImGui::SetNextItemWidth(260);
+  if (ImGui::BeginCombo("run", forecast_run_.c_str())) {
+    for (const auto* s : with)
+      if (ImGui::Selectable(s->run->name.c_str(), s == cur)) forecast_run_ = s->run->name, cur = s;
+    ImGui::EndCombo();
+  }
+  const auto& snaps = cur->run->forecasts;
+  const int last = static_cast<int>(snaps.size()) - 1;
+  if (latest_snapshot_) snapshot_ = last;
+  snapshot_ = std::clamp(snapshot_, 0, last);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(220);
+  if (ImGui::SliderInt("snapshot", &snapshot_, 0, last, snaps[snapshot_]->label.c_str())) latest_snapshot_ = snapshot_ == last;
+  ImGui::SameLine();
+  ImGui::Checkbox("latest", &latest_snapshot_);
+  const ForecastSnapshot& snap = *snaps[snapshot_];
+  const int n_series = static_cast<int>(snap.series.size());
+  series_ = std::clamp(series_, 0, std::max(n_series - 1, 0));
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) series_ = (series_ + n_series - 1) % std::max(n_series, 1);
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right)) series_ = (series_ + 1) % std::max(n_series, 1);
+  ImGui::SameLine();
+  ImGui::Text("series %d/%d", series_ + 1, n_series);
+  ImGui::SameLine();
+  ImGui::Checkbox("all series", &grid_);
+
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const plot::Rect region = claim_region();
+  if (grid_) {
+    draw_forecast_grid(canvas, region, snap, cur->run->name + " - " + snap.label);
+    return;
+  }
+  const std::string title = cur->run->name + " - " + snap.label + " - " +
+                            (series_ < n_series ? snap.series[series_].name : std::string());
+  const plot::PlotFrame f = draw_forecast(canvas, region, snap, static_cast<size_t>(series_), title);
+  if (hovering(f) && series_ < n_series) {
+    const ForecastSeries& s = snap.series[series_];
+    const long t = std::lround(f.x_at(ImGui::GetIO().MousePos.x));
+    ImGui::BeginTooltip();
+    ImGui::Text("t = %ld", t);
+    if (t < 0 && -t <= static_cast<long>(s.history.size())) {
+      ImGui::Text("context %.4g", s.history[s.history.size() + t]);
+    } else if (t >= 0) {
+      for (size_t q = 0; q < s.quantiles.size() && q < snap.levels.size(); ++q)
+        if (static_cast<size_t>(t) < s.quantiles[q].size()) ImGui::Text("q%02.0f  %.4g", snap.levels[q] * 100, s.quantiles[q][t]);
+      if (static_cast<size_t>(t) < s.target.size()) ImGui::Text("actual %.4g", s.target[t]);
+    }
+    ImGui::EndTooltip();
+  }
+}
+
+void App::lr_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
+  const auto panels = group_sweep(shown);
+  ImGui::TextDisabled("final loss of every run passing the filter (%zu), mean over seeds; rings: still running; "
+                      "large ring: best rate; dotted: fitted optimum", shown.size());
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const auto frames = draw_lr_transfer(canvas, claim_region(), panels);
+  for (size_t k = 0; k < frames.size() && k < panels.size(); ++k) {
+    if (!hovering(frames[k])) continue;
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const SweepPoint* best = nullptr;
+    int64_t best_width = 0;
+    float best_d = 12;
+    for (const auto& c : panels[k].curves)
+      for (const auto& p : c.points) {
+        const plot::Vec2 px = frames[k].to_pixel(p.log2_lr, p.loss);
+        const float d = std::hypot(px.x - m.x, px.y - m.y);
+        if (d < best_d) best_d = d, best = &p, best_width = c.width;
+      }
+    if (best) {
+      ImGui::BeginTooltip();
+      ImGui::Text("width %lld, lr 2^%.2f = %.3g", static_cast<long long>(best_width), best->log2_lr, std::exp2(best->log2_lr));
+      ImGui::Text("loss %.4f over %zu run(s)%s", best->loss, best->losses.size(), best->running ? ", some running" : "");
+      if (best->diverged) ImGui::Text("%d diverged", best->diverged);
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+void App::diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& selected) {
+  // Top: the coordinate check (its own controls); bottom: the optimizer of the selected runs.
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const CoordCheck empty;
+  const CoordCheck* cc = &empty;
+  if (!ws.coord_checks.empty()) {
+    coord_index_ = std::clamp(coord_index_, 0, static_cast<int>(ws.coord_checks.size()) - 1);
+    cc = ws.coord_checks[coord_index_].get();
+    if (coord_step_ < 0 || coord_step_ > cc->steps) coord_step_ = static_cast<int>(cc->steps);
+    ImGui::SetNextItemWidth(260);
+    if (ImGui::BeginCombo("coordinate check", cc->name.c_str())) {
+      for (int i = 0; i < static_cast<int>(ws.coord_checks.size()); ++i)
+        if (ImGui::Selectable(ws.coord_checks[i]->name.c_str(), i == coord_index_)) coord_index_ = i;
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(160);
+    ImGui::SliderInt("step", &coord_step_, 0, static_cast<int>(cc->steps));
+  }
+  const float weights[] = {1.f, 1.f};
+  const auto rows = split_rows(claim_region(), weights, 14);
+  draw_coord_check(canvas, rows[0], *cc, coord_step_);
+  draw_optimizer_view(canvas, rows[1], selected);
+}
+
+}  // namespace orrery::ui

@@ -1,0 +1,33 @@
+#pragma once
+// `orrery ui`: the live dashboard window (Dear ImGui 1.86 + GLFW + OpenGL3).
+#include <functional>
+#include <string>
+
+namespace orrery::ui {
+
+// Work to run beside the window (an experiment script): `run` on a worker thread, `cancel`
+// from the UI thread when the window closes first. The script only writes run files; the
+// dashboard reads them back through the RunWatcher, so neither side ever waits on the other.
+struct BackgroundJob {
+  std::string label;
+  std::function<int()> run;
+  std::function<void()> cancel;
+};
+
+struct DashboardOptions {
+  std::string runs_dir = "runs";
+  int width = 1600, height = 900;
+  std::string view = "loss";     // the tab shown first: loss, forecasts, lr, diagnostics
+  std::string filter;            // the runs table's filter, as typed
+  // Headless: render `after` frames into a hidden window, save a PNG and exit. With a job,
+  // the frames count from the job's end.
+  std::string screenshot;
+  int after = 3;
+  std::string layout;            // with a screenshot: the plots' pixel frames as JSON
+};
+
+// Opens the window and runs until it closes (or the screenshot is written). Returns the job's
+// exit code, or 0. Errors (no display, a PNG that cannot be written) throw orrery::Error.
+int run_dashboard(const DashboardOptions& options, BackgroundJob* job = nullptr);
+
+}  // namespace orrery::ui

@@ -1,0 +1,167 @@
+#include "run.h"
+
+namespace orrery::ui {
+
+namespace {
+
+double number(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : kNaN;
+}
+
+// A JSON array of numbers (null = missing) as doubles.
+std::vector<double> numbers(const Json& j) {
+  std::vector<double> out;
+  if (!j.is_array()) return out;
+  out.reserve(j.size());
+  for (const auto& v : j) out.push_back(v.is_number() ? v.get<double>() : kNaN);
+  return out;
+}
+
+std::string plugin_name(const Json& spec) {
+  if (spec.is_string()) return spec.get<std::string>();
+  if (spec.is_object() && spec.contains("name") && spec["name"].is_string()) return spec["name"];
+  return "";
+}
+
+ForecastSeries parse_series(const Json& s) {
+  ForecastSeries out;
+  out.name = s.value("name", std::string("series"));
+  if (s.contains("history")) out.history = numbers(s["history"]);
+  if (s.contains("target")) out.target = numbers(s["target"]);
+  if (s.contains("quantiles") && s["quantiles"].is_array())
+    for (const auto& row : s["quantiles"]) out.quantiles.push_back(numbers(row));
+  return out;
+}
+
+}  // namespace
+
+const char* status_name(RunStatus s) {
+  switch (s) {
+    case RunStatus::running: return "running";
+    case RunStatus::done: return "done";
+    case RunStatus::interrupted: return "interrupted";
+    case RunStatus::failed: return "failed";
+    case RunStatus::stale: return "stale";
+  }
+  return "?";
+}
+
+RunStatus Run::status(double now) const {
+  if (!error.empty()) return RunStatus::failed;
+  if (finished) return interrupted ? RunStatus::interrupted : RunStatus::done;
+  // No summary yet: running while its files keep changing (a log line at least every few
+  // minutes for any sensible log_every), stale after that (killed, or its machine went away).
+  return now - last_write < 300 ? RunStatus::running : RunStatus::stale;
+}
+
+double Run::latest_loss() const {
+  if (finished && std::isfinite(final_loss)) return final_loss;
+  return train_loss.last();
+}
+
+void apply_config(Run& run, const Json& c) {
+  run.config = c;
+  if (c.contains("model") && c["model"].is_object()) {
+    const Json& m = c["model"];
+    if (m.contains("arch")) run.arch = plugin_name(m["arch"]);
+    if (m.contains("head")) run.head = plugin_name(m["head"]);
+    if (m.contains("param")) run.param = plugin_name(m["param"]);
+    if (m.contains("d_model") && m["d_model"].is_number_integer()) run.width = m["d_model"];
+    if (m.contains("seed") && m["seed"].is_number_unsigned()) run.seed = m["seed"];
+  }
+  if (c.contains("optimizer")) {
+    const Json& o = c["optimizer"];
+    const Json* first = o.is_array() && !o.empty() ? &o[0] : &o;
+    run.optimizer.clear();
+    if (o.is_array()) {
+      for (const auto& g : o) run.optimizer += (run.optimizer.empty() ? "" : "+") + plugin_name(g);
+    } else {
+      run.optimizer = plugin_name(o);
+    }
+    if (first->is_object() && first->contains("options") && (*first)["options"].is_object())
+      run.lr = number((*first)["options"], "lr");
+  }
+  if (c.contains("train") && c["train"].is_object()) {
+    const Json& t = c["train"];
+    if (t.contains("steps") && t["steps"].is_number_integer()) run.planned_steps = t["steps"];
+    if (t.contains("seed") && t["seed"].is_number_unsigned()) run.seed = t["seed"];
+  }
+}
+
+void apply_metrics_event(Run& run, const Json& e) {
+  if (!e.is_object() || !e.contains("event")) return;
+  const std::string kind = e["event"].is_string() ? e["event"].get<std::string>() : "";
+  const double step = number(e, "step");
+  if (kind == "train" && std::isfinite(step)) {
+    run.step = static_cast<int64_t>(step);
+    run.train_loss.add(step, number(e, "loss"));
+    run.lr_curve.add(step, number(e, "lr"));
+    run.grad_norm.add(step, number(e, "grad_norm"));
+    run.elapsed.add(step, number(e, "elapsed_s"));
+    run.series_per_s = number(e, "series_per_s");
+    run.eta_s = number(e, "eta_s");
+    run.elapsed_s = number(e, "elapsed_s");
+    for (auto [field, into] : {std::pair{"update_rms", &run.update_rms}, {"param_rms", &run.param_rms}})
+      if (e.contains(field) && e[field].is_object())
+        for (const auto& [group, v] : e[field].items())
+          (*into)[group].add(step, v.is_number() ? v.get<double>() : kNaN);
+  } else if (kind == "val" && std::isfinite(step)) {
+    run.val_loss.add(step, number(e, "loss"));
+  } else if (kind == "end") {
+    run.eta_s = 0;
+  }
+}
+
+void apply_summary(Run& run, const Json& s) {
+  if (!s.is_object()) return;
+  run.finished = true;
+  run.final_loss = number(s, "final_loss");
+  run.interrupted = s.value("interrupted", false);
+  run.error = s.contains("error") && s["error"].is_string() ? s["error"].get<std::string>() : "";
+  if (s.contains("steps") && s["steps"].is_number_integer()) run.step = std::max<int64_t>(run.step, s["steps"]);
+}
+
+std::shared_ptr<const ForecastSnapshot> parse_forecast_event(const Json& e) {
+  if (!e.is_object() || !e.contains("series") || !e["series"].is_array()) return nullptr;
+  auto snap = std::make_shared<ForecastSnapshot>();
+  snap->step = e.contains("step") && e["step"].is_number_integer() ? e["step"].get<int64_t>() : -1;
+  snap->label = "step " + std::to_string(snap->step);
+  snap->levels = numbers(e.value("levels", Json::array()));
+  for (const auto& s : e["series"]) snap->series.push_back(parse_series(s));
+  return snap;
+}
+
+std::shared_ptr<const ForecastSnapshot> parse_evaluation(const Json& j) {
+  if (!j.is_object() || !j.contains("forecasts") || !j["forecasts"].is_array()) return nullptr;
+  auto snap = std::make_shared<ForecastSnapshot>();
+  snap->label = "evaluation";
+  snap->levels = numbers(j.value("levels", Json::array()));
+  for (const auto& s : j["forecasts"]) snap->series.push_back(parse_series(s));
+  return snap->series.empty() ? nullptr : snap;
+}
+
+CoordCheck parse_coord_check(const Json& j, std::string name) {
+  CoordCheck c;
+  c.name = std::move(name);
+  if (!j.is_object()) return c;
+  if (j.contains("widths")) for (double w : numbers(j["widths"])) c.widths.push_back(static_cast<int64_t>(w));
+  c.steps = j.value("steps", int64_t{0});
+  c.optimizer = j.value("optimizer", std::string());
+  if (!j.contains("params") || !j["params"].is_object()) return c;
+  for (const auto& [param, p] : j["params"].items()) {
+    if (!p.contains("layers") || !p["layers"].is_array()) continue;
+    auto& layers = c.params[param];
+    for (const auto& l : p["layers"]) {
+      CoordCheck::Layer layer;
+      layer.name = l.value("name", std::string());
+      layer.readout = l.value("readout", false);
+      if (l.contains("steps") && l["steps"].is_array())
+        for (const auto& s : l["steps"]) layer.rms.push_back(numbers(s.value("rms", Json::array())));
+      layers.push_back(std::move(layer));
+    }
+  }
+  return c;
+}
+
+}  // namespace orrery::ui

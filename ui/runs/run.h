@@ -1,0 +1,103 @@
+#pragma once
+// What the dashboard knows about one run, read from its folder (config.json, metrics.jsonl,
+// forecasts.jsonl, summary.json, evaluation.json), and what it knows about experiments that
+// wrote their own results (coord_check.json). Plain values only: no torch, no ImGui.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orrery/json.h"
+
+namespace orrery::ui {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// (x, y) pairs in arrival order; x is the step.
+struct Curve {
+  std::vector<double> x, y;
+  void add(double xv, double yv) { x.push_back(xv), y.push_back(yv); }
+  bool empty() const { return x.empty(); }
+  double last() const { return y.empty() ? kNaN : y.back(); }
+};
+
+struct ForecastSeries {
+  std::string name;
+  std::vector<double> history, target;           // NaN = missing
+  std::vector<std::vector<double>> quantiles;    // [level][step]
+};
+
+// The forecasts of one moment of a run: a training step, or the final evaluation.
+struct ForecastSnapshot {
+  std::string label;  // "step 400", "evaluation"
+  int64_t step = -1;  // -1 for the evaluation
+  std::vector<double> levels;
+  std::vector<ForecastSeries> series;
+};
+
+enum class RunStatus { running, done, interrupted, failed, stale };
+const char* status_name(RunStatus s);
+
+struct Run {
+  std::string name;   // path relative to the watched folder
+  std::string dir;
+  // From config.json.
+  Json config;
+  std::string arch, head, param, optimizer;  // plugin names ("normuon+adamw" when routed)
+  double lr = kNaN;                          // the first optimizer group's learning rate
+  int64_t width = 0;                         // d_model
+  int64_t planned_steps = 0;
+  uint64_t seed = 0;
+  // From metrics.jsonl.
+  Curve train_loss, val_loss, lr_curve, grad_norm, elapsed;
+  std::map<std::string, Curve> update_rms, param_rms;  // per optimizer group
+  int64_t step = 0;
+  double series_per_s = kNaN, eta_s = kNaN, elapsed_s = kNaN;
+  // From summary.json (present once the run ended).
+  bool finished = false;
+  double final_loss = kNaN;
+  std::string error;
+  bool interrupted = false;
+  std::vector<std::shared_ptr<const ForecastSnapshot>> forecasts;  // training steps, then evaluation
+  double last_write = 0;      // newest modification time of its files (seconds since epoch)
+  int bad_lines = 0;          // lines of metrics.jsonl that were not JSON
+  RunStatus status(double now) const;
+  double latest_loss() const;  // final loss when finished, else the latest logged loss
+};
+
+// Folds one metrics.jsonl event into the run; unknown events are ignored.
+void apply_metrics_event(Run& run, const Json& event);
+// Fills the config fields from config.json's content.
+void apply_config(Run& run, const Json& config);
+void apply_summary(Run& run, const Json& summary);
+// A forecasts.jsonl line, or evaluation.json (label "evaluation"); nullptr when it holds none.
+std::shared_ptr<const ForecastSnapshot> parse_forecast_event(const Json& event);
+std::shared_ptr<const ForecastSnapshot> parse_evaluation(const Json& evaluation);
+
+// scripts/coord_check.lua's results: activation RMS per layer, width and step.
+struct CoordCheck {
+  std::string name;  // the experiment folder, relative to the watched folder
+  std::vector<int64_t> widths;
+  int64_t steps = 0;
+  std::string optimizer;
+  struct Layer {
+    std::string name;
+    bool readout = false;
+    std::vector<std::vector<double>> rms;  // [t][width index]
+  };
+  std::map<std::string, std::vector<Layer>> params;  // parametrisation -> layers
+};
+CoordCheck parse_coord_check(const Json& j, std::string name);
+
+// Everything under one watched folder at one moment. Immutable once published.
+struct Workspace {
+  std::string root;
+  std::vector<std::shared_ptr<const Run>> runs;  // sorted by name
+  std::vector<std::shared_ptr<const CoordCheck>> coord_checks;
+  uint64_t version = 0;  // grows whenever anything changed
+};
+
+}  // namespace orrery::ui

@@ -1,0 +1,241 @@
+#include "run_watcher.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <sys/stat.h>
+
+namespace fs = std::filesystem;
+
+namespace orrery::ui {
+
+namespace {
+
+// A file's identity for change detection: size and modification time ("" when absent).
+std::string stamp(const fs::path& p, double* mtime = nullptr) {
+  struct stat st;
+  if (::stat(p.c_str(), &st) != 0) return "";
+  const double secs = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+  if (mtime) *mtime = secs;
+  return std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+Json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return nullptr;
+  return Json::parse(in, nullptr, /*allow_exceptions=*/false);  // discarded on a parse error
+}
+
+bool is_run_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p / "metrics.jsonl", ec) || fs::exists(p / "config.json", ec);
+}
+
+}  // namespace
+
+// The lines appended to a file since the last read; a file that shrank was replaced and is
+// read again from the start.
+struct RunWatcher::FileState {
+  fs::path path;
+  uint64_t offset = 0;
+  std::string partial;  // an incomplete last line, finished by a later write
+  bool read_lines(std::vector<std::string>& lines, bool& rewound) {
+    rewound = false;
+    std::error_code ec;
+    const uint64_t size = fs::file_size(path, ec);
+    if (ec) return false;
+    if (size < offset) offset = 0, partial.clear(), rewound = true;
+    if (size == offset) return rewound;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    in.seekg(static_cast<std::streamoff>(offset));
+    std::string chunk(size - offset, '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    chunk.resize(static_cast<size_t>(in.gcount()));
+    offset += chunk.size();
+    partial += chunk;
+    size_t start = 0;
+    for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
+      if (nl > start) lines.emplace_back(partial, start, nl - start);
+    partial.erase(0, start);
+    return true;
+  }
+};
+
+struct RunWatcher::Tracked {
+  std::shared_ptr<const Run> published;
+  Run working;
+  FileState metrics, forecasts;
+  std::string config_stamp, summary_stamp, evaluation_stamp;
+  std::vector<std::shared_ptr<const ForecastSnapshot>> training_forecasts;
+  std::shared_ptr<const ForecastSnapshot> evaluation;
+};
+
+RunWatcher::RunWatcher(std::string root) : root_(std::move(root)) {
+  snapshot_ = std::make_shared<Workspace>(Workspace{root_, {}, {}, 0});
+}
+
+RunWatcher::~RunWatcher() { stop(); }
+
+bool RunWatcher::refresh(Tracked& t) {
+  Run& run = t.working;
+  const fs::path dir(run.dir);
+  bool changed = false;
+  double mtime = 0;
+  auto reread = [&](const char* file, std::string& seen) -> Json {
+    const std::string s = stamp(dir / file, &mtime);
+    if (s == seen) return nullptr;
+    Json j = s.empty() ? Json() : read_json(dir / file);
+    if (!s.empty() && j.is_discarded()) return nullptr;  // mid-copy on a shared disk: next time
+    seen = s;
+    changed = true;
+    run.last_write = std::max(run.last_write, mtime);
+    return j.is_null() ? Json::object() : j;
+  };
+  if (Json c = reread("config.json", t.config_stamp); !c.is_null()) apply_config(run, c);
+
+  std::vector<std::string> lines;
+  bool rewound = false;
+  if (t.metrics.read_lines(lines, rewound)) {
+    changed = true;
+    if (rewound) {  // replaced: start over, keeping what config.json said
+      Run fresh;
+      fresh.name = run.name, fresh.dir = run.dir;
+      apply_config(fresh, run.config);
+      run = std::move(fresh);
+      t.summary_stamp.clear();
+    }
+    for (const auto& line : lines) {
+      Json e = Json::parse(line, nullptr, false);
+      if (e.is_discarded()) ++run.bad_lines;
+      else apply_metrics_event(run, e);
+    }
+    stamp(t.metrics.path, &mtime);
+    run.last_write = std::max(run.last_write, mtime);
+  }
+  lines.clear();
+  if (t.forecasts.read_lines(lines, rewound)) {
+    changed = true;
+    if (rewound) t.training_forecasts.clear();
+    for (const auto& line : lines)
+      if (auto snap = parse_forecast_event(Json::parse(line, nullptr, false))) t.training_forecasts.push_back(snap);
+    stamp(t.forecasts.path, &mtime);
+    run.last_write = std::max(run.last_write, mtime);
+  }
+  if (Json s = reread("summary.json", t.summary_stamp); !s.is_null()) {
+    run.finished = false;
+    apply_summary(run, s);
+  }
+  if (Json e = reread("evaluation.json", t.evaluation_stamp); !e.is_null()) t.evaluation = parse_evaluation(e);
+  if (changed) {
+    run.forecasts = t.training_forecasts;
+    if (t.evaluation) run.forecasts.push_back(t.evaluation);
+    t.published = std::make_shared<const Run>(run);
+  }
+  return changed;
+}
+
+bool RunWatcher::poll() {
+  std::vector<fs::path> run_dirs, coord_files;
+  std::error_code ec;
+  const fs::path root(root_);
+  if (is_run_dir(root)) {
+    run_dirs.push_back(root);
+  } else if (fs::is_directory(root, ec)) {
+    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const fs::path& p = it->path();
+      const std::string leaf = p.filename().string();
+      if (it->is_directory(ec)) {
+        if (leaf.starts_with(".") || leaf == "plots" || it.depth() >= 3) it.disable_recursion_pending();
+        else if (is_run_dir(p)) run_dirs.push_back(p), it.disable_recursion_pending();
+      } else if (leaf == "coord_check.json") {
+        coord_files.push_back(p);
+      }
+    }
+  }
+
+  bool changed = false;
+  std::map<std::string, std::unique_ptr<Tracked>> kept;
+  for (const auto& d : run_dirs) {
+    const std::string key = d.string();
+    auto it = runs_.find(key);
+    std::unique_ptr<Tracked> t;
+    if (it != runs_.end()) {
+      t = std::move(it->second);
+    } else {
+      t = std::make_unique<Tracked>();
+      t->working.dir = key;
+      t->working.name = d == root ? d.filename().string() : fs::relative(d, root, ec).string();
+      if (t->working.name.empty()) t->working.name = key;
+      t->metrics.path = d / "metrics.jsonl";
+      t->forecasts.path = d / "forecasts.jsonl";
+      changed = true;
+    }
+    changed |= refresh(*t);
+    kept[key] = std::move(t);
+  }
+  changed |= kept.size() != runs_.size();
+  runs_ = std::move(kept);
+
+  std::map<std::string, std::pair<std::string, std::shared_ptr<const CoordCheck>>> coord;
+  for (const auto& f : coord_files) {
+    const std::string key = f.string(), s = stamp(f);
+    auto it = coord_.find(key);
+    if (it != coord_.end() && it->second.first == s) {
+      coord[key] = it->second;
+      continue;
+    }
+    Json j = read_json(f);
+    if (j.is_discarded() || j.is_null()) continue;
+    const std::string name = fs::relative(f.parent_path(), root, ec).string();
+    coord[key] = {s, std::make_shared<const CoordCheck>(parse_coord_check(j, name.empty() ? "." : name))};
+    changed = true;
+  }
+  changed |= coord.size() != coord_.size();
+  coord_ = std::move(coord);
+
+  if (!changed) return false;
+  auto ws = std::make_shared<Workspace>();
+  ws->root = root_;
+  ws->version = ++version_;
+  for (const auto& [key, t] : runs_) ws->runs.push_back(t->published);
+  std::sort(ws->runs.begin(), ws->runs.end(), [](const auto& a, const auto& b) { return a->name < b->name; });
+  for (const auto& [key, c] : coord_) ws->coord_checks.push_back(c.second);
+  std::lock_guard lock(mutex_);
+  snapshot_ = std::move(ws);
+  return true;
+}
+
+std::shared_ptr<const Workspace> RunWatcher::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+void RunWatcher::start(double interval_s, std::function<void()> on_change) {
+  stop();
+  stopping_ = false;
+  thread_ = std::thread([this, interval_s, on_change = std::move(on_change)] {
+    std::unique_lock lock(wake_mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      if (poll() && on_change) on_change();
+      lock.lock();
+      wake_.wait_for(lock, std::chrono::duration<double>(interval_s), [&] { return stopping_; });
+    }
+  });
+}
+
+void RunWatcher::stop() {
+  {
+    std::lock_guard lock(wake_mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace orrery::ui

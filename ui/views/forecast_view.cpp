@@ -1,0 +1,99 @@
+#include <algorithm>
+#include <cmath>
+
+#include "../plot/theme.h"
+#include "views.h"
+
+namespace orrery::ui {
+
+std::vector<std::pair<size_t, size_t>> band_pairs(std::span<const double> levels) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t i = 0; i < levels.size(); ++i)
+    for (size_t j = levels.size(); j-- > i + 1;)
+      if (std::fabs(levels[i] + levels[j] - 1) < 1e-6 && levels[i] < 0.5) out.emplace_back(i, j);
+  std::sort(out.begin(), out.end(), [&](auto a, auto b) { return levels[a.first] < levels[b.first]; });
+  return out;
+}
+
+namespace {
+
+// The median row: the level closest to 0.5.
+size_t median_row(std::span<const double> levels) {
+  size_t best = 0;
+  for (size_t i = 1; i < levels.size(); ++i)
+    if (std::fabs(levels[i] - 0.5) < std::fabs(levels[best] - 0.5)) best = i;
+  return best;
+}
+
+std::string percent(double level) { return std::to_string(static_cast<int>(std::lround(level * 100))); }
+
+}  // namespace
+
+plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t index,
+                              const std::string& title) {
+  const plot::Theme& t = plot::theme();
+  if (index >= snap.series.size()) {
+    plot::Plot p(c, r, title, plot::Range().axis("step"), plot::Range().axis(""));
+    p.note("no forecast");
+    return p.frame();
+  }
+  const ForecastSeries& s = snap.series[index];
+  const double n_hist = static_cast<double>(s.history.size());
+  size_t horizon = s.target.size();
+  for (const auto& q : s.quantiles) horizon = std::max(horizon, q.size());
+  // Time runs from -len(history) to horizon - 1: 0 is the first forecast step.
+  std::vector<double> x_hist(s.history.size()), x_fut(horizon);
+  for (size_t i = 0; i < x_hist.size(); ++i) x_hist[i] = static_cast<double>(i) - n_hist;
+  for (size_t i = 0; i < horizon; ++i) x_fut[i] = static_cast<double>(i);
+  plot::Range xr, yr;
+  xr.add(x_hist.empty() ? 0.0 : x_hist.front());
+  xr.add(static_cast<double>(horizon) - 1);
+  yr.add_all(s.history), yr.add_all(s.target);
+  for (const auto& q : s.quantiles) yr.add_all(q);
+  plot::Plot p(c, r, title, xr.axis("steps from the forecast start", 0.01), yr.axis("value"));
+
+  const auto pairs = band_pairs(snap.levels);
+  std::vector<plot::LegendEntry> legend;
+  // Nested bands, outermost first: each drawn over the last, so the centre is the densest.
+  for (const auto& [lo, hi] : pairs) {
+    if (hi >= s.quantiles.size()) continue;
+    p.band(x_fut, s.quantiles[lo], s.quantiles[hi], t.fan.with_alpha(0.22f));
+  }
+  if (!pairs.empty() && pairs.front().second < s.quantiles.size())
+    legend.push_back({percent(snap.levels[pairs.front().first]) + "-" + percent(snap.levels[pairs.front().second]) +
+                          (pairs.size() > 1 ? " ... " + percent(snap.levels[pairs.back().first]) + "-" +
+                                                  percent(snap.levels[pairs.back().second])
+                                            : ""),
+                      t.fan.with_alpha(0.5f), plot::LegendEntry::band});
+  p.line(x_hist, s.history, t.history, 1.5f);
+  const size_t m = median_row(snap.levels);
+  if (m < s.quantiles.size()) {
+    p.line(x_fut, s.quantiles[m], t.fan, 2.f);
+    legend.push_back({"median", t.fan});
+  }
+  if (!s.target.empty()) {
+    std::vector<double> xt(x_fut.begin(), x_fut.begin() + std::min(s.target.size(), x_fut.size()));
+    p.line(xt, s.target, t.actual, 1.5f);
+    for (size_t i = 0; i < xt.size() && xt.size() <= 128; ++i) p.marker(xt[i], s.target[i], t.actual, plot::Marker::circle, 2.f);
+    legend.push_back({"actual", t.actual});
+  }
+  p.vertical_rule(-0.5, t.muted, plot::Stroke::dotted);
+  p.legend(legend, /*left=*/true);
+  return p.frame();
+}
+
+void draw_forecast_grid(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, const std::string& title) {
+  const size_t n = std::max<size_t>(snap.series.size(), 1);
+  const size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows_n = (n + cols - 1) / cols;
+  const plot::Vec2 th = c.text_size(title);
+  c.text({r.x0, r.y0}, title, plot::theme().text);
+  const plot::Rect body{r.x0, r.y0 + th.y + 6, r.x1, r.y1};
+  std::vector<float> weights(rows_n, 1.f);
+  const auto rows = split_rows(body, weights, 12);
+  for (size_t i = 0; i < n; ++i) {
+    const auto cells = split_columns(rows[i / cols], cols);
+    draw_forecast(c, cells[i % cols], snap, i, i < snap.series.size() ? snap.series[i].name : "");
+  }
+}
+
+}  // namespace orrery::ui

@@ -1,0 +1,93 @@
+#include <algorithm>
+#include <cmath>
+
+#include "../plot/theme.h"
+#include "views.h"
+
+namespace orrery::ui {
+
+std::vector<double> smooth(std::span<const double> y, double w) {
+  std::vector<double> out(y.size(), kNaN);
+  double ema = 0, weight = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) continue;
+    ema = w * ema + (1 - w) * y[i];
+    weight = w * weight + (1 - w);
+    out[i] = ema / weight;  // debiased: early points are not pulled towards zero
+  }
+  return out;
+}
+
+double run_x(const Run& run, double step, bool time_axis) {
+  if (!time_axis) return step;
+  // Seconds at `step`, interpolated between logged points (elapsed is logged with the loss).
+  const auto& xs = run.elapsed.x;
+  const auto& ts = run.elapsed.y;
+  if (xs.empty()) return kNaN;
+  auto it = std::lower_bound(xs.begin(), xs.end(), step);
+  if (it == xs.end()) return ts.back() * step / std::max(xs.back(), 1.0);
+  const size_t i = static_cast<size_t>(it - xs.begin());
+  if (i == 0) return ts[0] * step / std::max(xs[0], 1.0);
+  const double f = (step - xs[i - 1]) / std::max(xs[i] - xs[i - 1], 1e-9);
+  return ts[i - 1] + f * (ts[i] - ts[i - 1]);
+}
+
+namespace {
+
+std::vector<double> xs_of(const Run& run, const Curve& c, bool time_axis) {
+  std::vector<double> out;
+  out.reserve(c.x.size());
+  for (double s : c.x) out.push_back(run_x(run, s, time_axis));
+  return out;
+}
+
+}  // namespace
+
+std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::span<const StyledRun> runs,
+                                            const LossViewOptions& o) {
+  const float weights[] = {3.f, 1.f};
+  const auto rows = split_rows(r, weights);
+  const plot::Theme& t = plot::theme();
+  plot::Range xr(o.log_x), yr(o.log_y), lr_range(true);
+  for (const auto& s : runs) {
+    const Run& run = *s.run;
+    xr.add_all(xs_of(run, run.train_loss, o.time_axis));
+    yr.add_all(run.train_loss.y);
+    if (o.show_validation) xr.add_all(xs_of(run, run.val_loss, o.time_axis)), yr.add_all(run.val_loss.y);
+    lr_range.add_all(run.lr_curve.y);
+  }
+  plot::Axis x = xr.axis(o.time_axis ? "seconds" : "step", 0.01);
+  if (!o.log_x && !o.time_axis && !xr.empty()) x.lo = std::max(x.lo, 0.0);
+  const plot::Axis loss_y = yr.axis("loss"), lr_y = lr_range.axis("learning rate");
+  const float left = std::max(plot::Plot::label_room(c, loss_y), plot::Plot::label_room(c, lr_y));
+  plot::Plot loss(c, rows[0], "loss", x, loss_y, left);
+  std::vector<plot::LegendEntry> legend;
+  for (const auto& s : runs) {
+    const Run& run = *s.run;
+    const auto x_train = xs_of(run, run.train_loss, o.time_axis);
+    if (o.smoothing > 0) {
+      loss.line(x_train, run.train_loss.y, s.color.with_alpha(0.25f), 1.f);
+      loss.line(x_train, smooth(run.train_loss.y, o.smoothing), s.color, 2.f);
+    } else {
+      loss.line(x_train, run.train_loss.y, s.color, 2.f);
+    }
+    if (o.show_validation && !run.val_loss.empty()) {
+      const auto x_val = xs_of(run, run.val_loss, o.time_axis);
+      loss.line(x_val, run.val_loss.y, s.color, 1.5f, plot::Stroke::dashed);
+      for (size_t i = 0; i < x_val.size(); ++i) loss.marker(x_val[i], run.val_loss.y[i], s.color, plot::Marker::circle, 2.5f);
+    }
+    legend.push_back({run.name, s.color});
+  }
+  if (runs.empty()) loss.note("no runs selected");
+  else if (yr.empty()) loss.note("waiting for the first logged step");
+  if (legend.size() > 12) legend.resize(12), legend.push_back({"...", t.muted});
+  const bool any_val = std::any_of(runs.begin(), runs.end(), [](const StyledRun& s) { return !s.run->val_loss.empty(); });
+  if (any_val && o.show_validation) legend.push_back({"validation", t.muted, plot::LegendEntry::dashed});
+  loss.legend(legend);
+
+  plot::Plot lr(c, rows[1], "", x, lr_y, left);
+  for (const auto& s : runs) lr.line(xs_of(*s.run, s.run->lr_curve, o.time_axis), s.run->lr_curve.y, s.color, 1.5f);
+  return {loss.frame(), lr.frame()};
+}
+
+}  // namespace orrery::ui

@@ -1,0 +1,69 @@
+#include "svg_report.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "../plot/svg_canvas.h"
+#include "../plot/theme.h"
+#include "orrery/error.h"
+#include "views.h"
+
+namespace orrery::ui {
+
+std::vector<std::string> write_svg_report(const Workspace& ws, const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw Error("orrery plot: cannot create " + out_dir + ": " + ec.message());
+  std::vector<std::string> written;
+  constexpr float W = 1200, H = 720;
+  const plot::Rect page{16, 16, W - 16, H - 16};
+  auto save = [&](plot::SvgCanvas& c, const char* file) {
+    const std::string path = (std::filesystem::path(out_dir) / file).string();
+    c.save(path);
+    written.push_back(path);
+  };
+
+  // The newest runs first, coloured as the dashboard colours them (by position in the list).
+  std::vector<std::shared_ptr<const Run>> runs(ws.runs.begin(), ws.runs.end());
+  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
+  std::vector<StyledRun> shown;
+  for (size_t i = 0; i < runs.size() && i < 10; ++i) shown.push_back({runs[i], plot::run_color(i)});
+
+  if (!shown.empty()) {
+    plot::SvgCanvas c(W, H, plot::theme().background);
+    draw_loss_view(c, page, shown, LossViewOptions{});
+    save(c, "loss.svg");
+  }
+  for (const auto& run : runs) {
+    if (run->forecasts.empty()) continue;
+    plot::SvgCanvas c(W, H, plot::theme().background);
+    const auto& snap = *run->forecasts.back();
+    draw_forecast_grid(c, page, snap, run->name + " - " + snap.label);
+    save(c, "forecasts.svg");
+    break;
+  }
+  const auto panels = group_sweep(ws.runs);
+  const bool sweep = std::any_of(panels.begin(), panels.end(), [](const SweepPanel& p) {
+    return std::any_of(p.curves.begin(), p.curves.end(), [](const SweepCurve& c) { return c.points.size() >= 2; });
+  });
+  if (sweep) {
+    plot::SvgCanvas c(W, H * 0.75f, plot::theme().background);
+    draw_lr_transfer(c, {16, 16, W - 16, H * 0.75f - 16}, panels);
+    save(c, "lr_transfer.svg");
+  }
+  if (!ws.coord_checks.empty()) {
+    const CoordCheck& cc = *ws.coord_checks.back();
+    plot::SvgCanvas c(W, H * 0.75f, plot::theme().background);
+    draw_coord_check(c, {16, 16, W - 16, H * 0.75f - 16}, cc, cc.steps);
+    save(c, "coord_check.svg");
+  }
+  const bool updates = std::any_of(shown.begin(), shown.end(), [](const StyledRun& s) { return !s.run->update_rms.empty(); });
+  if (updates) {
+    plot::SvgCanvas c(W, H, plot::theme().background);
+    draw_optimizer_view(c, page, shown);
+    save(c, "optimizer.svg");
+  }
+  return written;
+}
+
+}  // namespace orrery::ui
