@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 TORCH_SPEC=${ORRERY_TORCH_SPEC:-torch==2.13.0}
 APT_PACKAGES=(g++ make pkg-config liblua5.4-dev nlohmann-json3-dev catch2 libreadline-dev
-              libimgui-dev libglfw3-dev libstb-dev xvfb tmux)
+              libimgui-dev libglfw3-dev libstb-dev xvfb xauth libgl1-mesa-dri libglx-mesa0
+              fonts-dejavu-core tmux)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

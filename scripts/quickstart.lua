@@ -50,5 +50,9 @@ local function row(name, s)
 end
 for _, s in ipairs(eval.series) do row(s.name, s) end
 row("all (pooled)", eval.overall)
+-- The dashboard's views as SVG files beside the run (orrery ui runs/ shows them live).
+local plots = orrery.plot(run.run_dir)
 print(string.format("\n%d steps in %.0f s; loss %.4f -> %.4f. Run directory: %s",
                     run.steps, run.seconds, run.first_loss, run.final_loss, run.run_dir))
+print(string.format("Plots: %d SVG files in %s/plots; live dashboard: orrery ui %s", #plots, run.run_dir,
+                    run.run_dir:match("^(.*)/[^/]+$") or "runs"))
