@@ -77,17 +77,46 @@ print("run_dir=" .. r.run_dir)
   for (auto f : {"config.json", "metrics.jsonl", "summary.json"})
     CHECK(std::ifstream(dir + "/runs/t/" + f).good());
   std::ifstream metrics(dir + "/runs/t/metrics.jsonl");
-  int lines = 0;
+  std::string events;
   for (std::string line; std::getline(metrics, line);) {
-    CHECK(orrery::Json::parse(line).contains("event"));
-    ++lines;
+    auto ev = orrery::Json::parse(line);
+    REQUIRE(ev.contains("event"));
+    events += ev["event"].get<std::string>() + " ";
   }
-  CHECK(lines == 4);  // 3 train events + end
+  CHECK(events == "train train train val end ");  // validation at the last step by default
+  CHECK(std::ifstream(dir + "/runs/t/forecasts.jsonl").good());
 
   // A second run with the same name never overwrites the first.
   auto again = test::run_command(orrery_cmd("run " + dir + "/t.lua runs=" + dir + "/runs"));
   CHECK(again.status == 0);
   CHECK(again.output.find("run_dir=" + dir + "/runs/t-1") != std::string::npos);
+}
+
+TEST_CASE("a run records validation losses and forecast snapshots on held-out data") {
+  auto dir = test::temp_dir("lua-val");
+  auto r = run_script(dir, "v.lua", R"lua(
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}, seed = 2}
+local function events(run_dir, file)
+  local out = {}
+  for line in io.lines(run_dir .. "/" .. file) do
+    out[#out + 1] = line:match('"event":"(%a+)"') .. "@" .. (line:match('"step":(%d+)') or "")
+  end
+  return table.concat(out, " ")
+end
+local a = orrery.train{model = m, steps = 20, batch_size = 2, context_length = 64, log_every = 5,
+                       val_every = 10, name = "a", runs_dir = args.runs, quiet = true}
+print("a: " .. events(a.run_dir, "metrics.jsonl") .. " | " .. events(a.run_dir, "forecasts.jsonl"))
+local b = orrery.train{model = m, data = orrery.data{"synthetic", variates = 2}, steps = 4,
+                       batch_size = 2, context_length = 64, log_every = 2, val_batches = 0,
+                       forecast_series = 1, name = "b", runs_dir = args.runs, quiet = true}
+print("b: " .. events(b.run_dir, "metrics.jsonl") .. " | " .. events(b.run_dir, "forecasts.jsonl"))
+)lua", "runs=" + dir + "/runs");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("a: train@5 train@10 val@10 train@15 train@20 val@20 end@ | forecast@10 forecast@20") !=
+        std::string::npos);
+  // A data object: the held-out source is made from its plugin choice; no validation batches.
+  CHECK(r.output.find("b: train@2 train@4 end@ | forecast@4") != std::string::npos);
 }
 
 TEST_CASE("an error inside a training callback points at the callback's line") {

@@ -1,9 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <fstream>
+
 #include "orrery/data_source.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/optimizer.h"
 #include "orrery/routed_optimizer.h"
+#include "orrery/run_store.h"
 #include "orrery/trainer.h"
 #include "support.h"
 
@@ -203,4 +207,269 @@ TEST_CASE("gradient accumulation draws accumulate micro-batches per step and ave
   }
   CHECK(r.final_loss == Approx(mean).epsilon(1e-5));
   CHECK_THROWS_WITH(orrery::TrainConfig::from_json({{"accumulate", 0}}), Catch::Contains("'accumulate' must be >= 1"));
+}
+
+// ---- diagnostics: validation, forecast snapshots, update RMS ----------------------------
+
+namespace {
+struct Events {
+  std::vector<Json> all;
+  std::vector<Json> of(const std::string& kind) const {
+    std::vector<Json> out;
+    for (const auto& e : all)
+      if (e["event"] == kind) out.push_back(e);
+    return out;
+  }
+  std::vector<int64_t> steps(const std::string& kind) const {
+    std::vector<int64_t> out;
+    for (const auto& e : of(kind)) out.push_back(e["step"].get<int64_t>());
+    return out;
+  }
+};
+
+// Trains the tiny model on synthetic data (held-out source: another context seed) and returns
+// every published event.
+Events train_with(const Json& options, bool with_validation = true, const Json& optimizer = {}) {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model(3);
+  auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{3});
+  auto held_out = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{1000006});
+  std::unique_ptr<orrery::Optimizer> opt;
+  if (optimizer.is_null())
+    opt = reg.create<PluginKind::optimizer>("adamw", Json{{"lr", 3e-3}}, model->params(), model->parametrisation());
+  else
+    opt = std::make_unique<orrery::RoutedOptimizer>(reg, orrery::optimizer_groups_from_json(optimizer),
+                                                    model->params(), model->parametrisation());
+  Json o = {{"batch_size", 4}, {"context_length", 64}, {"quiet", true}};
+  o.update(options);
+  orrery::MetricsBus bus;
+  Events ev;
+  bus.subscribe([&](const Json& e) { ev.all.push_back(e); });
+  orrery::train(*model, *data, *opt, orrery::TrainConfig::from_json(o), bus,
+                with_validation ? held_out.get() : nullptr);
+  return ev;
+}
+}  // namespace
+
+TEST_CASE("validation runs every val_every steps and at the end, after that step's train event") {
+  auto ev = train_with({{"steps", 30}, {"log_every", 5}, {"val_every", 10}, {"forecast_series", 0}});
+  CHECK(ev.steps("val") == std::vector<int64_t>{10, 20, 30});
+  for (const auto& v : ev.of("val")) {
+    CHECK(std::isfinite(v["loss"].get<double>()));
+    CHECK(v["loss"].get<double>() > 0);
+    CHECK(v.contains("elapsed_s"));
+  }
+  CHECK(ev.of("forecast").empty());
+  CHECK(ev.all.back()["event"] == "end");
+  // Order at step 10: the train event, then validation.
+  for (size_t i = 1; i < ev.all.size(); ++i)
+    if (ev.all[i]["event"] == "val") CHECK(ev.all[i - 1]["event"] == "train");
+
+  SECTION("0 = every 4 x log_every, and the last step when it is not a multiple") {
+    auto d = train_with({{"steps", 25}, {"log_every", 5}, {"forecast_series", 0}});
+    CHECK(d.steps("val") == std::vector<int64_t>{20, 25});
+  }
+  SECTION("val_batches = 0 or no held-out source: none") {
+    CHECK(train_with({{"steps", 10}, {"log_every", 5}, {"val_every", 5}, {"val_batches", 0},
+                      {"forecast_series", 0}}).of("val").empty());
+    CHECK(train_with({{"steps", 10}, {"log_every", 5}, {"val_every", 5}}, false).of("val").empty());
+  }
+}
+
+TEST_CASE("a run cut short still validates its last step") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model(4);
+  auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{4});
+  auto held_out = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{5});
+  auto opt = reg.create<PluginKind::optimizer>("adamw", Json::object(), model->params(), model->parametrisation());
+  auto cfg = orrery::TrainConfig::from_json({{"steps", 50}, {"batch_size", 2}, {"context_length", 64},
+                                             {"log_every", 1}, {"val_every", 5}, {"quiet", true}});
+  orrery::MetricsBus bus;
+  Events ev;
+  bus.subscribe([&](const Json& e) {
+    ev.all.push_back(e);
+    if (e["event"] == "train" && e["step"] == 7) orrery::interrupt_requested = true;  // Ctrl-C
+  });
+  auto r = orrery::train(*model, *data, *opt, cfg, bus, held_out.get());
+  CHECK(r.interrupted);
+  CHECK(r.steps == 7);
+  CHECK(ev.steps("val") == std::vector<int64_t>{5, 7});
+  CHECK(ev.steps("forecast") == std::vector<int64_t>{5, 7});
+  CHECK(ev.all.back()["event"] == "end");
+}
+
+TEST_CASE("validation and snapshots leave the training bit-identical") {
+  auto losses = [](const Events& ev) {
+    std::vector<double> out;
+    for (const auto& e : ev.of("train")) out.push_back(e["loss"].get<double>()), out.push_back(e["grad_norm"].get<double>());
+    return out;
+  };
+  const Json o = {{"steps", 12}, {"log_every", 1}, {"val_every", 3}, {"forecast_every", 2}};
+  auto with = train_with(o, true), without = train_with(o, false);
+  REQUIRE(with.of("val").size() == 4);
+  REQUIRE(with.of("forecast").size() == 6);
+  CHECK(without.of("val").empty());
+  REQUIRE(losses(with).size() == 24);
+  CHECK(losses(with) == losses(without));  // exact: the same random stream and data
+}
+
+TEST_CASE("forecast snapshots: history, target and sorted quantiles of held-out series") {
+  auto ev = train_with({{"steps", 20}, {"log_every", 5}, {"val_every", 10}, {"forecast_series", 3},
+                        {"context_length", 256}, {"batch_size", 4}});
+  auto snaps = ev.of("forecast");
+  REQUIRE(snaps.size() == 2);
+  CHECK(ev.steps("forecast") == std::vector<int64_t>{10, 20});
+  for (const auto& f : snaps) {
+    // Valid JSON as written (NaN would not be): a dump parses back.
+    const Json back = Json::parse(f.dump());
+    CHECK(back["horizon"] == 64);  // context 256 / 4, a multiple of the 32-step patch
+    REQUIRE(back["levels"].size() == 9);
+    REQUIRE(back["series"].size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      const auto& s = back["series"][i];
+      CHECK(s["name"] == "val/" + std::to_string(i));
+      CHECK(s["history"].size() == 192);  // min(256 - 64, 4 x 64)
+      CHECK(s["target"].size() == 64);
+      for (const auto& x : s["history"]) CHECK((x.is_number() || x.is_null()));
+      REQUIRE(s["quantiles"].size() == 9);
+      for (const auto& row : s["quantiles"]) REQUIRE(row.size() == 64);
+      for (size_t h = 0; h < 64; ++h)
+        for (size_t q = 1; q < 9; ++q)
+          CHECK(s["quantiles"][q][h].get<double>() >= s["quantiles"][q - 1][h].get<double>());
+    }
+  }
+  SECTION("the horizon is at least one patch; forecast_series is capped by the batch") {
+    auto e = train_with({{"steps", 2}, {"log_every", 1}, {"forecast_series", 9}, {"batch_size", 2},
+                         {"val_batches", 0}});
+    REQUIRE(e.of("forecast").size() == 1);  // the end; snapshots need no validation batches
+    const auto f = e.of("forecast")[0];
+    CHECK(f["horizon"] == 32);
+    CHECK(f["series"].size() == 2);
+    CHECK(f["series"][0]["history"].size() == 32);
+  }
+}
+
+TEST_CASE("train events carry update and weight RMS per optimizer group") {
+  const Json routed = Json::array({
+      {{"name", "normuon"}, {"options", {{"lr", 0.02}}}, {"params", {{"role", "hidden"}, {"stack", true}}}},
+      {{"name", "adamw"}, {"options", {{"lr", 3e-3}}}}});
+  auto ev = train_with({{"steps", 4}, {"log_every", 2}, {"val_batches", 0}, {"forecast_series", 0}},
+                       false, routed);
+  auto trains = ev.of("train");
+  REQUIRE(trains.size() == 2);
+  for (const auto& t : trains) {
+    INFO(t.dump());
+    for (const char* key : {"update_rms", "param_rms"}) {
+      REQUIRE(t[key].size() == 2);
+      for (const char* label : {"normuon:hidden", "adamw:rest"}) {
+        REQUIRE(t[key].contains(label));
+        CHECK(t[key][label].get<double>() > 0);
+        CHECK(std::isfinite(t[key][label].get<double>()));
+      }
+    }
+    CHECK(t.contains("loss"));  // the old fields stay
+    CHECK(t.contains("series_per_s"));
+  }
+  SECTION("a plain optimizer is one group, 'all'") {
+    auto plain = train_with({{"steps", 2}, {"log_every", 1}, {"forecast_series", 0}}, false);
+    for (const auto& t : plain.of("train")) {
+      CHECK(t["update_rms"].size() == 1);
+      CHECK(t["update_rms"]["all"].get<double>() > 0);
+      CHECK(t["param_rms"]["all"].get<double>() > 0);
+    }
+  }
+}
+
+TEST_CASE("group labels name optimizer and roles, unique by group number") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto groups = orrery::optimizer_groups_from_json(Json::array({
+      {{"name", "adamw"}, {"params", {{"stack", true}}}},
+      {{"name", "sgd"}, {"params", {{"role", Json::array({"bias", "gain"})}}}},
+      {{"name", "adamw"}, {"params", {{"name", "patch_proj.*"}}}},
+      {{"name", "adamw"}}}));
+  orrery::RoutedOptimizer opt(reg, groups, model->params(), model->parametrisation());
+  std::vector<std::string> labels;
+  for (const auto& g : opt.groups()) labels.push_back(g.label);
+  CHECK(labels == std::vector<std::string>{"adamw:rest#1", "sgd:bias,gain", "adamw:patch_proj.*", "adamw:rest#4"});
+}
+
+TEST_CASE("the update RMS of a plain SGD step is lr x the gradient's RMS") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model(6);
+  auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{6});
+  auto opt = reg.create<PluginKind::optimizer>("sgd", Json{{"lr", 0.05}, {"momentum", 0.0}},
+                                               model->params(), model->parametrisation());
+  auto cfg = orrery::TrainConfig::from_json({{"steps", 1}, {"batch_size", 4}, {"context_length", 64},
+                                             {"clip", 0}, {"log_every", 1}, {"quiet", true},
+                                             {"schedule", {{"kind", "constant"}, {"warmup", 0}}}});
+  orrery::MetricsBus bus;
+  std::vector<Json> events;
+  bus.subscribe([&](const Json& e) { events.push_back(e); });
+  orrery::train(*model, *data, *opt, cfg, bus);
+  REQUIRE(events.front()["event"] == "train");
+  const double lr = events.front()["lr"];
+  CHECK(lr == 0.05);
+  // The step's gradients are still in .grad(): the update is lr * grad exactly.
+  double grad_sq = 0, weight_sq = 0, numel = 0;
+  for (const auto& p : model->params()) {
+    if (p.tensor.grad().defined()) grad_sq += p.tensor.grad().to(at::kDouble).square().sum().item<double>();
+    weight_sq += p.tensor.detach().to(at::kDouble).square().sum().item<double>();
+    numel += static_cast<double>(p.tensor.numel());
+  }
+  CHECK(events.front()["update_rms"]["all"].get<double>() == Approx(lr * std::sqrt(grad_sq / numel)).epsilon(1e-3));
+  CHECK(events.front()["param_rms"]["all"].get<double>() == Approx(std::sqrt(weight_sq / numel)).epsilon(1e-9));
+}
+
+TEST_CASE("the validation and snapshot options are checked and written back") {
+  using orrery::TrainConfig;
+  auto c = TrainConfig::from_json({{"val_every", 7}, {"val_batches", 3}, {"forecast_every", 9}, {"forecast_series", 0}});
+  CHECK(c.val_every == 7);
+  CHECK(c.val_batches == 3);
+  CHECK(c.forecast_every == 9);
+  CHECK(c.forecast_series == 0);
+  const Json j = c.to_json();
+  CHECK(j["val_every"] == 7);
+  CHECK(j["val_batches"] == 3);
+  CHECK(j["forecast_every"] == 9);
+  CHECK(j["forecast_series"] == 0);
+  const TrainConfig d;
+  CHECK(d.val_every == 0);
+  CHECK(d.val_batches == 2);
+  CHECK(d.forecast_every == 0);
+  CHECK(d.forecast_series == 4);
+  CHECK_THROWS_WITH(TrainConfig::from_json({{"val_every", -1}}), Catch::Contains("'val_every' must be >= 0"));
+  CHECK_THROWS_WITH(TrainConfig::from_json({{"val_batches", -2}}), Catch::Contains("'val_batches' must be >= 0"));
+  CHECK_THROWS_WITH(TrainConfig::from_json({{"forecast_every", -1}}), Catch::Contains("'forecast_every' must be >= 0"));
+  CHECK_THROWS_WITH(TrainConfig::from_json({{"forecast_series", -1}}), Catch::Contains("'forecast_series' must be >= 0"));
+  CHECK_THROWS_WITH(TrainConfig::from_json({{"val_every", "often"}}), Catch::Contains("'val_every' must be a number"));
+  CHECK_THROWS_WITH(TrainConfig::from_json({{"val_evry", 3}}),
+                    Catch::Contains("unknown training option 'val_evry'") && Catch::Contains("val_every, val_batches, forecast_every, forecast_series"));
+}
+
+TEST_CASE("the run store writes forecast events to forecasts.jsonl, the rest to metrics.jsonl") {
+  const std::string runs = test::temp_dir("run-store-forecasts");
+  orrery::RunStore store(runs, "r", Json{{"x", 1}});
+  auto lines = [&](const std::string& file) {
+    std::vector<Json> out;
+    std::ifstream in(store.dir() + "/" + file);
+    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
+    return out;
+  };
+  store.append_metrics({{"event", "train"}, {"step", 1}, {"loss", 1.5}});
+  CHECK_FALSE(std::ifstream(store.dir() + "/forecasts.jsonl").good());  // opened on first use
+  store.append_metrics({{"event", "forecast"}, {"step", 1}, {"horizon", 2},
+                        {"series", {{{"name", "val/0"}, {"history", {1.0, std::nan("")}}}}}});
+  store.append_metrics({{"event", "val"}, {"step", 1}, {"loss", 1.25}});
+  store.append_metrics({{"event", "forecast"}, {"step", 2}});
+  store.append_metrics({{"event", "end"}, {"steps", 2}});
+  // Flushed per line: readable while the store is still open.
+  auto metrics = lines("metrics.jsonl"), forecasts = lines("forecasts.jsonl");
+  REQUIRE(metrics.size() == 3);
+  CHECK(metrics[0]["event"] == "train");
+  CHECK(metrics[1]["event"] == "val");
+  CHECK(metrics[2]["event"] == "end");
+  REQUIRE(forecasts.size() == 2);
+  CHECK(forecasts[0]["series"][0]["history"][1].is_null());  // NaN is written as null
+  CHECK(forecasts[1]["step"] == 2);
 }

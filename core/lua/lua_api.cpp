@@ -66,8 +66,10 @@ constexpr char kDataMeta[] = "orrery.Data";
 
 template <class T> struct Box { std::shared_ptr<T> ptr; };
 
-template <class T> void push_box(lua_State* L, std::shared_ptr<T> p, const char* meta) {
-  void* mem = lua_newuserdatauv(L, sizeof(Box<T>), 0);
+// `user_values` Lua values travel with the box (a data object keeps its plugin choice in one).
+template <class T> void push_box(lua_State* L, std::shared_ptr<T> p, const char* meta,
+                                 int user_values = 0) {
+  void* mem = lua_newuserdatauv(L, sizeof(Box<T>), user_values);
   new (mem) Box<T>{std::move(p)};
   luaL_setmetatable(L, meta);
 }
@@ -188,6 +190,19 @@ std::shared_ptr<DataSource> make_data(lua_State* L, int idx, const std::string& 
   return g_registry->create<PluginKind::data>(spec.name, spec.options, ctx);
 }
 
+// The plugin choice behind a data argument: the spec itself, or the one a data object was made
+// from (kept as JSON in its user value), so a source of the same kind can be made with another
+// seed.
+PluginSpec data_spec(lua_State* L, int idx, const std::string& what) {
+  if (!luaL_testudata(L, idx, kDataMeta)) return plugin_spec(L, idx, what);
+  lua_getiuservalue(L, idx, 1);
+  const std::string text = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
+  if (text.empty()) throw Error(what + ": this data object does not know its plugin choice");
+  const Json j = Json::parse(text);
+  return PluginSpec{j["name"].get<std::string>(), j["options"]};
+}
+
 // ---- orrery.* -----------------------------------------------------------------------------
 
 int l_plugins(lua_State* L) {
@@ -220,7 +235,10 @@ int l_data(lua_State* L) {
     lua_settop(L, 2);
     lua_remove(L, 1);
   }
-  push_box(L, make_data(L, 1, "orrery.data", DataContext{}), kDataMeta);
+  const PluginSpec spec = data_spec(L, 1, "orrery.data");
+  push_box(L, make_data(L, 1, "orrery.data", DataContext{}), kDataMeta, 1);
+  lua_pushstring(L, spec.to_json().dump().c_str());
+  lua_setiuservalue(L, -2, 1);
   return 1;
 }
 
@@ -245,8 +263,20 @@ int l_train(lua_State* L) {
   auto model = check_box<Model>(L, -1, kModelMeta);
   lua_pop(L, 1);
   std::shared_ptr<DataSource> data;
-  if (field(L, 1, "data")) data = make_data(L, -1, "orrery.train: data", DataContext{cfg.seed}), lua_pop(L, 1);
-  else data = g_registry->create<PluginKind::data>("synthetic", Json::object(), DataContext{cfg.seed});
+  PluginSpec source{"synthetic"};
+  if (field(L, 1, "data")) {
+    data = make_data(L, -1, "orrery.train: data", DataContext{cfg.seed});
+    source = data_spec(L, -1, "orrery.train: data");
+    lua_pop(L, 1);
+  } else {
+    data = g_registry->create<PluginKind::data>(source.name, source.options, DataContext{cfg.seed});
+  }
+  // Validation and forecast snapshots: the same kind of data under another seed, so held-out
+  // series the training never sees (for a data set, other windows of it).
+  std::shared_ptr<DataSource> validation;
+  if (cfg.val_batches > 0 || cfg.forecast_series > 0)
+    validation = g_registry->create<PluginKind::data>(source.name, source.options,
+                                                      DataContext{cfg.seed + 1000003});
   Json opt_json = PluginSpec{"adamw"}.to_json();
   if (field(L, 1, "optimizer")) opt_json = optimizer_json(L, -1), lua_pop(L, 1);
   std::string name = "run", runs_dir = "runs";
@@ -297,7 +327,7 @@ int l_train(lua_State* L) {
     });
   TrainResult r;
   try {
-    r = train(*model, *data, optimizer, cfg, bus);
+    r = train(*model, *data, optimizer, cfg, bus, validation.get());
   } catch (const std::exception& e) {  // leave a summary that says why the run stopped
     const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
     store.write_summary({{"error", ce ? ce->what_without_backtrace() : e.what()},

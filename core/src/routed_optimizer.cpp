@@ -1,5 +1,7 @@
 #include "orrery/routed_optimizer.h"
 
+#include <algorithm>
+
 #include "orrery/error.h"
 #include "orrery/registry.h"
 
@@ -105,7 +107,8 @@ RoutedOptimizer::RoutedOptimizer(const Registry& registry, const std::vector<Opt
                   "; earlier groups take what they match first)");
     Routed r;
     r.group = groups[g];
-    for (const auto& p : owned[g]) r.names.push_back(p.info.name), r.numel += p.tensor.numel();
+    for (const auto& p : owned[g])
+      r.names.push_back(p.info.name), r.tensors.push_back(p.tensor), r.numel += p.tensor.numel();
     r.optimizer = registry.create<PluginKind::optimizer>(groups[g].optimizer.name,
                                                          groups[g].optimizer.options, owned[g], param);
     routed_.push_back(std::move(r));
@@ -117,6 +120,27 @@ void RoutedOptimizer::step(const StepScalars& s) {
 }
 
 double RoutedOptimizer::base_lr() const { return routed_.front().optimizer->base_lr(); }
+
+std::vector<ParamGroupView> RoutedOptimizer::groups() const {
+  std::vector<ParamGroupView> out;
+  for (const auto& r : routed_) {
+    // Appended piecewise: GCC 12 warns falsely on "literal" + string chains.
+    std::string what;
+    auto add = [&](const std::string& part) { what.append(what.empty() ? "" : ",").append(part); };
+    for (Role role : r.group.params.roles) add(role_name(role));
+    if (what.empty())
+      for (const auto& g : r.group.params.names) add(g);
+    std::string label = r.group.optimizer.name;
+    label.append(":").append(what.empty() ? "rest" : what);
+    out.push_back({label, r.tensors});
+  }
+  std::vector<std::string> base;
+  for (const auto& g : out) base.push_back(g.label);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (std::count(base.begin(), base.end(), base[i]) > 1)
+      out[i].label.append("#").append(std::to_string(i + 1));
+  return out;
+}
 
 Json RoutedOptimizer::describe() const {
   Json out = Json::array();

@@ -35,8 +35,15 @@ RunStore::RunStore(const std::string& runs_dir, const std::string& name, const J
 }
 
 void RunStore::append_metrics(const Json& event) {
-  metrics_ << event.dump() << "\n";
-  metrics_.flush();  // readers (the dashboard) tail this file while the run goes on
+  const auto kind = event.find("event");
+  const bool forecast = kind != event.end() && *kind == "forecast";
+  if (forecast && !forecasts_.is_open()) {
+    forecasts_.open(dir_ + "/forecasts.jsonl", std::ios::app);
+    if (!forecasts_) throw Error("cannot open " + dir_ + "/forecasts.jsonl");
+  }
+  std::ofstream& out = forecast ? forecasts_ : metrics_;
+  out << event.dump() << "\n";
+  out.flush();  // readers (the dashboard) tail these files while the run goes on
 }
 
 void RunStore::write_summary(const Json& summary) { write_json("summary.json", summary); }

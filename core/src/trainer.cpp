@@ -3,11 +3,14 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "orrery/data_source.h"
 #include "orrery/error.h"
+#include "orrery/evaluate.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/model.h"
 #include "orrery/ops.h"
@@ -47,6 +50,90 @@ double clip_global_norm(std::vector<Param>& params, double max_norm) {
   return total;
 }
 
+Batch to_device(Batch b, const at::Device& device) {
+  b.values = b.values.to(device);
+  b.observed = b.observed.to(device);
+  b.series_ids = b.series_ids.to(device);
+  return b;
+}
+
+// Copies of every group's parameters, taken before a step that will log.
+std::vector<std::vector<at::Tensor>> snapshot(const std::vector<ParamGroupView>& groups) {
+  std::vector<std::vector<at::Tensor>> out;
+  for (const auto& g : groups) {
+    out.emplace_back();
+    for (const auto& t : g.tensors) out.back().push_back(t.detach().clone());
+  }
+  return out;
+}
+
+// Adds each group's update RMS (against `before`) and weight RMS to a train event: one
+// transfer from the device for all of them.
+void add_group_rms(Json& event, const std::vector<ParamGroupView>& groups,
+                   const std::vector<std::vector<at::Tensor>>& before) {
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> sums;  // per group: sum of squared updates, sum of squared weights
+  std::vector<double> numel;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<at::Tensor> du, w;
+    int64_t n = 0;
+    for (size_t i = 0; i < groups[g].tensors.size(); ++i) {
+      const at::Tensor t = groups[g].tensors[i].detach();
+      du.push_back((t - before[g][i]).to(at::kDouble).square().sum());
+      w.push_back(t.to(at::kDouble).square().sum());
+      n += t.numel();
+    }
+    if (du.empty()) du.push_back(at::zeros({}, at::kDouble)), w.push_back(at::zeros({}, at::kDouble));
+    sums.push_back(at::stack(du).sum().cpu());
+    sums.push_back(at::stack(w).sum().cpu());
+    numel.push_back(static_cast<double>(std::max<int64_t>(n, 1)));
+  }
+  at::Tensor all = at::stack(sums);
+  auto a = all.accessor<double, 1>();
+  Json update = Json::object(), weights = Json::object();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    update[groups[g].label] = std::sqrt(a[2 * g] / numel[g]);
+    weights[groups[g].label] = std::sqrt(a[2 * g + 1] / numel[g]);
+  }
+  event["update_rms"] = update;
+  event["param_rms"] = weights;
+}
+
+// One series as a JSON list, null where unobserved (or not finite).
+Json series_json(const at::Tensor& values, const at::Tensor& observed) {
+  at::Tensor v = values.to(at::kCPU, at::kDouble).contiguous();
+  at::Tensor m = observed.to(at::kCPU).contiguous();
+  auto va = v.accessor<double, 1>();
+  auto ma = m.accessor<bool, 1>();
+  Json out = Json::array();
+  for (int64_t t = 0; t < va.size(0); ++t)
+    out.push_back(ma[t] && std::isfinite(va[t]) ? Json(va[t]) : Json(nullptr));
+  return out;
+}
+
+// The forecast snapshot event: the first `series` rows of `b` (variate 0) forecast over their
+// last `horizon` steps from the steps before.
+Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step) {
+  at::NoGradGuard no_grad;
+  const int64_t n = std::min(series, b.values.size(0));
+  const int64_t cut = b.values.size(2) - horizon;
+  const at::Tensor values = b.values.narrow(0, 0, n), observed = b.observed.narrow(0, 0, n);
+  Forecast f = model.forecast(values.narrow(2, 0, cut), observed.narrow(2, 0, cut),
+                              b.series_ids.narrow(0, 0, n), horizon);
+  const at::Tensor q = f.quantiles.select(2, 0).cpu();  // (Q, n, H)
+  const int64_t shown = std::min(cut, 4 * horizon);
+  Json list = Json::array();
+  for (int64_t i = 0; i < n; ++i) {
+    const at::Tensor v = values[i][0], m = observed[i][0];
+    list.push_back({{"name", "val/" + std::to_string(i)},
+                    {"history", series_json(v.narrow(0, cut - shown, shown), m.narrow(0, cut - shown, shown))},
+                    {"target", series_json(v.narrow(0, cut, horizon), m.narrow(0, cut, horizon))},
+                    {"quantiles", quantile_rows(q.select(1, i))}});
+  }
+  return {{"event", "forecast"}, {"step", step}, {"levels", f.levels}, {"horizon", horizon},
+          {"series", list}};
+}
+
 }  // namespace
 
 TrainConfig TrainConfig::from_json(const Json& j) {
@@ -56,7 +143,11 @@ TrainConfig TrainConfig::from_json(const Json& j) {
     auto num = [&](auto& field, double lo) {
       if (!v.is_number()) throw Error("training option '" + k + "' must be a number");
       double d = v.get<double>();
-      if (d < lo) throw Error("training option '" + k + "' must be >= " + std::to_string(lo));
+      if (d < lo) {
+        char bound[32];
+        std::snprintf(bound, sizeof bound, "%g", lo);
+        throw Error("training option '" + k + "' must be >= " + bound);
+      }
       field = static_cast<std::decay_t<decltype(field)>>(d);
     };
     if (k == "steps") num(c.steps, 1);
@@ -67,6 +158,10 @@ TrainConfig TrainConfig::from_json(const Json& j) {
     else if (k == "cpm_max_span") num(c.cpm_max_span, 1);
     else if (k == "cpm_max_rate") num(c.cpm_max_rate, 0);
     else if (k == "log_every") num(c.log_every, 1);
+    else if (k == "val_every") num(c.val_every, 0);
+    else if (k == "val_batches") num(c.val_batches, 0);
+    else if (k == "forecast_every") num(c.forecast_every, 0);
+    else if (k == "forecast_series") num(c.forecast_series, 0);
     else if (k == "seed") num(c.seed, 0);
     else if (k == "accumulate") num(c.accumulate, 1);
     else if (k == "schedule") c.schedule = Schedule::from_json(v);
@@ -79,7 +174,8 @@ TrainConfig TrainConfig::from_json(const Json& j) {
       throw Error("unknown training option '" + k +
                   "' (known: steps, batch_size, accumulate, context_length, clip, max_seconds, "
                   "schedule, momentum, weight_decay_schedule, cpm, cpm_max_span, cpm_max_rate, "
-                  "log_every, seed, quiet)");
+                  "log_every, val_every, val_batches, forecast_every, forecast_series, seed, "
+                  "quiet)");
     }
   }
   if (c.cpm_max_rate > 1) throw Error("training option 'cpm_max_rate' must be <= 1");
@@ -92,7 +188,9 @@ Json TrainConfig::to_json() const {
           {"schedule", schedule.to_json()}, {"momentum", momentum.to_json()},
           {"weight_decay_schedule", weight_decay_schedule.to_json()},
           {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
-          {"log_every", log_every}, {"seed", seed}};
+          {"log_every", log_every}, {"val_every", val_every}, {"val_batches", val_batches},
+          {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
+          {"seed", seed}};
 }
 
 Json TrainResult::to_json() const {
@@ -101,7 +199,7 @@ Json TrainResult::to_json() const {
 }
 
 TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
-                  MetricsBus& bus) {
+                  MetricsBus& bus, DataSource* validation) {
   const int64_t P = model.patch_size();
   if (cfg.context_length % P != 0 || cfg.context_length < 2 * P)
     throw Error("context_length " + std::to_string(cfg.context_length) +
@@ -114,6 +212,24 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(cfg.seed * 7919 + 17);
   auto& params = model.params();
 
+  // Diagnostics. Update and weight RMS per optimizer group, measured on logging steps only.
+  std::vector<ParamGroupView> groups = opt.groups();
+  if (groups.empty()) {
+    groups.push_back({"all", {}});
+    for (auto& p : params) groups.back().tensors.push_back(p.tensor);
+  }
+  // Validation and forecast snapshots on fixed held-out batches, drawn once from `validation`
+  // (never from `data` or `gen`, so training is the same with or without them).
+  const bool validate = validation && cfg.val_batches > 0;
+  const bool snapshots = validation && cfg.forecast_series > 0;
+  const int64_t val_every = cfg.val_every > 0 ? cfg.val_every : 4 * cfg.log_every;
+  const int64_t forecast_every = cfg.forecast_every > 0 ? cfg.forecast_every : val_every;
+  const int64_t horizon = std::max(P, cfg.context_length / 4 / P * P);
+  std::vector<Batch> held_out;
+  if (validate || snapshots)
+    for (int64_t i = 0; i < (validate ? cfg.val_batches : 1); ++i)
+      held_out.push_back(to_device(validation->sample(cfg.batch_size, cfg.context_length), model.device()));
+
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
@@ -122,7 +238,30 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   double window_sum = 0;
   int64_t window_n = 0, window_series = 0;
   double window_start = 0;
+  double window_paused = 0;  // seconds of the window spent on validation and snapshots
   bool first_window = true;
+
+  // Validation and snapshots due after `done` steps; at the end, whichever the last step
+  // has not had yet.
+  int64_t last_val = 0, last_forecast = 0;
+  auto diagnose = [&](int64_t done, bool at_end) {
+    const double t0 = elapsed();
+    if (validate && (at_end ? last_val != done : done % val_every == 0)) {
+      double sum = 0;
+      {
+        at::NoGradGuard no_grad;
+        for (const auto& b : held_out) sum += model.loss(b).item<double>();
+      }
+      last_val = done;
+      bus.publish({{"event", "val"}, {"step", done}, {"loss", sum / static_cast<double>(held_out.size())},
+                   {"elapsed_s", elapsed()}});
+    }
+    if (snapshots && (at_end ? last_forecast != done : done % forecast_every == 0)) {
+      last_forecast = done;
+      bus.publish(forecast_event(model, held_out.front(), cfg.forecast_series, horizon, done));
+    }
+    window_paused += elapsed() - t0;
+  };
 
   for (int64_t step = 0; step < cfg.steps; ++step) {
     if (interrupt_requested.load()) {
@@ -148,10 +287,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     for (auto& p : params) p.tensor.mutable_grad().reset();
     double l = 0;
     for (int64_t micro = 0; micro < cfg.accumulate; ++micro) {
-      Batch b = data.sample(cfg.batch_size, cfg.context_length);
-      b.values = b.values.to(model.device());
-      b.observed = b.observed.to(model.device());
-      b.series_ids = b.series_ids.to(model.device());
+      Batch b = to_device(data.sample(cfg.batch_size, cfg.context_length), model.device());
       at::Tensor keep;
       if (cfg.cpm)
         keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
@@ -166,15 +302,18 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     }
     const double gnorm = clip_global_norm(params, cfg.clip);
     if (!std::isfinite(gnorm)) refuse("gradient norm");
+    const bool logs = (step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps;
+    std::vector<std::vector<at::Tensor>> before;
+    if (logs) before = snapshot(groups);
     opt.step(scalars);
     window_sum += l;
     ++window_n;
     result.steps = step + 1;
 
-    if ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps) {
+    if (logs) {
       const double now = elapsed();
       const double mean = window_sum / window_n;
-      const double series_per_s = window_series / std::max(now - window_start, 1e-9);
+      const double series_per_s = window_series / std::max(now - window_start - window_paused, 1e-9);
       double eta = (cfg.steps - step - 1) * now / (step + 1);
       if (cfg.max_seconds > 0) eta = std::min(eta, std::max(cfg.max_seconds - now, 0.0));
       if (first_window) result.first_loss = mean, first_window = false;
@@ -182,6 +321,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
       Json ev = {{"event", "train"}, {"step", step + 1}, {"loss", mean},
                  {"lr", opt.base_lr() * lr_factor}, {"grad_norm", gnorm},
                  {"series_per_s", series_per_s}, {"elapsed_s", now}, {"eta_s", eta}};
+      add_group_rms(ev, groups, before);
       bus.publish(ev);
       if (!cfg.quiet) {
         std::printf("step %6lld/%lld  loss %.4f  lr %.2e  gnorm %.3g  %.0f series/s  ETA %s\n",
@@ -189,9 +329,11 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
                     opt.base_lr() * lr_factor, gnorm, series_per_s, format_duration(eta).c_str());
         std::fflush(stdout);
       }
-      window_sum = 0, window_n = 0, window_series = 0, window_start = now;
+      window_sum = 0, window_n = 0, window_series = 0, window_start = now, window_paused = 0;
     }
+    diagnose(step + 1, false);
   }
+  if (result.steps > 0) diagnose(result.steps, true);
   if (window_n > 0) {  // a run cut by time or Ctrl-C: report the partial window
     result.final_loss = window_sum / window_n;
     if (first_window) result.first_loss = result.final_loss;

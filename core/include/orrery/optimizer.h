@@ -4,12 +4,20 @@
 // parametrisation; a RoutedOptimizer (routed_optimizer.h) splits a model's parameters across
 // several optimizers so that one step call steps all of them.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "orrery/json.h"
 #include "orrery/param.h"
 
 namespace orrery {
+
+// A labelled set of parameters that one optimizer steps together, for diagnostics (the trainer
+// measures each group's update and weight RMS on logging steps).
+struct ParamGroupView {
+  std::string label;                // e.g. "normuon:hidden", "adamw:rest"
+  std::vector<at::Tensor> tensors;  // the parameters themselves (handles, not copies)
+};
 
 // What the schedules say for one step. Every optimizer applies all three.
 struct StepScalars {
@@ -26,6 +34,9 @@ class Optimizer {
   // Gradients are read from tensor.grad() and left untouched.
   virtual void step(const StepScalars& s) = 0;
   virtual double base_lr() const = 0;
+  // The groups it steps, labelled. Empty (the default) = one group the caller labels itself:
+  // the trainer calls it "all" and takes every model parameter.
+  virtual std::vector<ParamGroupView> groups() const { return {}; }
 };
 
 using OptimizerFactory = std::unique_ptr<Optimizer> (*)(const Json& options,

@@ -18,7 +18,7 @@
 #include "orrery/parametrisation.h"
 
 // Bump when any interface in core/include/orrery changes layout or meaning.
-#define ORRERY_PLUGIN_ABI 3
+#define ORRERY_PLUGIN_ABI 4
 
 extern "C" {
 struct orrery_plugin_abi_info {

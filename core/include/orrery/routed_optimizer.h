@@ -40,6 +40,10 @@ class RoutedOptimizer final : public Optimizer {
                   std::vector<Param>& params, const Parametrisation& param);
   void step(const StepScalars& s) override;
   double base_lr() const override;  // the first group's
+  // One view per group, labelled "<optimizer>:<roles>" (roles joined by ','; the name globs
+  // when the selector gives no roles; "rest" when it gives neither), e.g. "normuon:hidden",
+  // "adamw:rest". Labels that would repeat get "#<group number>" (1-based) appended.
+  std::vector<ParamGroupView> groups() const override;
   // Which optimizer took which parameters: [{optimizer, tensors, parameters, names}].
   Json describe() const;
 
@@ -47,6 +51,7 @@ class RoutedOptimizer final : public Optimizer {
   struct Routed {
     OptimizerGroup group;
     std::vector<std::string> names;
+    std::vector<at::Tensor> tensors;
     int64_t numel = 0;
     std::unique_ptr<Optimizer> optimizer;
   };

@@ -26,6 +26,10 @@ struct TrainConfig {
   int64_t cpm_max_span = 16;  // c_max, in patches
   double cpm_max_rate = 0.4;  // p_max
   int64_t log_every = 25;     // progress line and "train" event every N steps
+  int64_t val_every = 0;        // validation loss every N steps and at the end; 0 = 4 x log_every
+  int64_t val_batches = 2;      // fixed held-out batches it averages over; 0 = no validation
+  int64_t forecast_every = 0;   // forecast snapshot every N steps and at the end; 0 = val cadence
+  int64_t forecast_series = 4;  // series per snapshot, from the first held-out batch; 0 = none
   uint64_t seed = 0;
   bool quiet = false;
   static TrainConfig from_json(const Json& j);  // unknown keys are errors
@@ -40,10 +44,25 @@ struct TrainResult {
   Json to_json() const;
 };
 
-// Trains `model` in place. Publishes {"event":"train", step, loss, lr, grad_norm,
-// series_per_s, elapsed_s, eta_s} every log_every steps and {"event":"end", ...} at the end.
+// Trains `model` in place. Publishes, in this order at a step that has them:
+//  {"event":"train", step, loss, lr, grad_norm, series_per_s, elapsed_s, eta_s,
+//   update_rms: {label: x}, param_rms: {label: x}} every log_every steps and at the last step;
+//   per optimizer group (Optimizer::groups(); one group "all" when it gives none), the RMS of
+//   this step's update, sqrt(sum ||p_after - p_before||^2 / numel), and of the weights after it;
+//  {"event":"val", step, loss, elapsed_s} every val_every steps and at the end, when
+//   `validation` is given and val_batches > 0: the mean loss, without gradients or patch
+//   masking, over val_batches fixed batches drawn from `validation` once at the start;
+//  {"event":"forecast", step, levels, horizon, series: [{name, history, target, quantiles}]}
+//   every forecast_every steps and at the end, when `validation` is given and forecast_series
+//   > 0: the first forecast_series series of the first held-out batch (variate 0) forecast
+//   over their last `horizon` = max(P, context_length/4 rounded down to a multiple of P)
+//   steps; history holds at most 4 x horizon steps; unobserved values are null;
+//  {"event":"end", steps, first_loss, final_loss, seconds, interrupted} last.
+// "The end" is the last step run, also when max_seconds or an interrupt cut the run short.
+// Validation and snapshots draw nothing from the training data or its random stream, so the
+// training is the same with or without them.
 TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
-                  MetricsBus& bus);
+                  MetricsBus& bus, DataSource* validation = nullptr);
 
 // Set from a signal handler (Ctrl-C) or a UI; long calls poll it and throw orrery::Interrupted.
 extern std::atomic<bool> interrupt_requested;
