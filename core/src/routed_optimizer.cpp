@@ -131,7 +131,8 @@ std::vector<ParamGroupView> RoutedOptimizer::groups() const {
     if (what.empty())
       for (const auto& g : r.group.params.names) add(g);
     std::string label = r.group.optimizer.name;
-    label.append(":").append(what.empty() ? "rest" : what);
+    // A lone catch-all group takes every parameter; after other groups it takes the rest.
+    label.append(":").append(!what.empty() ? what : routed_.size() == 1 ? "all" : "rest");
     out.push_back({label, r.tensors});
   }
   std::vector<std::string> base;

@@ -30,7 +30,7 @@ std::string percent(double level) { return std::to_string(static_cast<int>(std::
 }  // namespace
 
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t index,
-                              const std::string& title) {
+                              const std::string& title, bool show_legend) {
   const plot::Theme& t = plot::theme();
   if (index >= snap.series.size()) {
     plot::Plot p(c, r, title, plot::Range().axis("step"), plot::Range().axis(""));
@@ -78,7 +78,7 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
     legend.push_back({"actual", t.actual});
   }
   p.vertical_rule(-0.5, t.muted, plot::Stroke::dotted);
-  p.legend(legend, /*left=*/true);
+  if (show_legend) p.legend(legend, /*left=*/true);
   return p.frame();
 }
 
@@ -92,7 +92,7 @@ void draw_forecast_grid(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& s
   const auto rows = split_rows(body, weights, 12);
   for (size_t i = 0; i < n; ++i) {
     const auto cells = split_columns(rows[i / cols], cols);
-    draw_forecast(c, cells[i % cols], snap, i, i < snap.series.size() ? snap.series[i].name : "");
+    draw_forecast(c, cells[i % cols], snap, i, i < snap.series.size() ? snap.series[i].name : "", i == 0);
   }
 }
 

@@ -37,8 +37,8 @@ double run_x(const Run& run, double step, bool time_axis);
 // One series of a snapshot: the context, nested central bands (10-90, 20-80, 30-70, 40-60 for
 // nine levels; whatever symmetric pairs the levels hold), the median and the actual values.
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t series,
-                              const std::string& title);
-// Every series of a snapshot as small multiples in a grid.
+                              const std::string& title, bool legend = true);
+// Every series of a snapshot as small multiples in a grid (the legend in the first only).
 void draw_forecast_grid(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, const std::string& title);
 // The (lower, upper) level index pairs of the nested bands, outermost first.
 std::vector<std::pair<size_t, size_t>> band_pairs(std::span<const double> levels);
