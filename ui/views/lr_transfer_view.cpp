@@ -86,15 +86,15 @@ std::vector<plot::PlotFrame> draw_lr_transfer(plot::Canvas& c, plot::Rect r, std
     p.note("no runs with a parametrisation, a width and a learning rate yet");
     return {p.frame()};
   }
-  // One x and y range for all panels, so parametrisations compare at a glance. The y range
-  // leaves out losses far above the best (diverging rates): those sit on the top edge.
-  plot::Range xr;
+  // One y range for all panels, so parametrisations compare at a glance; each panel its own
+  // x range, as their rates live on different scales (u-muP's are near 1). The y range leaves
+  // out losses far above the best (diverging rates): those sit on the top edge.
   std::set<int64_t> widths;
   double lowest = kNaN;
   for (const auto& panel : panels)
     for (const auto& curve : panel.curves) {
       widths.insert(curve.width);
-      for (const auto& p : curve.points) xr.add(p.log2_lr), lowest = std::fmin(lowest, p.loss);
+      for (const auto& p : curve.points) lowest = std::fmin(lowest, p.loss);
     }
   const double cap = lowest > 0 ? 2.5 * lowest : lowest + 1;
   plot::Range yr;
@@ -111,7 +111,10 @@ std::vector<plot::PlotFrame> draw_lr_transfer(plot::Canvas& c, plot::Rect r, std
   const auto cells = split_columns(r, panels.size(), 16);
   for (size_t k = 0; k < panels.size(); ++k) {
     const SweepPanel& panel = panels[k];
-    plot::Plot p(c, cells[k], panel.param + "  (" + panel.optimizer + ")", xr.axis("log2 learning rate"), ya);
+    plot::Range xr;
+    for (const auto& curve : panel.curves)
+      for (const auto& pt : curve.points) xr.add(pt.log2_lr);
+    plot::Plot p(c, cells[k], panel.param + "  (" + panel.optimizer + ")", xr.axis("log2 learning rate", 0.08), ya);
     std::vector<plot::LegendEntry> legend;
     for (const auto& curve : panel.curves) {
       const plot::Color col = width_color(curve.width);

@@ -66,8 +66,8 @@ struct SweepPanel {
 // points within an octave of it (as scripts/lr_transfer.lua does).
 std::vector<SweepPanel> group_sweep(std::span<const std::shared_ptr<const Run>> runs);
 double parabola_vertex(std::span<const double> x, std::span<const double> y, double fallback);
-// Final loss against log2 lr, one curve per width, one panel per parametrisation, sharing the
-// y axis; the optimum of each width marked. Returns the panels' frames.
+// Final loss against log2 lr, one curve per width, one panel per parametrisation (each with its
+// own x range), sharing the y axis; the optimum of each width marked. Returns the panels' frames.
 std::vector<plot::PlotFrame> draw_lr_transfer(plot::Canvas& c, plot::Rect r, std::span<const SweepPanel> panels);
 
 // ---- diagnostics ---------------------------------------------------------------------------
