@@ -204,6 +204,48 @@ TEST_CASE("orrery ui runs a script beside the window and shows its run") {
   std::filesystem::remove_all(root);
 }
 
+TEST_CASE("hovering the loss plot draws a rule and a read-out at the mouse, nowhere else") {
+  auto root = test::fresh_dir("hover");
+  test::write_run(root / "r", test::run_config("sp", 64, 1e-3), 1000, 10, [](int s) { return 1.0 / std::sqrt(s); });
+  const std::string plain = (root / "plain.png").string(), hover = (root / "hover.png").string();
+  const std::string layout_path = (root / "l.json").string();
+  REQUIRE(run("ui " + root.string() + " --screenshot " + plain + " --layout " + layout_path) == 0);
+  std::ifstream lf(layout_path);
+  const Json f = frame(Json::parse(lf), "loss");
+  const auto [mx, my] = pixel(f, 500, 0.1);  // the middle of the run, below the curve
+  REQUIRE(run("ui " + root.string() + " --screenshot " + hover + " --hover " + std::to_string(mx) + "," +
+              std::to_string(my)) == 0);
+  Image a(plain), b(hover);
+  REQUIRE((a.w == b.w && a.h == b.h));
+  int changed = 0, far = 0;
+  for (int y = 0; y < a.h; ++y)
+    for (int x = 0; x < a.w; ++x)
+      if (a.at(x, y) != b.at(x, y)) {
+        ++changed;
+        // The rule spans the plot's height at the mouse's column, with a dot (radius 4) where it
+        // meets the curve; the tooltip sits beside the mouse.
+        const bool on_rule = std::abs(x - mx) <= 5;
+        const bool by_tooltip = std::abs(x - mx) < 500 && std::abs(y - my) < 120;
+        far += !(on_rule || by_tooltip);
+      }
+  CHECK(changed > 500);  // a tooltip with text
+  CHECK(far == 0);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("Lua opens the dashboard and writes the plots") {
+  auto root = test::fresh_dir("lua");
+  test::write_run(root / "runs" / "r", test::run_config("sp", 64, 1e-3), 100, 10, [](int s) { return 1.0 / s; });
+  const std::string runs = (root / "runs").string(), png = (root / "lua.png").string();
+  test::write_text(root / "t.lua", "local files = orrery.plot('" + runs + "/r')\n"
+                   "assert(#files == 2 and files[1]:match('loss.svg$'), #files)\n"
+                   "orrery.ui{runs_dir = '" + runs + "', view = 'loss', screenshot = '" + png + "'}\n");
+  REQUIRE(run("run " + (root / "t.lua").string()) == 0);
+  CHECK(std::filesystem::exists(png));
+  CHECK(std::filesystem::exists(root / "runs" / "r" / "plots" / "loss.svg"));
+  std::filesystem::remove_all(root);
+}
+
 TEST_CASE("orrery ui explains what is wrong") {
   auto root = test::fresh_dir("errors");
   const std::string out = (root / "err.txt").string();
@@ -218,5 +260,8 @@ TEST_CASE("orrery ui explains what is wrong") {
   CHECK_THAT(run_err("ui " + root.string() + " --view fans"), Catch::Contains("--view"));
   CHECK_THAT(run_err("ui " + root.string() + " --after"), Catch::Contains("--after needs a value"));
   CHECK_THAT(run_err("plot " + root.string()), Catch::Contains("no runs"));
+  CHECK_THAT(run_err("ui " + root.string() + " --hover 10,10"), Catch::Contains("need --screenshot"));
+  test::write_text(root / "u.lua", "orrery.ui('" + root.string() + "')\n");
+  CHECK_THAT(run_err("run " + (root / "u.lua").string(), "env -u DISPLAY"), Catch::Contains("orrery.plot"));
   std::filesystem::remove_all(root);
 }

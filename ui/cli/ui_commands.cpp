@@ -31,7 +31,8 @@ int cmd_ui(const std::vector<std::string>& args) {
         "                      write PNG and exit; with a script, after the script ends. Needs an X\n"
         "                      display: under Xvfb on a server (xvfb-run -a orrery ui ...)\n"
         "  --after N           frames to render before the screenshot\n"
-        "  --layout JSON       with --screenshot: where each plot landed (pixels and axis ranges)\n");
+        "  --layout JSON       with --screenshot: where each plot landed (pixels and axis ranges)\n"
+        "  --hover X,Y         with --screenshot: the mouse rests there (to capture hover read-outs)\n");
     return 0;
   }
   ui::DashboardOptions o;
@@ -50,6 +51,13 @@ int cmd_ui(const std::vector<std::string>& args) {
     else if (a == "--filter") o.filter = value();
     else if (a == "--layout") o.layout = value();
     else if (a == "--runs") runs_dir = value();
+    else if (a == "--hover") {
+      const std::string v = value();
+      const auto comma = v.find(',');
+      if (comma == std::string::npos) throw Error("ui: --hover takes X,Y in pixels, got '" + v + "'");
+      o.hover_x = static_cast<float>(parse_whole_number("ui: --hover", v.substr(0, comma)));
+      o.hover_y = static_cast<float>(parse_whole_number("ui: --hover", v.substr(comma + 1)));
+    }
     else if (a == "--size") {
       const std::string v = value();
       const auto x = v.find('x');
@@ -68,7 +76,8 @@ int cmd_ui(const std::vector<std::string>& args) {
       throw Error("ui: unexpected argument '" + a + "' (see orrery ui --help)");
     }
   }
-  if (!o.layout.empty() && o.screenshot.empty()) throw Error("ui: --layout needs --screenshot");
+  if ((!o.layout.empty() || o.hover_x >= 0) && o.screenshot.empty())
+    throw Error("ui: --layout and --hover need --screenshot");
   if (o.after < 1) throw Error("ui: --after must be at least 1");
   if (!runs_dir.empty()) o.runs_dir = runs_dir;
   if (script.empty()) {

@@ -67,7 +67,7 @@ size_t nearest(const std::vector<double>& xs, double x) {
 
 }  // namespace
 
-App::App(Tab first_tab, const std::string& filter) : first_tab_(first_tab) {
+App::App(Tab first_tab, const std::string& filter, bool show_fps) : first_tab_(first_tab), show_fps_(show_fps) {
   std::snprintf(filter_.InputBuf, sizeof filter_.InputBuf, "%s", filter.c_str());
   filter_.Build();
 }
@@ -138,6 +138,7 @@ void App::header(const Workspace& ws, const std::string& job_line) {
     ImGui::SameLine();
     ImGui::TextUnformatted(job_line.c_str());
   }
+  if (!show_fps_) return;
   ImGui::SameLine(ImGui::GetWindowWidth() - 110);
   ImGui::TextDisabled("%.0f fps", ImGui::GetIO().Framerate);
 }
@@ -157,14 +158,14 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
   if (ImGui::SmallButton(follow_ ? "newest*" : "newest")) follow_ = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("follow the %zu newest runs", kFollowRuns);
 
-  enum Col { name, status, step, loss, speed, eta, arch, param, optimizer, lr, width, count };
+  enum Col { name, status, step, loss, eta, speed, arch, param, optimizer, lr, width, count };
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("runs", count, flags)) return;
   ImGui::TableSetupScrollFreeze(1, 1);
-  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_DefaultSort, 280);
-  for (const char* c : {"status", "step", "loss", "series/s", "ETA", "arch", "param", "optimizer", "lr", "width"})
+  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_DefaultSort, 240);
+  for (const char* c : {"status", "step", "loss", "ETA", "series/s", "arch", "param", "optimizer", "lr", "width"})
     ImGui::TableSetupColumn(c);
   ImGui::TableHeadersRow();
 
@@ -233,10 +234,10 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
     else ImGui::Text("%lld", static_cast<long long>(r.step));
     ImGui::TableSetColumnIndex(loss);
     if (std::isfinite(r.latest_loss())) ImGui::Text("%.4f", r.latest_loss());
-    ImGui::TableSetColumnIndex(speed);
-    if (std::isfinite(r.series_per_s)) ImGui::Text("%.0f", r.series_per_s);
     ImGui::TableSetColumnIndex(eta);
     if (st == RunStatus::running) ImGui::TextUnformatted(duration(r.eta_s).c_str());
+    ImGui::TableSetColumnIndex(speed);
+    if (std::isfinite(r.series_per_s)) ImGui::Text("%.0f", r.series_per_s);
     ImGui::TableSetColumnIndex(arch);
     ImGui::TextUnformatted(r.arch.c_str());
     ImGui::TableSetColumnIndex(param);
@@ -349,6 +350,8 @@ void App::forecasts_tab(const std::vector<StyledRun>& selected, const std::vecto
   if (hovering(f) && series_ < n_series) {
     const ForecastSeries& s = snap.series[series_];
     const long t = std::lround(f.x_at(ImGui::GetIO().MousePos.x));
+    const float px = f.to_pixel(static_cast<double>(t), f.y.lo).x;
+    canvas.line({px, f.area.y0}, {px, f.area.y1}, plot::theme().muted);
     ImGui::BeginTooltip();
     ImGui::Text("t = %ld", t);
     if (t < 0 && -t <= static_cast<long>(s.history.size())) {

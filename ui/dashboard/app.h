@@ -18,7 +18,8 @@ Tab parse_tab(const std::string& name);  // errors name the option
 
 class App {
  public:
-  App(Tab first_tab, const std::string& filter);
+  // `show_fps` is off for screenshots, so two renders of the same data are identical.
+  App(Tab first_tab, const std::string& filter, bool show_fps = true);
   // Draws one frame over the whole viewport. `job_line` is shown in the header when non-empty.
   void frame(const Workspace& ws, const std::string& job_line);
   // Each run's colour (stable: by first appearance), for tests and the layout file.
@@ -34,6 +35,7 @@ class App {
   plot::Color color_of(const std::string& name);
 
   Tab first_tab_;
+  bool show_fps_;
   bool first_frame_ = true;
   ImGuiTextFilter filter_;
   std::set<std::string> selected_;

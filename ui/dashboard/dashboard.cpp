@@ -120,7 +120,7 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
       glfwPostEmptyEvent();
     });
 
-  App app(first, o.filter);
+  App app(first, o.filter, /*show_fps=*/!headless);
   int frames_after = 0;
   bool finished_polled = false;
   std::string error;
@@ -129,6 +129,7 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
     else glfwWaitEventsTimeout(0.25);  // redraw at least 4 times a second; sooner on new data
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    if (headless && o.hover_x >= 0) ImGui::GetIO().MousePos = {o.hover_x, o.hover_y};
     ImGui::NewFrame();
     plot::drawn_frames().clear();
     std::string job_line;

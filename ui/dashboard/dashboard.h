@@ -24,6 +24,7 @@ struct DashboardOptions {
   std::string screenshot;
   int after = 3;
   std::string layout;            // with a screenshot: the plots' pixel frames as JSON
+  float hover_x = -1, hover_y = -1;  // with a screenshot: where the mouse rests (hover read-outs)
 };
 
 // Opens the window and runs until it closes (or the screenshot is written). Returns the job's
