@@ -162,6 +162,67 @@ TEST_CASE("the watcher tails growing files, half-written lines and replaced file
   std::filesystem::remove_all(root);
 }
 
+TEST_CASE("the watcher survives odd folders: wrong types, nothing readable yet, a replaced file, a lost summary") {
+  auto root = test::fresh_dir("odd");
+  // Valid JSON with the wrong types everywhere.
+  test::write_text(root / "typed" / "config.json", R"({"model": 3, "optimizer": [1, "x"], "train": {"steps": "many"}})");
+  test::write_text(root / "typed" / "metrics.jsonl", R"({"event":"train","step":1,"loss":"low","update_rms":[1]})" "\n"
+                                                    R"({"event":"train","step":2,"loss":0.5})" "\n");
+  test::write_text(root / "typed" / "forecasts.jsonl", R"({"event":"forecast","series":[1, {"name": 2}]})" "\n");
+  test::write_text(root / "typed" / "summary.json", R"({"final_loss": "done", "interrupted": "no"})");
+  test::write_text(root / "coord" / "coord_check.json", R"({"params": {"sp": {"layers": [1]}}})");
+  // A run folder copied half-way: an empty config and no metrics yet.
+  test::write_text(root / "half" / "config.json", "");
+  std::filesystem::create_symlink(root / "nowhere", root / "dangling");
+  ui::RunWatcher w(root.string());
+  REQUIRE_NOTHROW(w.poll());
+  auto ws = w.snapshot();
+  std::vector<std::string> names;
+  for (const auto& r : ws->runs) names.push_back(r->name);
+  CHECK(names == std::vector<std::string>{"typed"});  // "half" waits until something is readable
+  CHECK(ws->runs[0]->train_loss.y.size() == 2);
+  CHECK(ws->runs[0]->train_loss.y[1] == 0.5);
+  CHECK(ws->runs[0]->bad_lines >= 1);  // the forecast line whose series are not objects
+  test::write_text(root / "half" / "config.json", test::run_config("sp", 64, 1e-3).dump());
+  w.poll();
+  CHECK(w.snapshot()->runs.size() == 2);
+
+  // A file replaced by a longer one is read again from its start, not from the old offset.
+  auto dir = root / "grown";
+  test::write_text(dir / "metrics.jsonl", R"({"event":"train","step":1,"loss":1.0})" "\n");
+  w.poll();
+  std::filesystem::remove(dir / "metrics.jsonl");
+  test::write_text(dir / "metrics.jsonl", R"({"event":"train","step":1,"loss":3.0})" "\n" R"({"event":"train","step":2,"loss":2.0})" "\n");
+  w.poll();
+  for (const auto& r : w.snapshot()->runs)
+    if (r->name == "grown") CHECK(r->train_loss.y == std::vector<double>{3.0, 2.0});
+  // A summary that disappears makes the run unfinished again.
+  test::write_text(dir / "summary.json", Json{{"final_loss", 2.0}}.dump());
+  w.poll();
+  std::filesystem::remove(dir / "summary.json");
+  w.poll();
+  for (const auto& r : w.snapshot()->runs)
+    if (r->name == "grown") CHECK_FALSE(r->finished);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("polls from the caller and the watcher's thread may overlap") {
+  auto root = test::fresh_dir("overlap");
+  for (int i = 0; i < 20; ++i)
+    test::write_run(root / ("r" + std::to_string(i)), test::run_config("sp", 64, 1e-3), 100, 1, [](int s) { return 1.0 / s; });
+  ui::RunWatcher w(root.string());
+  w.start(0.0);
+  for (int i = 0; i < 50; ++i) {
+    test::write_text(root / "r0" / "metrics.jsonl", R"({"event":"train","step":1000,"loss":0.1})" "\n", true);
+    w.poll();
+  }
+  w.stop();
+  w.poll();
+  CHECK(w.snapshot()->runs.size() == 20);
+  CHECK(w.snapshot()->runs[0]->train_loss.y.size() == 150);
+  std::filesystem::remove_all(root);
+}
+
 TEST_CASE("the watcher's thread publishes what other writers append") {
   auto root = test::fresh_dir("thread");
   ui::RunWatcher w(root.string());

@@ -67,6 +67,7 @@ struct Image {
     stbi_image_free(p);
   }
   std::array<int, 3> at(int x, int y) const {
+    if (x < 0 || y < 0 || x >= w || y >= h) FAIL("pixel " << x << "," << y << " outside the " << w << "x" << h << " image");
     const size_t i = (static_cast<size_t>(y) * w + x) * 3;
     return {rgb[i], rgb[i + 1], rgb[i + 2]};
   }

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "orrery/checkpoint.h"
 #include "orrery/csv.h"
@@ -414,14 +415,18 @@ int l_plot(lua_State* L) {
   return 1;
 }
 
-// The `orrery` program beside this library (bin/ next to lib/), for orrery.ui.
+// The `orrery` program: this process when it is one, else the one beside this library.
 std::string orrery_program() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && self.filename() == "orrery") return self.string();
   Dl_info info;
+  std::filesystem::path beside;
   if (dladdr(reinterpret_cast<void*>(&orrery_program), &info) && info.dli_fname) {
-    const auto p = std::filesystem::path(info.dli_fname).parent_path().parent_path() / "bin" / "orrery";
-    if (std::filesystem::exists(p)) return p.string();
+    beside = std::filesystem::path(info.dli_fname).parent_path().parent_path() / "bin" / "orrery";
+    if (std::filesystem::exists(beside)) return beside.string();
   }
-  throw Error("orrery.ui: cannot find the orrery program beside liborrery_core");
+  throw Error("orrery.ui: cannot find the orrery program (tried /proc/self/exe and " + beside.string() + ")");
 }
 
 // orrery.ui([runs_dir]) or orrery.ui{runs_dir=, view=, filter=, screenshot=, after=}: opens the
@@ -450,17 +455,24 @@ int l_ui(lua_State* L) {
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  // Its own process group, so Ctrl-C in the REPL interrupts the REPL's work, not the window.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  if (int err = posix_spawn(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ))
-    throw Error(std::string("orrery.ui: cannot start the dashboard: ") + std::strerror(err));
+  const int err = posix_spawn(&pid, cargv[0], nullptr, &attr, cargv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (err) throw Error("orrery.ui: cannot start " + argv[0] + ": " + std::strerror(err));
   if (!wait) {
+    std::thread([pid] { waitpid(pid, nullptr, 0); }).detach();  // reaped when it closes
     lua_pushinteger(L, pid);
     return 1;
   }
   int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error("orrery.ui: the dashboard failed (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("orrery.ui: the dashboard failed (" + std::string(WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status)) : "killed") +
+                "); its message is above");
   lua_pushinteger(L, 0);
   return 1;
 }

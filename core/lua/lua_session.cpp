@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <mutex>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -32,7 +33,14 @@ void on_sigint(int) {
 
 }  // namespace
 
-void request_interrupt() { on_sigint(0); }
+// Guards g_running against a script ending (and its state closing) while another thread
+// interrupts it. The signal handler cannot take it; it runs on the script's own thread anyway.
+std::mutex g_running_mutex;
+
+void request_interrupt() {
+  std::lock_guard lock(g_running_mutex);
+  on_sigint(0);
+}
 
 namespace {
 
@@ -62,12 +70,18 @@ int protected_call(lua_State* L, int nargs, int nresults) {
   const int base = lua_gettop(L) - nargs;
   lua_pushcfunction(L, message_handler);
   lua_insert(L, base);
-  g_running = L;
+  {
+    std::lock_guard lock(g_running_mutex);
+    g_running = L;
+  }
   interrupt_requested = false;
   auto previous = std::signal(SIGINT, on_sigint);
   const int status = lua_pcall(L, nargs, nresults, base);
   std::signal(SIGINT, previous);
-  g_running = nullptr;
+  {
+    std::lock_guard lock(g_running_mutex);
+    g_running = nullptr;
+  }
   lua_sethook(L, nullptr, 0, 0);
   lua_remove(L, base);
   return status;

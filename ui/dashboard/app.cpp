@@ -401,7 +401,8 @@ void App::diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& sel
   if (!ws.coord_checks.empty()) {
     coord_index_ = std::clamp(coord_index_, 0, static_cast<int>(ws.coord_checks.size()) - 1);
     cc = ws.coord_checks[coord_index_].get();
-    if (coord_step_ < 0 || coord_step_ > cc->steps) coord_step_ = static_cast<int>(cc->steps);
+    const int steps = static_cast<int>(std::min<int64_t>(cc->steps, 1 << 20));  // SliderInt's range limit
+    if (coord_step_ < 0 || coord_step_ > steps) coord_step_ = steps;
     ImGui::SetNextItemWidth(260);
     if (ImGui::BeginCombo("coordinate check", cc->name.c_str())) {
       for (int i = 0; i < static_cast<int>(ws.coord_checks.size()); ++i)
@@ -410,7 +411,7 @@ void App::diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& sel
     }
     ImGui::SameLine();
     ImGui::SetNextItemWidth(160);
-    ImGui::SliderInt("step", &coord_step_, 0, static_cast<int>(cc->steps));
+    ImGui::SliderInt("step", &coord_step_, 0, steps);
   }
   const float weights[] = {1.f, 1.f};
   const auto rows = split_rows(claim_region(), weights, 14);

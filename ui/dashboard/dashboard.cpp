@@ -7,6 +7,7 @@
 #include <stb_image_write.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -125,8 +126,10 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
   bool finished_polled = false;
   std::string error;
   while (!glfwWindowShouldClose(window)) {
-    if (headless) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.25);  // redraw at least 4 times a second; sooner on new data
+    // Redraw at least 4 times a second and at once on new data; a screenshot waiting for its
+    // script idles the same way, leaving the CPU to training.
+    if (headless && job_done) glfwPollEvents();
+    else glfwWaitEventsTimeout(0.25);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     if (headless && o.hover_x >= 0) ImGui::GetIO().MousePos = {o.hover_x, o.hover_y};
@@ -157,7 +160,12 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
     }
     glfwSwapBuffers(window);
   }
-  if (job && !job_done && job->cancel) job->cancel();  // the window closed first
+  // The window closed first: interrupt the script, again until it stops (a request made before
+  // the script reached its first Lua call would otherwise be lost).
+  while (job && !job_done && job->cancel) {
+    job->cancel();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   if (worker.joinable()) worker.join();
   watcher.stop();
   ImGui_ImplOpenGL3_Shutdown();

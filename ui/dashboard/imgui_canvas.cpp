@@ -41,6 +41,15 @@ void ImGuiCanvas::band(std::span<const plot::Vec2> upper, std::span<const plot::
   // anti-aliased fringes: adjacent quads then meet without the 1-px seams AA fill leaves.
   const size_t n = std::min(upper.size(), lower.size());
   if (n < 2) return;
+  // 16-bit indices reach 65535 vertices per reservation: long bands go in overlapping pieces.
+  constexpr size_t kPiece = 16384;
+  if (n > kPiece) {
+    for (size_t i = 0; i + 1 < n; i += kPiece - 1) {
+      const size_t m = std::min(kPiece, n - i);
+      band(upper.subspan(i, m), lower.subspan(i, m), c);
+    }
+    return;
+  }
   const ImU32 col = to_imgui(c);
   const ImVec2 uv = ImGui::GetFontTexUvWhitePixel();
   const int segments = static_cast<int>(n - 1);

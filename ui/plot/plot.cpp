@@ -15,7 +15,7 @@ Vec2 PlotFrame::to_pixel(double xv, double yv) const {
 double PlotFrame::x_at(float px) const { return x.value_at((px - area.x0) / std::max(area.w(), 1.f)); }
 
 std::vector<PlotFrame>& drawn_frames() {
-  static std::vector<PlotFrame> frames;
+  thread_local std::vector<PlotFrame> frames;  // per thread: orrery.plot may run beside the window
   return frames;
 }
 

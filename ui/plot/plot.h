@@ -58,7 +58,8 @@ class Plot {
   PlotFrame frame_;
 };
 
-// Frames of the plots drawn since the last clear, in order: read by `--layout` and by tests.
+// Frames of the plots this thread drew since the last clear, in order: read by `--layout` and
+// by tests.
 std::vector<PlotFrame>& drawn_frames();
 
 }  // namespace orrery::plot

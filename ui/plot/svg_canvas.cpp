@@ -33,7 +33,7 @@ std::string escape(std::string_view s) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += ch;
+      default: out += static_cast<unsigned char>(ch) < 0x20 ? '?' : ch;  // no control characters in XML
     }
   }
   return out;
@@ -80,6 +80,7 @@ void SvgCanvas::band(std::span<const Vec2> upper, std::span<const Vec2> lower, C
 }
 
 void SvgCanvas::rect(Rect r, Color c, float thickness) {
+  if (r.w() <= 0 || r.h() <= 0) return;
   char buf[160];
   std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"",
                 r.x0, r.y0, r.w(), r.h());
@@ -87,6 +88,7 @@ void SvgCanvas::rect(Rect r, Color c, float thickness) {
 }
 
 void SvgCanvas::fill_rect(Rect r, Color c) {
+  if (r.w() <= 0 || r.h() <= 0) return;
   char buf[160];
   std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"", r.x0,
                 r.y0, r.w(), r.h());

@@ -115,9 +115,13 @@ void apply_metrics_event(Run& run, const Json& e) {
 
 void apply_summary(Run& run, const Json& s) {
   if (!s.is_object()) return;
-  run.finished = true;
+  run.finished = !s.empty();
+  if (!run.finished) {
+    run.final_loss = kNaN, run.error.clear(), run.interrupted = false;
+    return;
+  }
   run.final_loss = number(s, "final_loss");
-  run.interrupted = s.value("interrupted", false);
+  run.interrupted = s.contains("interrupted") && s["interrupted"].is_boolean() && s["interrupted"].get<bool>();
   run.error = s.contains("error") && s["error"].is_string() ? s["error"].get<std::string>() : "";
   if (s.contains("steps") && s["steps"].is_number_integer()) run.step = std::max<int64_t>(run.step, s["steps"]);
 }

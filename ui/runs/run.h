@@ -72,6 +72,7 @@ struct Run {
 void apply_metrics_event(Run& run, const Json& event);
 // Fills the config fields from config.json's content.
 void apply_config(Run& run, const Json& config);
+// An empty object (the summary was deleted) makes the run unfinished again.
 void apply_summary(Run& run, const Json& summary);
 // A forecasts.jsonl line, or evaluation.json (label "evaluation"); nullptr when it holds none.
 std::shared_ptr<const ForecastSnapshot> parse_forecast_event(const Json& event);
@@ -80,6 +81,7 @@ std::shared_ptr<const ForecastSnapshot> parse_evaluation(const Json& evaluation)
 // scripts/coord_check.lua's results: activation RMS per layer, width and step.
 struct CoordCheck {
   std::string name;  // the experiment folder, relative to the watched folder
+  double written = 0;  // the file's modification time
   std::vector<int64_t> widths;
   int64_t steps = 0;
   std::string optimizer;
@@ -96,7 +98,7 @@ CoordCheck parse_coord_check(const Json& j, std::string name);
 struct Workspace {
   std::string root;
   std::vector<std::shared_ptr<const Run>> runs;  // sorted by name
-  std::vector<std::shared_ptr<const CoordCheck>> coord_checks;
+  std::vector<std::shared_ptr<const CoordCheck>> coord_checks;  // oldest first
   uint64_t version = 0;  // grows whenever anything changed
 };
 

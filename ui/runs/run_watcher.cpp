@@ -38,23 +38,38 @@ bool is_run_dir(const fs::path& p) {
 
 // The lines appended to a file since the last read; a file that shrank was replaced and is
 // read again from the start.
+// The lines appended to a file since the last read; a file that shrank or was replaced (a new
+// inode) is read again from the start. At most kMaxRead bytes a poll, so a huge file streams in.
 struct RunWatcher::FileState {
+  static constexpr uint64_t kMaxRead = 16u << 20;
   fs::path path;
   uint64_t offset = 0;
+  ino_t inode = 0;
+  std::string head;     // the file's first bytes, to recognise a replacement
   std::string partial;  // an incomplete last line, finished by a later write
   bool read_lines(std::vector<std::string>& lines, bool& rewound) {
     rewound = false;
-    std::error_code ec;
-    const uint64_t size = fs::file_size(path, ec);
-    if (ec) return false;
-    if (size < offset) offset = 0, partial.clear(), rewound = true;
-    if (size == offset) return rewound;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return false;
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
     std::ifstream in(path, std::ios::binary);
     if (!in) return false;
+    // Replaced: shorter, another inode, or (inodes are reused at once) other first bytes.
+    bool replaced = size < offset || (inode != 0 && st.st_ino != inode);
+    if (!replaced && size > offset && !head.empty()) {
+      std::string now(head.size(), '\0');
+      in.read(now.data(), static_cast<std::streamsize>(now.size()));
+      replaced = now != head;
+    }
+    if (replaced) offset = 0, partial.clear(), head.clear(), rewound = true;
+    inode = st.st_ino;
+    if (size == offset) return rewound;
+    in.clear();
     in.seekg(static_cast<std::streamoff>(offset));
-    std::string chunk(size - offset, '\0');
+    std::string chunk(std::min(size - offset, kMaxRead), '\0');
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     chunk.resize(static_cast<size_t>(in.gcount()));
+    if (offset == 0) head = chunk.substr(0, 64);
     offset += chunk.size();
     partial += chunk;
     size_t start = 0;
@@ -95,7 +110,15 @@ bool RunWatcher::refresh(Tracked& t) {
     run.last_write = std::max(run.last_write, mtime);
     return j.is_null() ? Json::object() : j;
   };
-  if (Json c = reread("config.json", t.config_stamp); !c.is_null()) apply_config(run, c);
+  // A file whose JSON has unexpected types counts as a bad line; it never stops the watcher.
+  auto guarded = [&](auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception&) {
+      ++run.bad_lines;
+    }
+  };
+  if (Json c = reread("config.json", t.config_stamp); !c.is_null()) guarded([&] { apply_config(run, c); });
 
   std::vector<std::string> lines;
   bool rewound = false;
@@ -111,7 +134,7 @@ bool RunWatcher::refresh(Tracked& t) {
     for (const auto& line : lines) {
       Json e = Json::parse(line, nullptr, false);
       if (e.is_discarded()) ++run.bad_lines;
-      else apply_metrics_event(run, e);
+      else guarded([&] { apply_metrics_event(run, e); });
     }
     stamp(t.metrics.path, &mtime);
     run.last_write = std::max(run.last_write, mtime);
@@ -121,15 +144,15 @@ bool RunWatcher::refresh(Tracked& t) {
     changed = true;
     if (rewound) t.training_forecasts.clear();
     for (const auto& line : lines)
-      if (auto snap = parse_forecast_event(Json::parse(line, nullptr, false))) t.training_forecasts.push_back(snap);
+      guarded([&] {
+        if (auto snap = parse_forecast_event(Json::parse(line, nullptr, false))) t.training_forecasts.push_back(snap);
+      });
     stamp(t.forecasts.path, &mtime);
     run.last_write = std::max(run.last_write, mtime);
   }
-  if (Json s = reread("summary.json", t.summary_stamp); !s.is_null()) {
-    run.finished = false;
-    apply_summary(run, s);
-  }
-  if (Json e = reread("evaluation.json", t.evaluation_stamp); !e.is_null()) t.evaluation = parse_evaluation(e);
+  if (Json s = reread("summary.json", t.summary_stamp); !s.is_null()) guarded([&] { apply_summary(run, s); });
+  if (Json e = reread("evaluation.json", t.evaluation_stamp); !e.is_null())
+    guarded([&] { t.evaluation = parse_evaluation(e); });
   if (changed) {
     run.forecasts = t.training_forecasts;
     if (t.evaluation) run.forecasts.push_back(t.evaluation);
@@ -139,25 +162,27 @@ bool RunWatcher::refresh(Tracked& t) {
 }
 
 bool RunWatcher::poll() {
+  std::lock_guard poll_lock(poll_mutex_);  // the thread's polls and a caller's never overlap
   std::vector<fs::path> run_dirs, coord_files;
   std::error_code ec;
   const fs::path root(root_);
   if (is_run_dir(root)) {
     run_dirs.push_back(root);
   } else if (fs::is_directory(root, ec)) {
-    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       const fs::path& p = it->path();
       const std::string leaf = p.filename().string();
-      if (it->is_directory(ec)) {
+      std::error_code entry_ec;  // a dangling link or an entry deleted mid-scan: skip it alone
+      if (it->is_directory(entry_ec)) {
         if (leaf.starts_with(".") || leaf == "plots" || it.depth() >= 3) it.disable_recursion_pending();
         else if (is_run_dir(p)) run_dirs.push_back(p), it.disable_recursion_pending();
       } else if (leaf == "coord_check.json") {
         coord_files.push_back(p);
       }
     }
+    if (ec) return false;  // the scan broke off: keep what is known rather than drop runs
   }
-
   bool changed = false;
   std::map<std::string, std::unique_ptr<Tracked>> kept;
   for (const auto& d : run_dirs) {
@@ -192,8 +217,13 @@ bool RunWatcher::poll() {
     Json j = read_json(f);
     if (j.is_discarded() || j.is_null()) continue;
     const std::string name = fs::relative(f.parent_path(), root, ec).string();
-    coord[key] = {s, std::make_shared<const CoordCheck>(parse_coord_check(j, name.empty() ? "." : name))};
-    changed = true;
+    try {
+      auto cc = std::make_shared<CoordCheck>(parse_coord_check(j, name.empty() ? "." : name));
+      stamp(f, &cc->written);
+      coord[key] = {s, cc};
+      changed = true;
+    } catch (const std::exception&) {  // not the layout coord_check.lua writes: leave it out
+    }
   }
   changed |= coord.size() != coord_.size();
   coord_ = std::move(coord);
@@ -202,9 +232,12 @@ bool RunWatcher::poll() {
   auto ws = std::make_shared<Workspace>();
   ws->root = root_;
   ws->version = ++version_;
-  for (const auto& [key, t] : runs_) ws->runs.push_back(t->published);
+  for (const auto& [key, t] : runs_)
+    if (t->published) ws->runs.push_back(t->published);  // a folder with nothing readable yet waits
   std::sort(ws->runs.begin(), ws->runs.end(), [](const auto& a, const auto& b) { return a->name < b->name; });
   for (const auto& [key, c] : coord_) ws->coord_checks.push_back(c.second);
+  std::sort(ws->coord_checks.begin(), ws->coord_checks.end(),
+            [](const auto& a, const auto& b) { return a->written < b->written; });  // newest last
   std::lock_guard lock(mutex_);
   snapshot_ = std::move(ws);
   return true;

@@ -43,6 +43,7 @@ class RunWatcher {
   std::map<std::string, std::pair<std::string, std::shared_ptr<const CoordCheck>>> coord_;  // path -> (stamp, data)
   uint64_t version_ = 0;
 
+  std::mutex poll_mutex_;     // one poll at a time (the thread's, or a caller's)
   mutable std::mutex mutex_;  // guards snapshot_ only
   std::shared_ptr<const Workspace> snapshot_;
 
