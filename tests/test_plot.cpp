@@ -229,9 +229,14 @@ TEST_CASE("the watcher's thread publishes what other writers append") {
   std::atomic<int> changes{0};
   w.start(0.02, [&] { ++changes; });
   test::write_run(root / "r", test::run_config("sp", 64, 1e-3), 100, 10, [](int s) { return 1.0 / s; });
-  for (int i = 0; i < 200 && (w.snapshot()->runs.empty() || !w.snapshot()->runs[0]->finished); ++i) usleep(10000);
+  auto complete = [&] {
+    auto ws = w.snapshot();
+    return ws->runs.size() == 1 && ws->runs[0]->finished && ws->runs[0]->train_loss.x.size() == 10;
+  };
+  for (int i = 0; i < 1000 && !complete(); ++i) usleep(10000);  // up to 10 s on a loaded machine
   w.stop();
   REQUIRE(w.snapshot()->runs.size() == 1);
+  INFO("finished " << w.snapshot()->runs[0]->finished << ", bad lines " << w.snapshot()->runs[0]->bad_lines);
   CHECK(w.snapshot()->runs[0]->train_loss.x.size() == 10);
   CHECK(changes > 0);
   std::filesystem::remove_all(root);
