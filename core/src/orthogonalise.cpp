@@ -146,4 +146,22 @@ void require_matrix_param(const Param& p, const std::string& optimizer) {
               " orthogonalises matrices only: route vectors to adamw");
 }
 
+OptionSchema& orthogonaliser_options(OptionSchema& schema, const std::string& orthogonaliser,
+                                     const std::string& adjust_lr) {
+  // The default first among the choices, as `orrery plugins` lists them.
+  auto with_default_first = [](std::vector<std::string> all, const std::string& def) {
+    std::stable_partition(all.begin(), all.end(), [&](const std::string& c) { return c == def; });
+    return all;
+  };
+  return schema
+      .string("orthogonaliser", orthogonaliser, "Keller's NS5 quintic (newton_schulz) or Polar Express",
+              with_default_first({"newton_schulz", "polar_express"}, orthogonaliser))
+      .string("adjust_lr", adjust_lr,
+              "update scale by shape: keller max(1, out/in)^0.5, spectral sqrt(out/in), rms "
+              "0.2*sqrt(max), none 1",
+              with_default_first({"keller", "spectral", "rms", "none"}, adjust_lr))
+      .string("ortho_dtype", "auto", "dtype of the orthogonaliser (auto: bfloat16 on CUDA)",
+              {"auto", "float32", "bfloat16"});
+}
+
 }  // namespace orrery

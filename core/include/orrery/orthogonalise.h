@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "orrery/options.h"
 #include "orrery/param.h"
 
 namespace orrery {
@@ -47,6 +48,12 @@ enum class ShapeScale {
 // "keller", "spectral", "rms" or "none"; anything else throws orrery::Error.
 ShapeScale parse_shape_scale(const std::string& name);
 double shape_scale(ShapeScale s, int64_t rows, int64_t cols);
+
+// The options every Muon-family plugin shares, appended to `schema` with the plugin's defaults:
+// orthogonaliser ("newton_schulz" | "polar_express"), adjust_lr (a ShapeScale name) and
+// ortho_dtype (see orthogonalise_dtype).
+OptionSchema& orthogonaliser_options(OptionSchema& schema, const std::string& orthogonaliser,
+                                     const std::string& adjust_lr);
 
 // NorMuon's neuron-wise normalisation of an orthogonalised update O (2-D), in place; official
 // zichongli5/NorMuon form (reference section 3.1):

@@ -81,18 +81,12 @@ class Dion2 final : public orrery::Optimizer {
 };
 
 orrery::OptionSchema schema() {
-  return orrery::OptionSchema{}
-      .number("lr", 0.02, "base learning rate", 0.0)
+  orrery::OptionSchema s;
+  s.number("lr", 0.02, "base learning rate", 0.0)
       .number("fraction", 0.5, "fraction of rows or columns orthogonalised per step", 0.0, 1.0)
       .number("ef_decay", 0.95, "error-feedback decay of the selected momentum slices", 0.0, 1.0)
-      .number("weight_decay", 0.01, "decoupled weight decay (multiplied by the learning rate)", 0.0)
-      .string("orthogonaliser", "polar_express", "Polar Express or Keller's NS5 quintic",
-              {"polar_express", "newton_schulz"})
-      .string("adjust_lr", "spectral",
-              "update scale by shape: sqrt(out/in), max(1, out/in)^0.5, 0.2*sqrt(max), or 1",
-              {"spectral", "keller", "rms", "none"})
-      .string("ortho_dtype", "auto", "dtype of the orthogonaliser (auto: bfloat16 on CUDA)",
-              {"auto", "float32", "bfloat16"});
+      .number("weight_decay", 0.01, "decoupled weight decay (multiplied by the learning rate)", 0.0);
+  return orrery::orthogonaliser_options(s, "polar_express", "spectral");
 }
 
 std::unique_ptr<orrery::Optimizer> make(const orrery::Json& o, std::vector<orrery::Param>& params,

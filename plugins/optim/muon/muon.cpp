@@ -61,18 +61,12 @@ class Muon final : public orrery::Optimizer {
 };
 
 orrery::OptionSchema schema() {
-  return orrery::OptionSchema{}
-      .number("lr", 0.02, "base learning rate (in units of spectral norm per update)", 0.0)
+  orrery::OptionSchema s;
+  s.number("lr", 0.02, "base learning rate (in units of spectral norm per update)", 0.0)
       .number("momentum", 0.95, "EMA momentum", 0.0, 1.0)
       .boolean("nesterov", true, "Nesterov look-ahead: orthogonalise lerp(g, m, momentum)")
-      .number("weight_decay", 0.0, "decoupled weight decay (multiplied by the learning rate)", 0.0)
-      .string("orthogonaliser", "newton_schulz", "Keller's NS5 quintic or Polar Express",
-              {"newton_schulz", "polar_express"})
-      .string("adjust_lr", "keller",
-              "update scale by shape: max(1, out/in)^0.5, sqrt(out/in), 0.2*sqrt(max), or 1",
-              {"keller", "spectral", "rms", "none"})
-      .string("ortho_dtype", "auto", "dtype of the orthogonaliser (auto: bfloat16 on CUDA)",
-              {"auto", "float32", "bfloat16"});
+      .number("weight_decay", 0.0, "decoupled weight decay (multiplied by the learning rate)", 0.0);
+  return orrery::orthogonaliser_options(s, "newton_schulz", "keller");
 }
 
 std::unique_ptr<orrery::Optimizer> make(const orrery::Json& o, std::vector<orrery::Param>& params,

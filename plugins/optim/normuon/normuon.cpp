@@ -74,8 +74,8 @@ class NorMuon final : public orrery::Optimizer {
 };
 
 orrery::OptionSchema schema() {
-  return orrery::OptionSchema{}
-      .number("lr", 0.02, "base learning rate", 0.0)
+  orrery::OptionSchema s;
+  s.number("lr", 0.02, "base learning rate", 0.0)
       .number("momentum", 0.95, "EMA momentum", 0.0, 1.0)
       .number("beta2", 0.95, "decay of the per-row second moment of the orthogonalised update",
               0.0, 1.0)
@@ -83,16 +83,10 @@ orrery::OptionSchema schema() {
       .number("eps", 1e-10, "epsilon of the normalisation", 0.0)
       .number("weight_decay", 0.0, "weight decay (multiplied by the learning rate)", 0.0)
       .boolean("cautious_wd", true, "decay only where the update also moves the weight to zero")
-      .string("orthogonaliser", "polar_express", "Polar Express or Keller's NS5 quintic",
-              {"polar_express", "newton_schulz"})
-      .string("adjust_lr", "spectral",
-              "update scale by shape: sqrt(out/in), max(1, out/in)^0.5, 0.2*sqrt(max), or 1",
-              {"spectral", "keller", "rms", "none"})
       .string("normalise_axis", "row",
               "row: per output neuron (official); longer: columns of wide matrices (nanochat)",
-              {"row", "longer"})
-      .string("ortho_dtype", "auto", "dtype of the orthogonaliser (auto: bfloat16 on CUDA)",
-              {"auto", "float32", "bfloat16"});
+              {"row", "longer"});
+  return orrery::orthogonaliser_options(s, "polar_express", "spectral");
 }
 
 std::unique_ptr<orrery::Optimizer> make(const orrery::Json& o, std::vector<orrery::Param>& params,
