@@ -10,6 +10,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/error.h"
+#include "orrery/format_duration.h"
 #include "orrery/evaluate.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/model.h"
@@ -26,14 +27,6 @@ void check_interrupt() {
 }
 
 namespace {
-
-std::string format_duration(double s) {
-  char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
-  return buf;
-}
 
 // Clips gradients to a global L2 norm and returns the norm before clipping.
 double clip_global_norm(std::vector<Param>& params, double max_norm) {

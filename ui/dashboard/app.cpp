@@ -7,6 +7,7 @@
 
 #include "imgui_canvas.h"
 #include "orrery/error.h"
+#include "orrery/format_duration.h"
 #include "plot/theme.h"
 
 namespace orrery::ui {
@@ -22,15 +23,6 @@ Tab parse_tab(const std::string& name) {
 namespace {
 
 constexpr size_t kFollowRuns = 8;  // runs shown before the user picks any
-
-std::string duration(double s) {
-  if (!std::isfinite(s)) return "";
-  char buf[32];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
-  return buf;
-}
 
 ImVec4 status_color(RunStatus s) {
   switch (s) {
@@ -235,7 +227,7 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
     ImGui::TableSetColumnIndex(loss);
     if (std::isfinite(r.latest_loss())) ImGui::Text("%.4f", r.latest_loss());
     ImGui::TableSetColumnIndex(eta);
-    if (st == RunStatus::running) ImGui::TextUnformatted(duration(r.eta_s).c_str());
+    if (st == RunStatus::running) ImGui::TextUnformatted(format_duration(r.eta_s).c_str());
     ImGui::TableSetColumnIndex(speed);
     if (std::isfinite(r.series_per_s)) ImGui::Text("%.0f", r.series_per_s);
     ImGui::TableSetColumnIndex(arch);

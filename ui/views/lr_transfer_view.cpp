@@ -35,6 +35,10 @@ double parabola_vertex(std::span<const double> x, std::span<const double> y, dou
   return std::fabs(v) <= 1 ? fallback + v : fallback;
 }
 
+bool is_sweep(const SweepPanel& panel) {
+  return std::any_of(panel.curves.begin(), panel.curves.end(), [](const SweepCurve& c) { return c.points.size() >= 2; });
+}
+
 std::vector<SweepPanel> group_sweep(std::span<const std::shared_ptr<const Run>> runs) {
   // param|optimizer -> width -> log2 lr -> point
   std::map<std::pair<std::string, std::string>, std::map<int64_t, std::map<double, SweepPoint>>> groups;
@@ -71,8 +75,7 @@ std::vector<SweepPanel> group_sweep(std::span<const std::shared_ptr<const Run>> 
       }
       panel.curves.push_back(std::move(curve));
     }
-    const bool sweep = std::any_of(panel.curves.begin(), panel.curves.end(), [](const SweepCurve& c) { return c.points.size() >= 2; });
-    (sweep ? sweeps : panels).push_back(std::move(panel));
+    (is_sweep(panel) ? sweeps : panels).push_back(std::move(panel));
   }
   // Groups that span learning rates are the sweeps; lone runs (a quickstart beside a sweep)
   // only show when there is no sweep at all.

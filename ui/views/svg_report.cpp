@@ -43,9 +43,7 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
     break;
   }
   const auto panels = group_sweep(ws.runs);
-  const bool sweep = std::any_of(panels.begin(), panels.end(), [](const SweepPanel& p) {
-    return std::any_of(p.curves.begin(), p.curves.end(), [](const SweepCurve& c) { return c.points.size() >= 2; });
-  });
+  const bool sweep = std::any_of(panels.begin(), panels.end(), is_sweep);
   if (sweep) {
     plot::SvgCanvas c(W, H * 0.75f, plot::theme().background);
     draw_lr_transfer(c, {16, 16, W - 16, H * 0.75f - 16}, panels);

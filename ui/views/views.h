@@ -65,6 +65,8 @@ struct SweepPanel {
 // The optimum of a width is its best mean, refined by the vertex of a parabola through the
 // points within an octave of it (as scripts/lr_transfer.lua does).
 std::vector<SweepPanel> group_sweep(std::span<const std::shared_ptr<const Run>> runs);
+// Whether a panel spans learning rates: some width has runs at two or more.
+bool is_sweep(const SweepPanel& panel);
 double parabola_vertex(std::span<const double> x, std::span<const double> y, double fallback);
 // Final loss against log2 lr, one curve per width, one panel per parametrisation (each with its
 // own x range), sharing the y axis; the optimum of each width marked. Returns the panels' frames.
