@@ -10,7 +10,8 @@
 --
 -- With optimizer=normuon the swept rate is NorMuon's (matrices inside the stack) while AdamW
 -- keeps every other parameter at a fixed rate (adamw_lr, default each parametrisation's AdamW
--- optimum): the experiment of shared/reference section 11.
+-- optimum): does u-muP's Muon-family rule (depth^-1/2 only, with the spectral shape scale)
+-- transfer NorMuon's rate across widths as its Adam rule does AdamW's?
 -- Results: runs/lr_transfer*/lr_transfer.json and a table; each training run has its folder.
 
 local function list(s, default)

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "orrery/checkpoint.h"
+#include "orrery/load_model.h"
 #include "orrery/safetensors.h"
 #include "support.h"
 
@@ -16,7 +16,8 @@ using orrery::Json;
 
 namespace {
 
-// tau of residual branch i of 2L (shared/reference/toto2-model.md section 10), written out
+// tau of residual branch i of 2L (Toto 2.0's residual rule: a_mlp = m sqrt(2 / (1 + r^2)),
+// a_attn = r a_mlp, each branch normalised by the variance accumulated before it), written out
 // independently of the umup plugin.
 double tau(int i, int layers, double m, double r) {
   const double a_mlp = m * std::sqrt(2 / (1 + r * r)), a_attn = r * a_mlp;
@@ -156,7 +157,11 @@ TEST_CASE("a minimal config.json takes the released code's defaults") {
   const Json minimal = {{"patch_size", 32}, {"d_model", 128}, {"num_heads", 2}, {"num_layers", 2},
                         {"layer_group_size", 2}, {"num_variate_layers_per_group", 1},
                         {"variate_layer_first", false}, {"residual_attn_ratio", 2.0}};
-  orrery::ModelSpec s = orrery::toto2_spec_from_config(minimal, "config.json");
+  const auto readers = orrery::Registry::global().checkpoint_readers();
+  REQUIRE(readers.size() == 1);
+  CHECK(readers[0]->name == "toto2");
+  REQUIRE(readers[0]->checkpoint_format->recognises(minimal));
+  orrery::ModelSpec s = readers[0]->checkpoint_format->spec(minimal, "config.json");
   const Json& a = s.arch.options;
   CHECK(a["norm_eps"] == 5e-5);
   CHECK(a["attn_bias"] == false);

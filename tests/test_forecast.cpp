@@ -65,3 +65,46 @@ TEST_CASE("missing steps in the last context patch are forward-filled and treate
   CHECK(at::equal(model->forecast(gappy, gappy_obs, ids, 8).quantiles,
                   model->forecast(filled, obs, ids, 8).quantiles));
 }
+
+TEST_CASE("values beyond float32's range are forecast in the scaler's float64, not dropped") {
+  auto model = test::tiny_model(9);
+  at::Tensor x = (at::randn({1, 1, 96}, at::kDouble) * 3 + 10);
+  at::Tensor obs = at::ones({1, 1, 96}, at::kBool), ids = at::zeros({1, 1}, at::kLong);
+  const double big = 1e38;  // x * big reaches 1e39, beyond float32's 3.4e38
+  at::Tensor base = model->forecast(x, obs, ids, 16).quantiles;
+  at::Tensor huge = model->forecast(x * big, obs, ids, 16).quantiles;
+  CHECK(huge.scalar_type() == at::kDouble);
+  CHECK(huge.isfinite().all().item<bool>());
+  CHECK(huge.abs().min().item<double>() > 1e38);  // not the ~1e-6 of a series seen as missing
+  CHECK(at::allclose(huge / big, base, 1e-5, 1e-5));
+}
+
+TEST_CASE("a series or variate with no observation is refused, not forecast near zero") {
+  auto model = test::tiny_model();
+  at::Tensor x = at::randn({2, 1, 64}), obs = at::ones({2, 1, 64}, at::kBool);
+  obs[1].fill_(false);
+  CHECK_THROWS_WITH(model->forecast(x, obs, at::zeros({2, 1}, at::kLong), 4),
+                    Catch::Contains("cannot forecast series 2: it has no observed value in its context"));
+  at::Tensor nan = at::full({1, 1, 64}, std::nan(""));
+  CHECK_THROWS_WITH(model->forecast(nan, at::ones({1, 1, 64}, at::kBool), at::zeros({1, 1}, at::kLong), 4),
+                    Catch::Contains("series 1"));
+  at::Tensor mv = at::randn({1, 2, 64}), mv_obs = at::ones({1, 2, 64}, at::kBool);
+  mv_obs[0][1].fill_(false);
+  CHECK_THROWS_WITH(model->forecast(mv, mv_obs, at::zeros({1, 2}, at::kLong), 4),
+                    Catch::Contains("series 1, variate 2"));
+}
+
+TEST_CASE("many series are forecast in bounded passes with the result of one pass, and Ctrl-C lands between them") {
+  auto model = test::tiny_model(10);
+  // 600 series x (128 + 32 steps) of patches exceeds one pass's token budget.
+  at::Tensor x = at::randn({600, 1, 4096}) + 5, obs = at::ones({600, 1, 4096}, at::kBool);
+  at::Tensor ids = at::zeros({600, 1}, at::kLong);
+  orrery::ForecastOptions o;
+  auto all = model->forecast(x, obs, ids, 32, o);
+  auto few = model->forecast(x.narrow(0, 590, 10), obs.narrow(0, 590, 10), ids.narrow(0, 590, 10), 32, o);
+  CHECK(at::allclose(all.quantiles.narrow(1, 590, 10), few.quantiles, 1e-5, 1e-5));
+  orrery::Interrupt stop;
+  stop.request();
+  o.interrupt = &stop;
+  CHECK_THROWS_AS(model->forecast(x, obs, ids, 32, o), orrery::Interrupted);
+}

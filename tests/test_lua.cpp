@@ -6,11 +6,7 @@
 #include "support.h"
 
 namespace {
-std::string orrery_cmd(const std::string& args) {
-  std::string cmd = "'";  // appended piecewise: GCC 12 warns falsely on literal + string chains
-  cmd.append(ORRERY_BIN).append("' ").append(args);
-  return cmd;
-}
+using test::orrery_cmd;
 
 // Writes `body` to DIR/NAME and runs `orrery run DIR/NAME ARGS`.
 test::CommandResult run_script(const std::string& dir, const std::string& name,
@@ -275,4 +271,127 @@ TEST_CASE("orrery forecast writes every series' quantiles from saved weights") {
   auto bad = test::run_command(orrery_cmd("forecast --model " + dir + "/in.csv --input " + dir + "/in.csv --horizon 5"));
   CHECK(bad.status == 1);
   CHECK(bad.output.find("in.csv: not a valid safetensors file") != std::string::npos);
+}
+
+TEST_CASE("an optimizer of any Lua type is checked, never read as a table it is not") {
+  auto dir = test::temp_dir("lua-optimizer-types");
+  // The documented name-only form trains; every other type is an error at the script line.
+  auto r = run_script(dir, "o.lua", R"(
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}}
+local function try(opt)
+  return pcall(orrery.train, {model = m, optimizer = opt, steps = 2, batch_size = 2, context_length = 64,
+                              quiet = true, runs_dir = args.runs, val_batches = 0, forecast_series = 0})
+end
+for i = 1, 20 do assert(try("adamw"), "the name-only form") end
+for _, bad in ipairs{5, true, function() end, m, {5}, {{"adamw"}, 7}, {"adamw", lr = "fast"}} do
+  local ok, err = try(bad)
+  assert(not ok, "accepted a " .. type(bad))
+  print(err)
+end
+print("done")
+)", "runs=" + dir + "/runs");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("orrery.train: optimizer must be a plugin name or a table like {\"name\", option = value}, got a number") != std::string::npos);
+  CHECK(r.output.find("got a boolean") != std::string::npos);
+  CHECK(r.output.find("got a function") != std::string::npos);
+  CHECK(r.output.find("got a userdata") != std::string::npos);
+  CHECK(r.output.find("optimizer: its first entry must be the plugin's name (a string)") != std::string::npos);
+  CHECK(r.output.find("optimizer[2] must be a plugin name") != std::string::npos);
+  CHECK(r.output.find("option 'lr' of optimizer plugin 'adamw' must be a number, got the string \"fast\"") != std::string::npos);
+  CHECK(r.output.find("done") != std::string::npos);
+}
+
+TEST_CASE("meaningless training lengths and empty series are errors, not silent successes") {
+  auto dir = test::temp_dir("lua-meaningless");
+  auto r = run_script(dir, "m.lua", R"(
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}}
+local function train(t)
+  t.model, t.batch_size, t.context_length, t.quiet, t.runs_dir = m, 2, 64, true, args.runs
+  return select(2, pcall(orrery.train, t))
+end
+print(train{steps = 0/0})
+print(train{steps = 1e30})
+print(train{steps = 2.5})
+print(train{stepz = 3})
+print(train{schedule = {warmup = 0/0}})
+print(select(2, pcall(m.forecast, m, {values = {}, horizon = 3})))
+print(select(2, pcall(m.forecast, m, {series = {{1, 2, 3}, {0/0, 0/0}}, horizon = 3})))
+print(select(2, pcall(m.forecast, m, {values = {1, 2, 3}, horizon = 0})))
+print(select(2, pcall(m.forecast, m, {values = {1, 2, 3}, horizon = 2.5})))
+print(select(2, pcall(orrery.model, {seed = -1})))
+print(select(2, pcall(orrery.model, {"toto2"})))
+)", "runs=" + dir + "/runs");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("option 'steps' of orrery.train must be a finite number, got number NaN") != std::string::npos);
+  CHECK(r.output.find("option 'steps' of orrery.train must be <= 1e+12") != std::string::npos);
+  CHECK(r.output.find("option 'steps' of orrery.train must be an integer, got number 2.5") != std::string::npos);
+  CHECK(r.output.find("unknown option 'stepz' for orrery.train (did you mean 'steps'?)") != std::string::npos);
+  CHECK(r.output.find("model, data, optimizer, on_step, name, runs_dir, every, steps") != std::string::npos);
+  CHECK(r.output.find("option 'warmup' of the learning-rate schedule must be a finite number") != std::string::npos);
+  CHECK(r.output.find("model:forecast: values is empty: there is nothing to forecast from") != std::string::npos);
+  CHECK(r.output.find("model:forecast: series[2] has no observed value") != std::string::npos);
+  CHECK(r.output.find("forecast horizon must be at least 1, got 0") != std::string::npos);
+  CHECK(r.output.find("model:forecast: horizon must be a whole number, got 2.5") != std::string::npos);
+  CHECK(r.output.find("orrery.model: seed must be >= 0, got -1") != std::string::npos);
+  CHECK(r.output.find("orrery.model takes name = value fields only, got a number key") != std::string::npos);
+  // None of them started a run.
+  CHECK(!std::ifstream(dir + "/runs/run/summary.json").good());
+}
+
+TEST_CASE("orrery run refuses a folder, a missing file and a binary chunk") {
+  auto dir = test::temp_dir("lua-run-paths");
+  auto folder = test::run_command(orrery_cmd("run " + dir));
+  CHECK(folder.status == 1);
+  CHECK(folder.output.find("orrery: " + dir + " is a folder, not a Lua script") != std::string::npos);
+  auto missing = test::run_command(orrery_cmd("run " + dir + "/none.lua"));
+  CHECK(missing.status == 1);
+  CHECK(missing.output.find("cannot open " + dir + "/none.lua") != std::string::npos);
+  std::ofstream(dir + "/bin.lua") << "\x1bLua";
+  auto binary = test::run_command(orrery_cmd("run " + dir + "/bin.lua"));
+  CHECK(binary.status == 1);
+  CHECK(binary.output.find("attempt to load a binary chunk") != std::string::npos);
+}
+
+TEST_CASE("a run folder, a weights file and a released checkpoint each load as what they are") {
+  auto dir = test::temp_dir("lua-load-kinds");
+  auto r = run_script(dir, "k.lua", R"(
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}, seed = 4}
+local run = orrery.train{model = m, steps = 2, batch_size = 2, context_length = 64, quiet = true,
+                         runs_dir = args.runs, name = "saved"}
+-- A run folder without saved weights says how to save them.
+print(select(2, pcall(orrery.load, run.run_dir)))
+m:save(run.run_dir .. "/model.safetensors")
+local values = {1, 2, 3, 4, 5, 6, 7, 8}
+local a = m:forecast{values = values, horizon = 4}
+for _, path in ipairs{run.run_dir, run.run_dir .. "/model.safetensors", run.run_dir .. "/config.json"} do
+  local b = orrery.load(path):forecast{values = values, horizon = 4}
+  assert(a.median[4] == b.median[4], path)
+end
+print(select(2, pcall(orrery.load, args.runs)))
+print("loaded")
+)", "runs=" + dir + "/runs");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("/runs/saved is an Orrery run folder without saved weights: it has no model.safetensors. "
+                      "A script saves them with model:save(run.run_dir .. \"/model.safetensors\")") != std::string::npos);
+  CHECK(r.output.find("/runs holds no model") != std::string::npos);
+  CHECK(r.output.find("loaded") != std::string::npos);
+}
+
+TEST_CASE("the logged learning rate is every optimizer group's") {
+  auto dir = test::temp_dir("lua-lr-groups");
+  auto r = run_script(dir, "g.lua", R"(
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}, param = "umup"}
+local lrs
+orrery.train{model = m, steps = 2, batch_size = 2, context_length = 64, log_every = 2, quiet = true,
+             runs_dir = args.runs, schedule = {kind = "constant", warmup = 0},
+             optimizer = {{"normuon", lr = 0.02, params = {role = "hidden", stack = true}}, {"adamw", lr = 3e-3}},
+             on_step = function(e) lrs = e.lr end}
+print(string.format("normuon %.4g adamw %.4g", lrs["normuon:hidden"], lrs["adamw:rest"]))
+)", "runs=" + dir + "/runs");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("normuon 0.02 adamw 0.003") != std::string::npos);
 }

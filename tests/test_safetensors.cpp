@@ -67,3 +67,66 @@ TEST_CASE("model weights saved and loaded reproduce the forecasts; mismatches ar
                     Catch::Contains("m.safetensors does not match this model") && Catch::Contains("has shape"));
   CHECK(at::equal(c.params()[0].tensor, before));  // nothing half-loaded
 }
+
+namespace {
+// A file with a hand-written header: the header's JSON, then `data` bytes.
+void write_raw(const std::string& path, const orrery::Json& header, size_t data) {
+  const std::string text = header.dump();
+  const uint64_t n = text.size();
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f << text << std::string(data, '\0');
+}
+}  // namespace
+
+TEST_CASE("a safetensors header is checked against the format, naming the tensor at fault") {
+  auto dir = test::temp_dir("st-header");
+  using orrery::Json;
+  auto load = [&](const Json& header, size_t data) {
+    write_raw(dir + "/h.safetensors", header, data);
+    orrery::load_safetensors(dir + "/h.safetensors");
+  };
+  const Json w = {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {0, 8}}};
+  CHECK_NOTHROW(load({{"w", w}}, 8));
+  CHECK_THROWS_WITH(load({{"w", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {nullptr, 8}}}}}, 8),
+                    Catch::Contains("h.safetensors: not a valid safetensors file: tensor 'w' has data_offsets "
+                                    "that are not two byte offsets"));
+  CHECK_THROWS_WITH(load({{"w", {{"dtype", "F32"}, {"shape", "2"}, {"data_offsets", {0, 8}}}}}, 8),
+                    Catch::Contains("tensor 'w' has a shape that is not a list"));
+  CHECK_THROWS_WITH(load({{"w", {{"dtype", "F32"}, {"shape", {-2}}, {"data_offsets", {0, 8}}}}}, 8),
+                    Catch::Contains("tensor 'w' has a shape that is not a list of sizes"));
+  CHECK_THROWS_WITH(load({{"w", {{"dtype", "F32"}, {"shape", {3}}, {"data_offsets", {0, 8}}}}}, 8),
+                    Catch::Contains("tensor 'w' has data_offsets [0,8] (8 bytes) but its dtype and shape [3] need 12"));
+  CHECK_THROWS_WITH(load({{"w", w}, {"v", w}}, 8), Catch::Contains("overlap"));
+  CHECK_THROWS_WITH(load({{"w", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {8, 16}}}}}, 16),
+                    Catch::Contains("bytes 0 to 8 of the data belong to no tensor"));
+  CHECK_THROWS_WITH(load({{"w", w}}, 12), Catch::Contains("4 bytes after the last tensor"));
+  CHECK_THROWS_WITH(load({{"w", w}}, 4), Catch::Contains("(truncated?)"));
+  CHECK_THROWS_WITH(load({{"w", {{"dtype", "F33"}, {"shape", {2}}, {"data_offsets", {0, 8}}}}}, 8),
+                    Catch::Contains("unsupported dtype \"F33\""));
+  CHECK_THROWS_WITH(load({{"__metadata__", {{"k", 1}}}, {"w", w}}, 8), Catch::Contains("__metadata__ entry 'k' is not a string"));
+  CHECK_THROWS_WITH(orrery::load_safetensors(dir), Catch::Contains("is a folder"));
+}
+
+TEST_CASE("weights relabelled to an integer dtype, or holding NaN, are refused by the model") {
+  auto dir = test::temp_dir("st-weights");
+  auto model = test::tiny_model(1);
+  const std::string path = dir + "/m.safetensors";
+  model->save_weights(path);
+  auto file = orrery::load_safetensors(path);
+  std::map<std::string, std::string> meta = file.metadata;
+
+  // The same bytes of the first tensor, labelled I32 (a relabelled header).
+  auto relabelled = file.tensors;
+  relabelled[0].second = relabelled[0].second.view(at::kInt);
+  orrery::save_safetensors(dir + "/i32.safetensors", relabelled, meta);
+  CHECK_THROWS_WITH(orrery::Model::from_file(dir + "/i32.safetensors", orrery::Registry::global()),
+                    Catch::Contains("'" + relabelled[0].first + "' is stored as Int, the model's parameter is floating point"));
+
+  auto poisoned = file.tensors;
+  poisoned[1].second = poisoned[1].second.clone();
+  poisoned[1].second.view(-1)[0] = std::nan("");
+  orrery::save_safetensors(dir + "/nan.safetensors", poisoned, meta);
+  CHECK_THROWS_WITH(orrery::Model::from_file(dir + "/nan.safetensors", orrery::Registry::global()),
+                    Catch::Contains("'" + poisoned[1].first + "' holds 1 non-finite value (NaN or infinity)"));
+}

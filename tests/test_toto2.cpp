@@ -17,7 +17,7 @@ orrery::Batch batch(int64_t V, std::vector<int64_t> ids, uint64_t seed = 0) {
 }
 }  // namespace
 
-// Published sizes: shared/reference/toto2-model.md section 14. Built on the meta device, so
+// Published sizes (Toto 2.0's model cards: 4M to 2.5B parameters). Built on the meta device, so
 // the 2.5B-parameter preset allocates nothing.
 TEST_CASE("presets have exactly the published parameter counts") {
   auto [preset, count] = GENERATE(table<const char*, int64_t>({

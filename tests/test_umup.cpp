@@ -1,5 +1,6 @@
-// The umup parametrisation as Toto 2.0 uses it (shared/reference/toto2-model.md sections 10 and 13,
-// optimizers-and-parametrisations.md section 8).
+// The umup parametrisation as Toto 2.0 uses it: the tau residual rule, unit-scaled multipliers,
+// backward scales and learning-rate rules of u-muP (Blake et al. 2024) with Toto 2.0's
+// residual constants.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -77,12 +78,14 @@ namespace {
 // unit-Gaussian inputs and output gradients (unit_scaling's assert_unit_scaled).
 struct LinearStds { double y, dx, dw; };
 LinearStds linear_stds(const orrery::Parametrisation& p, int64_t fan_in, int64_t fan_out,
-                       orrery::Role role, int64_t rows = 512) {
+                       orrery::Role role, int64_t rows = 512, int64_t batch_multiplier = 1) {
   orrery::ParamFactory f(p, at::make_generator<at::CPUGeneratorImpl>(1), at::TensorOptions(at::kFloat));
   orrery::Linear lin(f, "lin", fan_in, fan_out, role, false);
   at::manual_seed(2);
   at::Tensor x = at::randn({rows, fan_in}).requires_grad_(true);
-  at::Tensor y = lin(x);
+  orrery::ForwardContext ctx;
+  ctx.batch_multiplier = batch_multiplier;
+  at::Tensor y = lin(x, ctx);
   y.backward(at::randn_like(y));
   return {y.std().item<double>(), x.grad().std().item<double>(), lin.weight.grad().std().item<double>()};
 }
@@ -105,10 +108,7 @@ TEST_CASE("a u-muP linear map is unit-scaled forward and backward at every width
   }
   // The weight gradient is normalised by the global batch: 4 accumulation steps (or ranks)
   // halve each local contribution.
-  {
-    orrery::GlobalBatchScope four(4);
-    CHECK(linear_stds(*p, 128, 128, orrery::Role::hidden).dw == Approx(0.5).margin(0.05));
-  }
+  CHECK(linear_stds(*p, 128, 128, orrery::Role::hidden, 512, 4).dw == Approx(0.5).margin(0.05));
   // Switched off, autograd's chain rule: dW = m g^T x with m = fan_in^-1/2, i.e. std sqrt(rows/fan_in).
   auto plain = umup({{"backward_scales", false}});
   CHECK(linear_stds(*plain, 128, 128, orrery::Role::hidden).dw == Approx(2.0).epsilon(0.1));
@@ -125,7 +125,7 @@ TEST_CASE("the u-muP residual split moves the branch weight to the branch input'
     h_seen = (in * 3.0).requires_grad_(true);
     h_seen.retain_grad();
     return h_seen;
-  });
+  }, orrery::ForwardContext{});
   CHECK(at::allclose(out, a * 3.0 * x + b * x, 1e-6, 1e-6));  // the forward is unchanged
   at::Tensor g = at::randn_like(out);
   out.backward(g);

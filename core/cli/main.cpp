@@ -95,7 +95,8 @@ int cmd_run(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
     std::printf("usage: orrery run SCRIPT.lua [key=value ...]\n\nRuns an experiment script. "
                 "Each key=value pair lands in the global table `args` (also the chunk's `...`);\n"
-                "numbers and true/false are converted. Exit status: 0 ok, 1 error, 130 Ctrl-C.\n");
+                "numbers and true/false are converted. Exit status: 0 ok, 1 error, 130 Ctrl-C,\n"
+                "143 SIGTERM (a stopped run still writes its summary).\n");
     return args.empty() ? 2 : 0;
   }
   std::map<std::string, std::string> kv;
@@ -107,7 +108,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   Registry& r = Registry::global();
   report_problems(r);
-  LuaSession session(r);
+  LuaSession session(r, program_lua_libraries());
   return session.run_file(args[0], kv);
 }
 
@@ -122,7 +123,7 @@ int cmd_repl(const std::vector<std::string>& args) {
   if (!args.empty()) throw Error("repl: unexpected argument '" + args[0] + "' (see orrery repl --help)");
   Registry& r = Registry::global();
   report_problems(r);
-  LuaSession session(r);
+  LuaSession session(r, program_lua_libraries());
   return session.repl();
 }
 
@@ -131,11 +132,13 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n\n"
-        "PATH is a Hugging Face Toto 2.0 folder (config.json + model.safetensors, the released\n"
-        "parameter names), a model.safetensors written by model:save (it carries the model's\n"
-        "spec), or a run folder holding one. Every column of the input except \"time\" is a series; empty\n"
-        "fields and NA are missing values. The output has one row per step: step, time (when the\n"
-        "input has a regular time column), then <series>_q<level> for each quantile level.\n"
+        "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
+        "model.safetensors written by model:save (it carries the model's spec), or a released\n"
+        "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
+        "under the released parameter names). Every column of the input except \"time\" is a\n"
+        "series; empty fields and NA are missing values. The output has one row per step: step,\n"
+        "time (when the input has a time column, which must be evenly spaced), then\n"
+        "<series>_q<level> for each quantile level.\n"
         "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n"
         "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
         "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n");
@@ -158,7 +161,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
   }
-  if (o.model.empty() || o.input.empty() || o.horizon == 0)
+  if (o.model.empty() || o.input.empty() || !o.horizon)
     throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
   Registry& r = Registry::global();
   report_problems(r);

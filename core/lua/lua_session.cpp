@@ -1,48 +1,41 @@
 #include <lua.hpp>
 
-#include <atomic>
 #include <csignal>
-#include <mutex>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "orrery/lua_session.h"
 #include "orrery/registry.h"
-#include "orrery/trainer.h"
 
 namespace orrery {
 namespace {
 
-// The state a Ctrl-C (or the dashboard closing) should interrupt; set by the thread running it.
-std::atomic<lua_State*> g_running{nullptr};
-
-// As in lua.c: Ctrl-C only sets a hook (safe from a signal handler); the hook raises the error
-// at the next Lua instruction. Long C++ calls (training) poll interrupt_requested instead.
-void interrupt_hook(lua_State* L, lua_Debug*) {
-  lua_sethook(L, nullptr, 0, 0);
-  luaL_error(L, "interrupted");
-}
-
-void on_sigint(int) {
-  interrupt_requested = true;
-  // lua_sethook is the one Lua call safe from a signal handler or another thread (lua.c).
-  if (lua_State* L = g_running.load())
-    lua_sethook(L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-}
-
-}  // namespace
-
-// Guards g_running against a script ending (and its state closing) while another thread
-// interrupts it. The signal handler cannot take it; it runs on the script's own thread anyway.
+// The session whose script the terminal's signals stop. Signals are process-wide by nature;
+// this is the one place that knows which session is running. Set and cleared under the mutex
+// by the thread running the script; the signal handler runs on that same thread.
+struct Running {
+  lua_State* L = nullptr;
+  Interrupt* interrupt = nullptr;
+};
+Running g_running;
 std::mutex g_running_mutex;
 
-void request_interrupt() {
-  std::lock_guard lock(g_running_mutex);
-  on_sigint(0);
+// As in lua.c, a stop only sets a hook (lua_sethook is safe from a signal handler or another
+// thread); the hook raises the error at the next Lua instruction. Unlike lua.c the hook stays:
+// every later instruction raises again, so a script's pcall cannot swallow the stop. Count
+// hooks fire on Lua instructions only, never inside C functions or the message handler.
+void interrupt_hook(lua_State* L, lua_Debug*) { luaL_error(L, "interrupted"); }
+
+void stop(const Running& r, int signal) {
+  if (!r.interrupt) return;
+  r.interrupt->request(signal);
+  lua_sethook(r.L, interrupt_hook, LUA_MASKCOUNT, 1);
 }
 
-namespace {
+void on_signal(int signal) { stop(g_running, signal); }
 
 // Message handler: the error plus a traceback of Lua frames only (C frames are the host's).
 int message_handler(lua_State* L) {
@@ -62,44 +55,6 @@ int message_handler(lua_State* L) {
   return 1;
 }
 
-// Runs the function on top of the stack with `nargs` arguments under the message handler and
-// the Ctrl-C handler. Returns the Lua status; on error the message is left on the stack.
-}  // namespace
-
-int protected_call(lua_State* L, int nargs, int nresults) {
-  const int base = lua_gettop(L) - nargs;
-  lua_pushcfunction(L, message_handler);
-  lua_insert(L, base);
-  {
-    std::lock_guard lock(g_running_mutex);
-    g_running = L;
-  }
-  interrupt_requested = false;
-  auto previous = std::signal(SIGINT, on_sigint);
-  const int status = lua_pcall(L, nargs, nresults, base);
-  std::signal(SIGINT, previous);
-  {
-    std::lock_guard lock(g_running_mutex);
-    g_running = nullptr;
-  }
-  lua_sethook(L, nullptr, 0, 0);
-  lua_remove(L, base);
-  return status;
-}
-
-namespace {
-
-std::string read_file(const std::string& path, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = "cannot open " + path;
-    return {};
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // "3" -> 3, "0.5" -> 0.5, "true" -> true, anything else stays a string.
 void push_arg(lua_State* L, const std::string& v) {
   if (v == "true" || v == "false") return lua_pushboolean(L, v == "true");
@@ -109,16 +64,49 @@ void push_arg(lua_State* L, const std::string& v) {
 
 }  // namespace
 
-LuaSession::LuaSession(Registry& registry) : L_(luaL_newstate()) {
+void interrupt_running_script() {
+  std::lock_guard lock(g_running_mutex);
+  stop(g_running, SIGINT);
+}
+
+int LuaSession::call(int nargs, int nresults) {
+  const int base = lua_gettop(L_) - nargs;
+  lua_pushcfunction(L_, message_handler);
+  lua_insert(L_, base);
+  interrupt_.clear();
+  {
+    std::lock_guard lock(g_running_mutex);
+    g_running = {L_, &interrupt_};
+  }
+  auto previous_int = std::signal(SIGINT, on_signal);
+  auto previous_term = std::signal(SIGTERM, on_signal);
+  const int status = lua_pcall(L_, nargs, nresults, base);
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
+  {
+    std::lock_guard lock(g_running_mutex);
+    g_running = {};
+  }
+  lua_sethook(L_, nullptr, 0, 0);
+  lua_remove(L_, base);
+  return status;
+}
+
+LuaSession::LuaSession(Registry& registry, const std::vector<LuaLibrary>& libraries)
+    : L_(luaL_newstate()), host_{registry, interrupt_} {
+  if (!L_) throw std::bad_alloc();
   luaL_openlibs(L_);
-  open_orrery_api(L_, registry);
+  open_orrery_api(L_, host_);
+  lua_getglobal(L_, "orrery");
+  for (LuaLibrary open : libraries) open(L_, host_);
+  lua_pop(L_, 1);
 }
 
 LuaSession::~LuaSession() { lua_close(L_); }
 
 bool LuaSession::exec(const std::string& code, const std::string& chunkname, std::string* error) {
   if (luaL_loadbufferx(L_, code.data(), code.size(), chunkname.c_str(), "t") != LUA_OK ||
-      protected_call(L_, 0, 0) != LUA_OK) {
+      call(0, 0) != LUA_OK) {
     if (error) *error = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error";
     lua_pop(L_, 1);
     return false;
@@ -127,29 +115,35 @@ bool LuaSession::exec(const std::string& code, const std::string& chunkname, std
 }
 
 int LuaSession::run_file(const std::string& path, const std::map<std::string, std::string>& args) {
-  std::string error;
-  std::string code = read_file(path, &error);
-  if (!error.empty()) {
-    std::fprintf(stderr, "orrery: %s\n", error.c_str());
+  auto fail = [](const std::string& msg) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "orrery: %s\n", msg.c_str());
     return 1;
-  }
+  };
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return fail(path + " is a folder, not a Lua script");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string code = ss.str();
   if (code.rfind("#!", 0) == 0) code.insert(0, "--");  // allow a shebang line
   lua_newtable(L_);
   for (const auto& [k, v] : args) push_arg(L_, v), lua_setfield(L_, -2, k.c_str());
   lua_setglobal(L_, "args");
 
+  // Text only: a binary chunk could crash the interpreter.
   if (luaL_loadbufferx(L_, code.data(), code.size(), ("@" + path).c_str(), "t") != LUA_OK) {
-    std::fprintf(stderr, "orrery: %s\n", lua_tostring(L_, -1));
+    std::string msg = lua_tostring(L_, -1);
     lua_pop(L_, 1);
-    return 1;
+    return fail(msg);
   }
   lua_getglobal(L_, "args");
-  if (protected_call(L_, 1, 0) != LUA_OK) {
+  if (call(1, 0) != LUA_OK) {
     std::string msg = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error";
     lua_pop(L_, 1);
-    std::fflush(stdout);
-    std::fprintf(stderr, "orrery: %s\n", msg.c_str());
-    return msg.find(": interrupted") != std::string::npos ? 130 : 1;
+    const int code_ = fail(msg);
+    return interrupt_.requested() ? 128 + interrupt_.signal() : code_;
   }
   return 0;
 }

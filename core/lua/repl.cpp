@@ -177,7 +177,7 @@ int LuaSession::repl() {
     buffer.clear();
     if (status == LUA_OK) {
       const int base = lua_gettop(L_);
-      status = protected_call(L_, 0, LUA_MULTRET);
+      status = call(0, LUA_MULTRET);
       const int n = lua_gettop(L_) - base + 1;
       if (status == LUA_OK && n > 0) {
         lua_pushvalue(L_, base);

@@ -2,31 +2,59 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "orrery/error.h"
 
+namespace fs = std::filesystem;
+
 namespace orrery {
+namespace {
+
+// Temporaries "<file>.tmp.<pid>" beside `path` whose writer has died (killed mid-write): no one
+// will rename them, so they are removed. A live process's temporary is left alone.
+void remove_stale_temporaries(const fs::path& path) {
+  std::error_code ec;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const std::string prefix = path.filename().string() + ".tmp.";
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    fs::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error("cannot write " + path + ": it is a folder");
+  remove_stale_temporaries(path);
   // A per-process temporary name: concurrent writers of one path never share a temporary.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::error_code ec;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + tmp);
+    if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
     write(out);
     if (!out.flush()) {
       out.close();
-      std::filesystem::remove(tmp, ec);
+      fs::remove(tmp, ec);
       throw Error("cannot write " + path + " (disk full?)");
     }
   }
-  std::filesystem::rename(tmp, path, ec);
+  fs::rename(tmp, path, ec);
   if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot replace " + path + ": " + ec.message());
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw Error("cannot replace " + path + ": " + why);
   }
 }
 

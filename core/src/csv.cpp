@@ -1,9 +1,11 @@
 #include "orrery/csv.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "orrery/error.h"
 
@@ -28,6 +30,8 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
+bool is_missing(const std::string& f) { return f.empty() || f == "NA" || f == "NaN" || f == "nan"; }
+
 }  // namespace
 
 const std::vector<double>& CsvTable::column(const std::string& name) const {
@@ -39,36 +43,52 @@ const std::vector<double>& CsvTable::column(const std::string& name) const {
 }
 
 CsvTable read_csv(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a CSV file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open " + path);
   CsvTable t;
   std::string line;
   int64_t lineno = 0;
+  auto where = [&] { return path + ":" + std::to_string(lineno) + ": "; };
   while (std::getline(in, line)) {
     ++lineno;
+    if (lineno == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // a UTF-8 byte-order mark
+    if (line.find('\0') != std::string::npos)
+      throw Error(where() + "holds binary data (a NUL byte): not a text CSV file");
     if (trim(line).empty()) continue;
     auto fields = split_row(line);
     if (t.names.empty()) {
-      for (auto& f : fields) t.names.push_back(trim(f));
+      for (size_t i = 0; i < fields.size(); ++i) {
+        std::string name = trim(fields[i]);
+        if (name.empty())
+          throw Error(where() + "column " + std::to_string(i + 1) + " of the header has no name" +
+                      (i + 1 == fields.size() ? " (a trailing comma?)" : ""));
+        for (size_t k = 0; k < t.names.size(); ++k)
+          if (t.names[k] == name)
+            throw Error(where() + "columns " + std::to_string(k + 1) + " and " + std::to_string(i + 1) +
+                        " are both named " + quote_input(name) + "; every column needs its own name");
+        t.names.push_back(std::move(name));
+      }
       t.columns.resize(t.names.size());
       continue;
     }
     if (fields.size() != t.names.size())
-      throw Error(path + ":" + std::to_string(lineno) + ": expected " +
-                  std::to_string(t.names.size()) + " fields, found " + std::to_string(fields.size()));
+      throw Error(where() + "expected " + std::to_string(t.names.size()) + " fields, found " +
+                  std::to_string(fields.size()));
     for (size_t i = 0; i < fields.size(); ++i) {
-      std::string f = trim(fields[i]);
+      const std::string f = trim(fields[i]);
       double v = std::numeric_limits<double>::quiet_NaN();
-      if (!f.empty() && f != "NA" && f != "NaN" && f != "nan") {
-        size_t used = 0;
-        try {
-          v = std::stod(f, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != f.size())
-          throw Error(path + ":" + std::to_string(lineno) + ": column '" + t.names[i] +
-                      "' has a non-numeric value '" + f + "'");
+      if (!is_missing(f)) {
+        char* end = nullptr;
+        errno = 0;
+        v = std::strtod(f.c_str(), &end);
+        if (end != f.c_str() + f.size() || std::isnan(v))
+          throw Error(where() + "column '" + t.names[i] + "' has a non-numeric value " + quote_input(f));
+        if (errno == ERANGE && std::isinf(v))
+          throw Error(where() + "column '" + t.names[i] + "' has a value beyond the range of a double: " + quote_input(f));
+        if (std::isinf(v))
+          throw Error(where() + "column '" + t.names[i] + "' has an infinite value " + quote_input(f));
       }
       t.columns[i].push_back(v);
     }

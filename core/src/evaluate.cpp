@@ -7,6 +7,7 @@
 #include "orrery/error.h"
 #include "orrery/model.h"
 #include "orrery/scoring.h"
+#include "orrery/series.h"
 
 namespace orrery {
 std::vector<std::vector<double>> quantile_rows(const at::Tensor& q) {
@@ -17,7 +18,8 @@ std::vector<std::vector<double>> quantile_rows(const at::Tensor& q) {
   return out;
 }
 
-Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg) {
+Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg,
+              const Interrupt* interrupt) {
   if (cfg.horizon < 1 || cfg.windows < 1 || cfg.context < 1)
     throw Error("evaluate: horizon, windows and context must be positive");
   std::vector<double> levels;
@@ -32,21 +34,19 @@ Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalCo
       throw Error("evaluate: series '" + s.name + "' has " + std::to_string(n) +
                   " points, too few for " + std::to_string(cfg.windows) + " windows of " +
                   std::to_string(cfg.horizon));
-    // All windows of a series in one batch, left-aligned by padding with unobserved steps.
-    const int64_t width = std::min(cfg.context, n - cfg.horizon);
-    at::Tensor values = at::zeros({cfg.windows, 1, width}, at::kFloat);
-    at::Tensor observed = at::zeros({cfg.windows, 1, width}, at::kBool);
+    // All windows of a series in one batch: each window's history, right-aligned.
+    std::vector<std::vector<double>> histories;
+    std::vector<std::string> labels;
     for (int64_t w = 0; w < cfg.windows; ++w) {
       const int64_t cut = first_cut + w * cfg.horizon;
-      const int64_t len = std::min(width, cut);
-      for (int64_t t = 0; t < len; ++t) {
-        double v = s.values[cut - len + t];
-        values[w][0][width - len + t] = std::isfinite(v) ? v : 0.0;
-        observed[w][0][width - len + t] = std::isfinite(v);
-      }
+      histories.emplace_back(s.values.begin(), s.values.begin() + cut);
+      labels.push_back("evaluate: series '" + s.name + "' before window " + std::to_string(w + 1));
     }
-    Forecast f = model.forecast(values, observed, at::zeros({cfg.windows, 1}, at::kLong),
-                                cfg.horizon);
+    const SeriesBatch batch = series_batch(histories, labels, cfg.context);
+    ForecastOptions options;
+    options.interrupt = interrupt;
+    Forecast f = model.forecast(batch.values, batch.observed, at::zeros({cfg.windows, 1}, at::kLong),
+                                cfg.horizon, options);
     if (levels.empty()) {
       levels = f.levels;
       all_model.emplace(levels);

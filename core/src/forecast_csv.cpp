@@ -2,70 +2,107 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "orrery/atomic_file.h"
-#include "orrery/checkpoint.h"
 #include "orrery/csv.h"
 #include "orrery/error.h"
-#include "orrery/model.h"
-
-namespace fs = std::filesystem;
+#include "orrery/load_model.h"
+#include "orrery/series.h"
 
 namespace orrery {
+namespace {
+
+// The step of an evenly spaced time column: the average step from its first to its last row.
+// Each step must be within half of the typical (median) step, and each row within a quarter
+// step of the line through the first and last rows: printed times are rounded (decimal years
+// to two places), but a column with gaps or jitter is refused, since extrapolating it would
+// label the forecast with times that mean nothing.
+double regular_step(const std::vector<double>& time, const std::string& path) {
+  for (size_t r = 0; r < time.size(); ++r)
+    if (!std::isfinite(time[r]))
+      throw Error(path + ": the time column has no value in data row " + std::to_string(r + 1) +
+                  "; give every row a time, or drop the column");
+  auto text = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  const size_t n = time.size();
+  const double dt = (time[n - 1] - time[0]) / static_cast<double>(n - 1);
+  std::vector<double> steps;
+  for (size_t r = 1; r < n; ++r) steps.push_back(time[r] - time[r - 1]);
+  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+  const double typical = steps[steps.size() / 2];
+  const std::string advice = "; forecasts need evenly spaced rows (leave missing values empty, or drop the column)";
+  for (size_t r = 1; r < n; ++r) {
+    const double step = time[r] - time[r - 1];
+    if (!(step > 0))
+      throw Error(path + ": the time column must increase, but data rows " + std::to_string(r) + " and " +
+                  std::to_string(r + 1) + " hold " + text(time[r - 1]) + " and " + text(time[r]));
+    if (std::fabs(step - typical) > 0.5 * typical)
+      throw Error(path + ": the time column is irregular: data rows " + std::to_string(r) + " and " +
+                  std::to_string(r + 1) + " are " + text(step) + " apart, but most rows are " + text(typical) +
+                  " apart" + advice);
+  }
+  for (size_t r = 1; r < n; ++r) {
+    const double expected = time[0] + dt * static_cast<double>(r);
+    if (std::fabs(time[r] - expected) > 0.25 * dt)
+      throw Error(path + ": the time column is irregular: data row " + std::to_string(r + 1) + " holds " +
+                  text(time[r]) + " where evenly spaced rows put " + text(expected) + advice);
+  }
+  return dt;
+}
+
+}  // namespace
 
 void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
-  if (o.horizon < 1) throw Error("forecast: --horizon must be a positive number of steps");
-  if (o.context < 1) throw Error("forecast: --context must be positive");
-  auto model = load_model(o.model, registry, o.device);
-
+  if (!o.horizon) throw Error("forecast: --horizon is required");
+  if (*o.horizon < 1) throw Error("forecast: --horizon must be at least 1 step, got " + std::to_string(*o.horizon));
+  if (o.context < 1) throw Error("forecast: --context must be at least 1 step, got " + std::to_string(o.context));
+  const int64_t horizon = *o.horizon;
   CsvTable table = read_csv(o.input);
-  std::vector<size_t> series;
+  std::vector<std::vector<double>> series;
+  std::vector<std::string> names, labels;
   int time_col = -1;
   for (size_t i = 0; i < table.names.size(); ++i) {
-    if (table.names[i] == "time") time_col = static_cast<int>(i);
-    else series.push_back(i);
+    if (table.names[i] == "time") {
+      time_col = static_cast<int>(i);
+      continue;
+    }
+    series.push_back(table.columns[i]);
+    names.push_back(table.names[i]);
+    labels.push_back(o.input + ": column '" + table.names[i] + "'");
   }
   if (series.empty()) throw Error(o.input + ": no series columns (every column but \"time\" is one)");
-  const int64_t rows = static_cast<int64_t>(table.columns[series[0]].size());
-  if (rows == 0) throw Error(o.input + ": no rows");
+  const size_t rows = series.front().size();
+  if (rows == 0) throw Error(o.input + ": no data rows below the header");
+  const double dt = time_col >= 0 && rows >= 2 ? regular_step(table.columns[time_col], o.input) : NAN;
+  const SeriesBatch batch = series_batch(series, labels, o.context);
 
-  // All series in one batch: (S, 1, T), the most recent `context` steps.
-  const int64_t T = std::min(rows, o.context), S = static_cast<int64_t>(series.size());
-  at::Tensor values = at::zeros({S, 1, T}, at::kFloat);
-  at::Tensor observed = at::zeros({S, 1, T}, at::kBool);
-  auto v = values.accessor<float, 3>();
-  auto m = observed.accessor<bool, 3>();
-  for (int64_t s = 0; s < S; ++s)
-    for (int64_t t = 0; t < T; ++t) {
-      const double x = table.columns[series[s]][rows - T + t];
-      v[s][0][t] = std::isfinite(x) ? static_cast<float>(x) : 0.f;
-      m[s][0][t] = std::isfinite(x);
-    }
+  auto model = load_model(o.model, registry, o.device);
+  const int64_t S = static_cast<int64_t>(series.size());
   ForecastOptions fo;
   fo.decode_block_size = o.decode_block_size;
-  Forecast f = model->forecast(values, observed, at::zeros({S, 1}, at::kLong), o.horizon, fo);
-  at::Tensor q = f.quantiles.to(at::kDouble).contiguous();
+  fo.interrupt = o.interrupt;
+  Forecast f = model->forecast(batch.values, batch.observed, at::zeros({S, 1}, at::kLong), horizon, fo);
+  const at::Tensor q = f.quantiles.contiguous();
   auto qa = q.accessor<double, 4>();  // (Q, S, 1, H)
 
-  double t_last = NAN, dt = NAN;
-  if (time_col >= 0 && rows >= 2) {
-    const auto& tc = table.columns[time_col];
-    t_last = tc[rows - 1], dt = tc[rows - 1] - tc[rows - 2];
-  }
   std::ostringstream out;
   out.precision(10);
   out << "step";
   if (std::isfinite(dt)) out << ",time";
-  for (size_t s : series)
-    for (double l : f.levels) out << "," << table.names[s] << "_q" << l;
+  for (const auto& name : names)
+    for (double l : f.levels) out << "," << name << "_q" << l;
   out << "\n";
-  for (int64_t h = 0; h < o.horizon; ++h) {
+  const double t_last = std::isfinite(dt) ? table.columns[time_col].back() : NAN;
+  for (int64_t h = 0; h < horizon; ++h) {
     out << h + 1;
-    if (std::isfinite(dt)) out << "," << t_last + dt * (h + 1);
+    if (std::isfinite(dt)) out << "," << t_last + dt * static_cast<double>(h + 1);
     for (int64_t s = 0; s < S; ++s)
       for (size_t l = 0; l < f.levels.size(); ++l) out << "," << qa[l][s][0][h];
     out << "\n";

@@ -46,11 +46,8 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
                        at::TensorOptions().dtype(at::kFloat).device(device_));
   ArchitectureContext actx{factory, spec.patch_size};
   arch_ = registry.create<PluginKind::architecture>(spec.arch.name, spec.arch.options, actx);
-  {
-    auto scope = factory.scope("output_head");  // the released model's name
-    HeadContext hctx{factory, arch_->d_model(), spec.patch_size};
-    head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
-  }
+  HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope
+  head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
   params_ = std::move(factory.params());
 }
 
@@ -75,30 +72,32 @@ Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& obser
 }
 
 at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
-  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in);
+  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in, ForwardContext{});
 }
 
 std::vector<std::pair<std::string, double>> Model::activation_rms(const Batch& b) {
   at::NoGradGuard no_grad;
   ActivationProbe probe;
-  loss(b);
+  ForwardContext ctx;
+  ctx.probe = &probe;
+  loss(b, {}, ctx);
   return probe.values();
 }
 
-at::Tensor Model::loss(const Batch& b, const at::Tensor& keep) {
+at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
   const int64_t P = spec_.patch_size;
   Prepared p = prepare(b.values, b.observed, b.series_ids, keep);
   const int64_t N = p.loc.size(-1);
   if (N < 2) throw Error("training needs at least two patches of context");
-  at::Tensor h = arch_->forward(p.in).slice(2, 0, N - 1);
-  at::Tensor out = head_->forward(h);
+  at::Tensor h = arch_->forward(p.in, ctx).slice(2, 0, N - 1);
+  at::Tensor out = head_->forward(h, ctx);
 
   // Target: patch n+1 in the space of patch n's statistics, as a forecast reads it back.
   at::Tensor next = b.values.unflatten(-1, {N, P}).slice(2, 1, N);
   at::Tensor next_obs = b.observed.unflatten(-1, {N, P}).slice(2, 1, N);
   at::Tensor loc = p.loc.slice(2, 0, N - 1).unsqueeze(-1);
   at::Tensor scale = p.scale.slice(2, 0, N - 1).unsqueeze(-1);
-  at::Tensor target = at::asinh((next - loc) / scale);
+  at::Tensor target = at::asinh((next - loc) / scale).to(at::kFloat);  // float64 statistics
   target = at::where(next_obs, target, at::zeros({}, target.options()));
   // Score only targets whose anchor statistics exist: with fewer than two kept observations so
   // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
@@ -135,6 +134,25 @@ at::Tensor clamp_nonfinite(const at::Tensor& x) {
 
 }  // namespace
 
+namespace {
+
+// Rows of the batch forecast in one pass: bounds the memory of a forecast of many series and
+// lets Ctrl-C land between passes. Rows are independent, so chunking changes no result.
+constexpr int64_t kTokensPerPass = 1 << 16;
+
+// Every (series, variate) needs at least one observation: a forecast of nothing is no forecast.
+void check_observed(const at::Tensor& observed) {
+  const at::Tensor none = observed.any(-1).logical_not().nonzero().cpu();  // (k, 2): b, v
+  if (none.size(0) == 0) return;
+  const int64_t b = none[0][0].item<int64_t>(), v = none[0][1].item<int64_t>();
+  std::string where = "series " + std::to_string(b + 1);
+  if (observed.size(1) > 1) where += ", variate " + std::to_string(v + 1);
+  throw Error("cannot forecast " + where + ": it has no observed value in its context" +
+              (none.size(0) > 1 ? " (nor do " + std::to_string(none.size(0) - 1) + " others)" : ""));
+}
+
+}  // namespace
+
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
                          const at::Tensor& series_ids, int64_t horizon, const ForecastOptions& o) {
   const int64_t P = spec_.patch_size;
@@ -142,10 +160,46 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   if (o.decode_block_size < 0 || o.decode_block_size % P != 0)
     throw Error("decode_block_size must be 0 (one pass) or a positive multiple of the patch size " +
                 std::to_string(P) + ", got " + std::to_string(o.decode_block_size));
+  if (values_in.dim() != 3 || observed_in.sizes() != values_in.sizes() || values_in.size(2) < 1)
+    throw Error("forecast needs values and observed of one shape (series, variates, steps), got " +
+                c10::str(values_in.sizes()) + " and " + c10::str(observed_in.sizes()));
   std::vector<double> levels = o.levels.empty() ? head_->default_levels() : o.levels;
   std::sort(levels.begin(), levels.end());
   for (double l : levels)
     if (!(l > 0 && l < 1)) throw Error("forecast levels must lie strictly between 0 and 1, got " + std::to_string(l));
+  // Values stay float64 up to the scaler, which works in float64: a series of values beyond
+  // float32's range (1e39) is scaled, not overflowed to infinity and dropped.
+  const at::Tensor values = values_in.to(at::kDouble);
+  const at::Tensor observed = observed_in.to(at::kBool) & values.isfinite();
+  check_observed(observed);
+
+  const int64_t B = values.size(0), V = values.size(1);
+  const int64_t patches = (values.size(2) + P - 1) / P + (horizon + P - 1) / P;
+  const int64_t rows = std::max<int64_t>(1, kTokensPerPass / std::max<int64_t>(1, V * patches));
+  std::vector<Forecast> parts;
+  for (int64_t b = 0; b < B; b += rows) {
+    check_interrupt(o.interrupt);
+    const int64_t n = std::min(rows, B - b);
+    parts.push_back(forecast_rows(values.narrow(0, b, n), observed.narrow(0, b, n),
+                                  series_ids.narrow(0, b, n), horizon, levels, o));
+  }
+  if (parts.size() == 1) return std::move(parts.front());
+  Forecast f{levels, {}, {}, {}};
+  auto cat = [&](at::Tensor Forecast::*field, int64_t dim) {
+    std::vector<at::Tensor> pieces;
+    for (auto& part : parts) pieces.push_back(part.*field);
+    return at::cat(pieces, dim);
+  };
+  f.quantiles = cat(&Forecast::quantiles, 1);
+  f.median = cat(&Forecast::median, 0);
+  if (o.mean) f.mean = cat(&Forecast::mean, 0);
+  return f;
+}
+
+Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& observed_in,
+                              const at::Tensor& series_ids, int64_t horizon,
+                              const std::vector<double>& levels, const ForecastOptions& o) {
+  const int64_t P = spec_.patch_size;
   // Everything the head is asked for, once: the levels, the median, and the mean's grid.
   constexpr int kMeanLevels = 32;
   std::vector<double> mean_grid;  // midpoints of 32 equal slices of (0, 1)
@@ -170,14 +224,14 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   const int64_t block = o.decode_block_size ? std::min(o.decode_block_size / P, K) : K;
 
   c10::InferenceMode guard;
-  auto fopts = at::TensorOptions().dtype(at::kFloat).device(device_);
-  auto bopts = fopts.dtype(at::kBool);
-  at::Tensor values = values_in.to(fopts);
-  at::Tensor observed = observed_in.to(device_).to(at::kBool) & values.isfinite();
-  values = at::where(observed, values, at::zeros({}, fopts));
+  const ForwardContext ctx;
+  auto dopts = at::TensorOptions().dtype(at::kDouble).device(device_);
+  auto bopts = dopts.dtype(at::kBool);
+  at::Tensor observed = observed_in.to(device_);
+  at::Tensor values = at::where(observed, values_in.to(dopts), at::zeros({}, dopts));
   std::tie(values, observed) = observe_last_patch(values, observed, P);
   // Left padding stays "missing" and is hidden from attention.
-  values = at::cat({at::zeros({B, V, pad}, fopts), values}, -1);
+  values = at::cat({at::zeros({B, V, pad}, dopts), values}, -1);
   observed = at::cat({at::zeros({B, V, pad}, bopts), observed}, -1);
   const at::Tensor ids = series_ids.to(device_);
 
@@ -188,32 +242,34 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   std::unique_ptr<DecodeCache> cache = block < K && o.kv_cache ? arch_->new_cache(n_ctx + K) : nullptr;
   std::vector<at::Tensor> blocks;  // (A, B, V, n*P) in data units, at the `asked` levels
   for (int64_t done = 0; done < K;) {
+    check_interrupt(o.interrupt);
     const int64_t n = std::min(block, K - done), known = n_ctx + done;
     at::Tensor keep = at::cat({at::ones({B, V, known}, bopts), at::zeros({B, V, n}, bopts)}, -1);
-    Prepared p = prepare(at::cat({values, at::zeros({B, V, n * P}, fopts)}, -1),
+    Prepared p = prepare(at::cat({values, at::zeros({B, V, n * P}, dopts)}, -1),
                          at::cat({observed, at::zeros({B, V, n * P}, bopts)}, -1), ids, keep);
     at::Tensor h;
     if (cache) {  // feed only what the cache has not seen; commit the known patches
       const int64_t from = cache->length, count = known + n - from;
       PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
                       p.in.patch_valid.narrow(2, from, count)};
-      h = arch_->forward_cached(part, *cache, known - from).narrow(2, known - 1 - from, n);
+      h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
     } else {
-      h = arch_->forward(p.in).narrow(2, known - 1, n);
+      h = arch_->forward(p.in, ctx).narrow(2, known - 1, n);
     }
-    at::Tensor q = head_->quantiles(head_->forward(h), asked);  // (A, B, V, n, P)
+    at::Tensor q = head_->quantiles(head_->forward(h, ctx), asked);  // (A, B, V, n, P)
     at::Tensor loc = p.loc.narrow(2, known - 1, n).unsqueeze(-1);
     at::Tensor scale = p.scale.narrow(2, known - 1, n).unsqueeze(-1);
-    at::Tensor real = at::sinh(q.clamp(-80.0, 80.0)) * scale + loc;  // sinh(80) stays finite
+    // Back to data units in the scaler's precision; sinh(80) stays finite.
+    at::Tensor real = at::sinh(q.clamp(-80.0, 80.0).to(loc.scalar_type())) * scale + loc;
     real = std::get<0>(clamp_nonfinite(real.flatten(-2)).sort(0));
     blocks.push_back(real);
     done += n;
     if (done < K) {
-      values = at::cat({values, real[median_row]}, -1);
+      values = at::cat({values, real[median_row].to(at::kDouble)}, -1);
       observed = at::cat({observed, at::ones({B, V, n * P}, bopts)}, -1);
     }
   }
-  at::Tensor all = at::cat(blocks, -1).narrow(-1, 0, horizon).cpu();
+  at::Tensor all = at::cat(blocks, -1).narrow(-1, 0, horizon).to(at::kCPU, at::kDouble);
   Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
   if (o.mean) f.mean = all.index_select(0, rows_of(mean_grid)).mean(0);
   return f;

@@ -44,6 +44,12 @@ void Model::load_weights(const SafetensorsFile& file, const std::string& path) {
     else if (t->sizes() != p.tensor.sizes())
       problems.push_back("'" + p.info.name + "' has shape " + c10::str(t->sizes()) + ", the model expects " +
                          c10::str(p.tensor.sizes()));
+    else if (!t->is_floating_point())
+      problems.push_back("'" + p.info.name + "' is stored as " + c10::toString(t->scalar_type()) +
+                         ", the model's parameter is floating point");
+    else if (const int64_t bad = t->isfinite().logical_not().sum().item<int64_t>(); bad > 0)
+      problems.push_back("'" + p.info.name + "' holds " + std::to_string(bad) + " non-finite value" +
+                         (bad > 1 ? "s" : "") + " (NaN or infinity)");
   }
   for (const auto& [name, t] : file.tensors)
     if (!expected.count(name)) problems.push_back("unexpected '" + name + "'");

@@ -14,22 +14,8 @@ at::Tensor scale_grad(const at::Tensor& x, double s) {
   return y;
 }
 
-namespace {
-int64_t g_batch_multiplier = 1;
-thread_local ActivationProbe* g_probe = nullptr;
-}  // namespace
-
-int64_t global_batch_multiplier() { return g_batch_multiplier; }
-GlobalBatchScope::GlobalBatchScope(int64_t m) : saved_(g_batch_multiplier) { g_batch_multiplier = m; }
-GlobalBatchScope::~GlobalBatchScope() { g_batch_multiplier = saved_; }
-
-ActivationProbe::ActivationProbe() : outer_(g_probe) { g_probe = this; }
-ActivationProbe::~ActivationProbe() { g_probe = outer_; }
-
 void ActivationProbe::record(const std::string& name, const at::Tensor& x) {
-  if (!g_probe || name.empty()) return;
-  const double rms = x.detach().to(at::kDouble).pow(2).mean().sqrt().item<double>();
-  g_probe->values_.emplace_back(name, rms);
+  values_.emplace_back(name, x.detach().to(at::kDouble).pow(2).mean().sqrt().item<double>());
 }
 
 Linear::Linear(ParamFactory& f, const std::string& name_, int64_t fan_in, int64_t fan_out,
@@ -42,12 +28,12 @@ Linear::Linear(ParamFactory& f, const std::string& name_, int64_t fan_in, int64_
   multiplier = param_->linear_multiplier(info_);
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x_in) const {
+at::Tensor Linear::operator()(const at::Tensor& x_in, const ForwardContext& ctx) const {
   at::Tensor x = x_in, w = weight, b = bias;
   if (param_ && param_->scales_backward() && at::GradMode::is_enabled()) {
     // Autograd gives every gradient the forward multiplier m; replace it by the
     // parametrisation's scales at the global batch.
-    const int64_t rows = x.numel() / x.size(-1) * global_batch_multiplier();
+    const int64_t rows = x.numel() / x.size(-1) * ctx.batch_multiplier;
     const auto g = param_->linear_grads(info_, rows);
     x = scale_grad(x, g.input / multiplier);
     w = scale_grad(w, g.weight / multiplier);
@@ -55,8 +41,19 @@ at::Tensor Linear::operator()(const at::Tensor& x_in) const {
   }
   at::Tensor y = at::linear(x, w, b);
   if (multiplier != 1.0) y = y * multiplier;
-  ActivationProbe::record(name, y);
+  ctx.record(name, y);
   return y;
+}
+
+Gain::Gain(ParamFactory& f, const std::string& name, int64_t dim, int depth, ParamFactory::Init init)
+    : param_(&f.parametrisation()) {
+  weight = f.make(name, Role::gain, {dim}, dim, dim, depth, init);
+  info_ = f.params().back().info;
+}
+
+at::Tensor Gain::applied_to(const at::Tensor& x, const ForwardContext& ctx) const {
+  if (!param_ || !param_->scales_backward() || !at::GradMode::is_enabled()) return weight;
+  return scale_grad(weight, param_->gain_grad_scale(info_, x.numel() * ctx.batch_multiplier));
 }
 
 at::Tensor rms_norm(const at::Tensor& x, double eps) {
@@ -70,7 +67,8 @@ Residual::Residual(ParamFactory& f, const std::string& name_, int index, int cou
 }
 
 at::Tensor Residual::operator()(const at::Tensor& x,
-                                const std::function<at::Tensor(const at::Tensor&)>& f) const {
+                                const std::function<at::Tensor(const at::Tensor&)>& f,
+                                const ForwardContext& ctx) const {
   at::Tensor out;
   if (split_ && branch != 0.0) {
     // residual_split: d/dx gets a through the branch; residual_add: a * h forward only.
@@ -79,7 +77,7 @@ at::Tensor Residual::operator()(const at::Tensor& x,
   } else {
     out = add(f(x), x);
   }
-  ActivationProbe::record(name, out);
+  ctx.record(name, out);
   return out;
 }
 
@@ -98,11 +96,11 @@ ResidualMLP::ResidualMLP(ParamFactory& f, const std::string& name, int64_t in, i
   residual = Residual(f, "residual", -1, 0);
 }
 
-at::Tensor ResidualMLP::operator()(const at::Tensor& x) const {
-  at::Tensor h = at::silu(linear1(x));
+at::Tensor ResidualMLP::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+  at::Tensor h = at::silu(linear1(x, ctx));
   if (act_scale != 1.0) h = h * act_scale;
-  at::Tensor out = residual.add(linear2(h), skip_proj(x));
-  ActivationProbe::record(residual.name, out);
+  at::Tensor out = residual.add(linear2(h, ctx), skip_proj(x, ctx));
+  ctx.record(residual.name, out);
   return out;
 }
 

@@ -31,8 +31,12 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string describe_value(const Json& v) {
-  if (v.is_string()) return "the string \"" + v.get<std::string>() + "\"";
-  return v.type_name() + std::string(" ") + v.dump();
+  if (v.is_string()) return "the string " + quote_input(v.get<std::string>());
+  if (v.is_number_float() && !std::isfinite(v.get<double>()))
+    return std::string("number ") + (std::isnan(v.get<double>()) ? "NaN" : v.get<double>() > 0 ? "inf" : "-inf");
+  std::string text = v.dump();
+  if (text.size() > 80) text = text.substr(0, 80) + "...";
+  return v.type_name() + std::string(" ") + text;
 }
 
 }  // namespace
@@ -72,20 +76,31 @@ OptionSchema& OptionSchema::number_list(std::string name, std::vector<double> de
   return *this;
 }
 
+OptionSchema& OptionSchema::table(std::string name, std::string doc) {
+  specs_.push_back({std::move(name), "table", nullptr, std::move(doc), {}, {}, {}});
+  return *this;
+}
+
+OptionSchema& OptionSchema::extend(const OptionSchema& other) {
+  specs_.insert(specs_.end(), other.specs_.begin(), other.specs_.end());
+  return *this;
+}
+
 const OptionSpec* OptionSchema::find(const std::string& name) const {
   for (const auto& s : specs_)
     if (s.name == name) return &s;
   return nullptr;
 }
 
-Json OptionSchema::validate(const Json& user, const std::string& owner) const {
+Json OptionSchema::validate(const Json& user, const std::string& owner,
+                            const std::vector<std::string>& also_known) const {
   if (!user.is_null() && !user.is_object())
     throw Error("options for " + owner + " must be a table of name = value pairs");
   Json out = Json::object();
   for (const auto& s : specs_) out[s.name] = s.default_value;
   if (user.is_null()) return out;
 
-  std::vector<std::string> known;
+  std::vector<std::string> known = also_known;
   for (const auto& s : specs_) known.push_back(s.name);
   for (const auto& [key, value] : user.items()) {
     const OptionSpec* s = find(key);
@@ -101,9 +116,23 @@ Json OptionSchema::validate(const Json& user, const std::string& owner) const {
                    describe_value(value));
     };
     Json v = value;
+    if (v.is_number() && !std::isfinite(v.get<double>())) throw bad("a finite number");
     if (s->type == "int") {
-      if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())
-        v = static_cast<long long>(v.get<double>());
+      // A whole float becomes an integer; 2.5 is refused, and so is 1e30 (by the range below,
+      // or as beyond 64 bits) before any conversion could overflow.
+      const auto range = [&] {
+        std::ostringstream r;
+        if (s->max) r << "<= " << *s->max;
+        else r << "within the range of a 64-bit integer";
+        return r.str();
+      };
+      if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::floor(d) != d) throw bad("an integer");
+        if (std::fabs(d) >= 9.2e18) throw bad(range());
+        v = static_cast<long long>(d);
+      }
+      if (v.is_number_unsigned() && v.get<unsigned long long>() > 9200000000000000000ull) throw bad(range());
       if (!v.is_number_integer()) throw bad("an integer");
     } else if (s->type == "number") {
       if (!v.is_number()) throw bad("a number");
@@ -118,11 +147,12 @@ Json OptionSchema::validate(const Json& user, const std::string& owner) const {
     } else if (s->type == "number_list") {
       if (!v.is_array() || v.empty()) throw bad("a non-empty list of numbers");
       for (auto& e : v)
-        if (!e.is_number()) throw bad("a list of numbers");
+        if (!e.is_number() || !std::isfinite(e.get<double>())) throw bad("a list of finite numbers");
+    } else if (s->type == "table") {
+      if (!v.is_object() && !v.is_null()) throw bad("a table of name = value pairs");
     }
     if (v.is_number()) {
       double d = v.get<double>();
-      if (!std::isfinite(d)) throw bad("finite");
       std::ostringstream range;
       if (s->min && d < *s->min) range << ">= " << *s->min;
       if (s->max && d > *s->max) range << "<= " << *s->max;

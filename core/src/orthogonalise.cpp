@@ -1,4 +1,4 @@
-// Shared Muon-family maths; see orthogonalise.h and the optimizers reference, sections 1-4.
+// Shared Muon-family maths; see orthogonalise.h for the formulas and their sources.
 #include "orrery/orthogonalise.h"
 
 #include <ATen/ATen.h>
@@ -37,7 +37,7 @@ at::Tensor quintic_step_tall(const at::Tensor& X, const Quintic& q) {
   return at::addmm(X, X, B, /*beta=*/q.a, /*alpha=*/1.0);
 }
 
-// Polar Express coefficients for 5 iterations (reference section 2.1): optimal_composition(
+// Polar Express coefficients for 5 iterations (Amsel et al. 2025, arXiv 2505.16932): optimal_composition(
 // l=1e-3, num_iters=5, safety_factor_eps=2e-2, cushion=0.02) from NoahAmsel/PolarExpress, the
 // list shared by modded-nanogpt, nanochat and microsoft/dion.
 constexpr std::array<Quintic, 5> kPolarExpress{{

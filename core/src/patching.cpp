@@ -42,7 +42,7 @@ ScaledValues causal_patch_scale(const at::Tensor& values, const at::Tensor& obse
   at::Tensor loc_t = loc.repeat_interleave(patch_size, -1);
   at::Tensor scale_t = scale.repeat_interleave(patch_size, -1);
   at::Tensor z = at::where(observed, (x - loc_t) / scale_t, at::zeros({}, x.options()));
-  return {z.to(at::kFloat), loc.to(at::kFloat), scale.to(at::kFloat), n.to(at::kFloat)};
+  return {z.to(at::kFloat), loc, scale, n.to(at::kFloat)};
 }
 
 at::Tensor patch_tokens(const at::Tensor& z, const at::Tensor& observed, int64_t patch_size) {

@@ -40,8 +40,10 @@ std::string version_string(int major, int minor, int patch) {
 }  // namespace
 
 Json PluginInfo::to_json() const {
-  return {{"kind", kind_name(kind)}, {"name", name},       {"version", version},
-          {"description", description}, {"path", path}, {"options", schema.to_json()}};
+  Json j = {{"kind", kind_name(kind)}, {"name", name},       {"version", version},
+            {"description", description}, {"path", path}, {"options", schema.to_json()}};
+  if (checkpoint_format) j["checkpoint_format"] = checkpoint_format->name;
+  return j;
 }
 
 std::vector<std::string> Registry::default_directories() {
@@ -90,7 +92,7 @@ bool Registry::load_file(const std::string& path) {
   if (!abi || !describe) {
     problems_.push_back("refused plugin " + path + ": not an Orrery plugin (no " +
                         (abi ? ORRERY_PLUGIN_ENTRY : ORRERY_PLUGIN_ABI_ENTRY) + " entry point)");
-    return false;  // never dlclose: see cpp-notes, "never unload plugins"
+    return false;  // never dlclose: a plugin's code may still back live objects or static destructors
   }
   static constexpr orrery_plugin_abi_info host = ORRERY_PLUGIN_ABI_INFO;
   const orrery_plugin_abi_info* a = abi();
@@ -132,6 +134,15 @@ bool Registry::load_file(const std::string& path) {
   info.description = d->description;
   info.path = path;
   info.factory = d->factory;
+  if (auto format = reinterpret_cast<const CheckpointFormat* (*)()>(dlsym(handle, ORRERY_CHECKPOINT_FORMAT_ENTRY))) {
+    info.checkpoint_format = format();
+    const CheckpointFormat* f = info.checkpoint_format;
+    if (info.kind != PluginKind::architecture || !f || !f->name || !f->recognises || !f->spec || !f->take_buffers) {
+      problems_.push_back("refused plugin " + path + ": incomplete checkpoint format (only an "
+                          "architecture plugin may export one, with every function set)");
+      return false;
+    }
+  }
   try {
     info.schema = OptionSchema::from_json(Json::parse(d->options_schema));
   } catch (const std::exception& e) {
@@ -152,6 +163,13 @@ std::vector<std::string> Registry::names(PluginKind kind) const {
   std::vector<std::string> out;
   for (const auto& p : plugins_)
     if (p.kind == kind) out.push_back(p.name);
+  return out;
+}
+
+std::vector<const PluginInfo*> Registry::checkpoint_readers() const {
+  std::vector<const PluginInfo*> out;
+  for (const auto& p : plugins_)
+    if (p.checkpoint_format) out.push_back(&p);
   return out;
 }
 

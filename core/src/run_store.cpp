@@ -4,6 +4,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
+#include "orrery/events.h"
 
 namespace fs = std::filesystem;
 
@@ -35,8 +36,7 @@ RunStore::RunStore(const std::string& runs_dir, const std::string& name, const J
 }
 
 void RunStore::append_metrics(const Json& event) {
-  const auto kind = event.find("event");
-  const bool forecast = kind != event.end() && *kind == "forecast";
+  const bool forecast = event_kind(event) == EventKind::forecast;
   if (forecast && !forecasts_.is_open()) {
     forecasts_.open(dir_ + "/forecasts.jsonl", std::ios::app);
     if (!forecasts_) throw Error("cannot open " + dir_ + "/forecasts.jsonl");

@@ -61,54 +61,127 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   });
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
+namespace {
+
+// The header of a safetensors file, checked against the format: every entry a known dtype, a
+// shape of non-negative integers and data_offsets [begin, end] whose length fits the shape;
+// the ranges, sorted, tile the data area exactly (no overlap, no hole, nothing after).
+struct Header {
+  struct Entry {
+    std::string name;
+    at::ScalarType dtype;
+    std::vector<int64_t> shape;
+    uint64_t begin, end;
+  };
+  std::vector<Entry> entries;  // sorted by begin
+  std::map<std::string, std::string> metadata;
+  uint64_t data_start = 0;
+};
+
+Header read_header(std::ifstream& in, const std::string& path) {
   auto bad = [&](const std::string& why) { return Error(path + ": not a valid safetensors file: " + why); };
-  const uint64_t size = std::filesystem::file_size(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a safetensors file");
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error("cannot read " + path + ": " + ec.message());
   uint64_t n = 0;
   if (size < 8 || !in.read(reinterpret_cast<char*>(&n), 8)) throw bad("shorter than its 8-byte header length");
   if (n > size - 8 || n > (100u << 20)) throw bad("header length " + std::to_string(n) + " exceeds the file");
   std::string text(n, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(n));
+  if (!in.read(text.data(), static_cast<std::streamsize>(n))) throw bad("truncated header");
   Json header;
   try {
     header = Json::parse(text);
-  } catch (const std::exception& e) {
-    throw bad(std::string("header is not JSON (") + e.what() + ")");
+  } catch (const std::exception&) {
+    throw bad("its header is not JSON");
   }
-  if (!header.is_object()) throw bad("header is not a JSON object");
-  const uint64_t data_size = size - 8 - n;
-  SafetensorsFile file;
-  std::vector<std::tuple<uint64_t, std::string, Json>> entries;
+  if (!header.is_object()) throw bad("its header is not a JSON object");
+  Header h;
+  h.data_start = 8 + n;
   for (const auto& [name, e] : header.items()) {
     if (name == "__metadata__") {
-      for (const auto& [k, v] : e.items())
-        if (v.is_string()) file.metadata[k] = v.get<std::string>();
+      if (!e.is_object()) throw bad("__metadata__ is not an object of strings");
+      for (const auto& [k, v] : e.items()) {
+        if (!v.is_string()) throw bad("__metadata__ entry '" + k + "' is not a string");
+        h.metadata[k] = v.get<std::string>();
+      }
       continue;
     }
+    auto bad_tensor = [&](const std::string& why) { return bad("tensor '" + name + "' " + why); };
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
-      throw bad("entry '" + name + "' lacks dtype, shape or data_offsets");
-    entries.emplace_back(e["data_offsets"][0].get<uint64_t>(), name, e);
-  }
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-  for (const auto& [begin_, name, e] : entries) {
-    at::ScalarType type = at::kFloat;
+      throw bad_tensor("lacks dtype, shape or data_offsets");
+    Header::Entry entry{name, at::kFloat, {}, 0, 0};
     bool known = false;
     for (const auto& [dn, st] : kDtypes)
-      if (e["dtype"] == dn) type = st, known = true;
-    if (!known) throw bad("tensor '" + name + "' has unsupported dtype " + e["dtype"].dump());
-    std::vector<int64_t> shape = e["shape"].get<std::vector<int64_t>>();
-    const uint64_t begin = e["data_offsets"][0], end = e["data_offsets"][1];
-    at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type));
-    const uint64_t bytes = t.numel() * t.element_size();
-    if (end < begin || end > data_size || end - begin != bytes)
-      throw bad("tensor '" + name + "' has data_offsets [" + std::to_string(begin) + ", " +
-                std::to_string(end) + "] that do not fit its shape or the file");
-    in.seekg(static_cast<std::streamoff>(8 + n + begin));
-    if (!in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(bytes)))
-      throw bad("tensor '" + name + "' is truncated");
-    file.tensors.emplace_back(name, t);
+      if (e["dtype"] == dn) entry.dtype = st, known = true;
+    if (!known) throw bad_tensor("has unsupported dtype " + e["dtype"].dump());
+    const Json& shape = e["shape"];
+    if (!shape.is_array()) throw bad_tensor("has a shape that is not a list: " + shape.dump());
+    uint64_t numel = 1;
+    for (const auto& d : shape) {
+      if (!d.is_number_unsigned()) throw bad_tensor("has a shape that is not a list of sizes: " + shape.dump());
+      const uint64_t dim = d.get<uint64_t>();
+      if (dim > 0 && numel > (uint64_t{1} << 62) / dim) throw bad_tensor("has an impossible shape " + shape.dump());
+      numel *= dim;
+      entry.shape.push_back(static_cast<int64_t>(dim));
+    }
+    const Json& off = e["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      throw bad_tensor("has data_offsets that are not two byte offsets [begin, end]: " + off.dump());
+    entry.begin = off[0].get<uint64_t>(), entry.end = off[1].get<uint64_t>();
+    const uint64_t bytes = numel * c10::elementSize(entry.dtype);
+    if (entry.end < entry.begin || entry.end - entry.begin != bytes)
+      throw bad_tensor("has data_offsets " + off.dump() + " (" + std::to_string(entry.end - entry.begin) +
+                       " bytes) but its dtype and shape " + shape.dump() + " need " + std::to_string(bytes));
+    h.entries.push_back(std::move(entry));
+  }
+  std::sort(h.entries.begin(), h.entries.end(), [](const auto& a, const auto& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t expected = 0;
+  const Header::Entry* previous = nullptr;
+  for (const auto& e : h.entries) {
+    if (e.begin < expected)
+      throw bad("tensors '" + previous->name + "' and '" + e.name + "' overlap (bytes " + std::to_string(e.begin) +
+                " to " + std::to_string(expected) + ")");
+    if (e.begin > expected)
+      throw bad("bytes " + std::to_string(expected) + " to " + std::to_string(e.begin) +
+                " of the data belong to no tensor (before '" + e.name + "')");
+    expected = e.end, previous = &e;
+  }
+  const uint64_t data_size = size - h.data_start;
+  if (expected > data_size)
+    throw bad("tensor '" + previous->name + "' ends at byte " + std::to_string(expected) + " of the data, but the file holds " +
+              std::to_string(data_size) + " (truncated?)");
+  if (expected < data_size)
+    throw bad(std::to_string(data_size - expected) + " bytes after the last tensor belong to no tensor");
+  return h;
+}
+
+std::ifstream open_binary(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path);
+  return in;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  std::ifstream in = open_binary(path);
+  return read_header(in, path).metadata;
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::ifstream in = open_binary(path);
+  const Header h = read_header(in, path);
+  SafetensorsFile file;
+  file.metadata = h.metadata;
+  for (const auto& e : h.entries) {
+    at::Tensor t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype));
+    in.seekg(static_cast<std::streamoff>(h.data_start + e.begin));
+    if (!in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.end - e.begin)))
+      throw Error(path + ": not a valid safetensors file: tensor '" + e.name + "' is truncated");
+    file.tensors.emplace_back(e.name, t);
   }
   return file;
 }

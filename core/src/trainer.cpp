@@ -12,6 +12,7 @@
 #include "orrery/error.h"
 #include "orrery/format_duration.h"
 #include "orrery/evaluate.h"
+#include "orrery/events.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/model.h"
 #include "orrery/ops.h"
@@ -19,12 +20,6 @@
 #include "orrery/patching.h"
 
 namespace orrery {
-
-std::atomic<bool> interrupt_requested{false};
-
-void check_interrupt() {
-  if (interrupt_requested.exchange(false)) throw Interrupted();
-}
 
 namespace {
 
@@ -93,6 +88,17 @@ void add_group_rms(Json& event, const std::vector<ParamGroupView>& groups,
 }
 
 // One series as a JSON list, null where unobserved (or not finite).
+// Every group's learning rate at this step, "2.00e-02" or "2.00e-02/3.00e-03".
+std::string lr_text(const std::vector<ParamGroupView>& groups, double factor) {
+  std::string out;
+  for (const auto& g : groups) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2e", g.base_lr * factor);
+    out.append(out.empty() ? "" : "/").append(buf);
+  }
+  return out;
+}
+
 Json series_json(const at::Tensor& values, const at::Tensor& observed) {
   at::Tensor v = values.to(at::kCPU, at::kDouble).contiguous();
   at::Tensor m = observed.to(at::kCPU).contiguous();
@@ -108,70 +114,70 @@ Json series_json(const at::Tensor& values, const at::Tensor& observed) {
 // last `horizon` steps from the steps before.
 Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step) {
   at::NoGradGuard no_grad;
-  const int64_t n = std::min(series, b.values.size(0));
   const int64_t cut = b.values.size(2) - horizon;
-  const at::Tensor values = b.values.narrow(0, 0, n), observed = b.observed.narrow(0, 0, n);
+  // Rows whose every variate has an observation before the cut: the others have nothing to
+  // forecast from.
+  const at::Tensor usable = b.observed.narrow(2, 0, cut).any(-1).all(-1).nonzero().flatten().cpu();
+  const int64_t n = std::min<int64_t>(series, usable.size(0));
+  if (n == 0) return nullptr;
+  const at::Tensor rows = usable.narrow(0, 0, n).to(b.values.device());
+  const at::Tensor values = b.values.index_select(0, rows), observed = b.observed.index_select(0, rows);
   Forecast f = model.forecast(values.narrow(2, 0, cut), observed.narrow(2, 0, cut),
-                              b.series_ids.narrow(0, 0, n), horizon);
+                              b.series_ids.index_select(0, rows), horizon);
   const at::Tensor q = f.quantiles.select(2, 0).cpu();  // (Q, n, H)
   const int64_t shown = std::min(cut, 4 * horizon);
   Json list = Json::array();
   for (int64_t i = 0; i < n; ++i) {
     const at::Tensor v = values[i][0], m = observed[i][0];
-    list.push_back({{"name", "val/" + std::to_string(i)},
+    list.push_back({{"name", "val/" + std::to_string(usable[i].item<int64_t>())},
                     {"history", series_json(v.narrow(0, cut - shown, shown), m.narrow(0, cut - shown, shown))},
                     {"target", series_json(v.narrow(0, cut, horizon), m.narrow(0, cut, horizon))},
                     {"quantiles", quantile_rows(q.select(1, i))}});
   }
-  return {{"event", "forecast"}, {"step", step}, {"levels", f.levels}, {"horizon", horizon},
-          {"series", list}};
+  return make_event(EventKind::forecast,
+                    {{"step", step}, {"levels", f.levels}, {"horizon", horizon}, {"series", list}});
 }
 
 }  // namespace
 
-TrainConfig TrainConfig::from_json(const Json& j) {
+const OptionSchema& TrainConfig::schema() {
+  static const OptionSchema s =
+      OptionSchema{}
+          .integer("steps", 200, "optimizer steps", 1, 1e12)
+          .integer("batch_size", 16, "series per micro-batch", 1, 1 << 24)
+          .integer("accumulate", 1, "micro-batches per optimizer step, each carrying 1/accumulate of the loss", 1, 1 << 20)
+          .integer("context_length", 512, "steps per training series: a multiple of the patch size, at least two patches", 1, 1 << 30)
+          .number("clip", 1.0, "global gradient-norm clip; 0 = off", 0.0)
+          .number("max_seconds", 0.0, "time budget; 0 = none (the schedules follow steps or time, whichever is further)", 0.0)
+          .table("schedule", "learning-rate schedule {kind, warmup, decay, decay_shape, min_lr}")
+          .table("momentum", "momentum warmup {from, to, warmup, cooldown, final}; off unless given")
+          .string("weight_decay_schedule", "constant", "weight-decay multiplier over the run",
+                  {"constant", "linear", "cosine"})
+          .boolean("cpm", true, "contiguous patch masking")
+          .integer("cpm_max_span", 16, "longest masked span, in patches", 1)
+          .number("cpm_max_rate", 0.4, "highest masking rate", 0.0, 1.0)
+          .integer("log_every", 25, "progress line and train event every N steps", 1)
+          .integer("val_every", 0, "validation every N steps and at the end; 0 = 4 x log_every", 0)
+          .integer("val_batches", 2, "held-out batches per validation; 0 = none", 0)
+          .integer("forecast_every", 0, "forecast snapshot every N steps and at the end; 0 = with validation", 0)
+          .integer("forecast_series", 4, "held-out series per forecast snapshot; 0 = none", 0)
+          .integer("seed", 0, "seed of the masking and of the data source when it has none", 0)
+          .boolean("quiet", false, "no progress lines");
+  return s;
+}
+
+TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
+  const Json o = schema().validate(j, owner);
   TrainConfig c;
-  if (j.is_null()) return c;
-  for (const auto& [k, v] : j.items()) {
-    auto num = [&](auto& field, double lo) {
-      if (!v.is_number()) throw Error("training option '" + k + "' must be a number");
-      double d = v.get<double>();
-      if (d < lo) {
-        char bound[32];
-        std::snprintf(bound, sizeof bound, "%g", lo);
-        throw Error("training option '" + k + "' must be >= " + bound);
-      }
-      field = static_cast<std::decay_t<decltype(field)>>(d);
-    };
-    if (k == "steps") num(c.steps, 1);
-    else if (k == "batch_size") num(c.batch_size, 1);
-    else if (k == "context_length") num(c.context_length, 1);
-    else if (k == "clip") num(c.clip, 0);
-    else if (k == "max_seconds") num(c.max_seconds, 0);
-    else if (k == "cpm_max_span") num(c.cpm_max_span, 1);
-    else if (k == "cpm_max_rate") num(c.cpm_max_rate, 0);
-    else if (k == "log_every") num(c.log_every, 1);
-    else if (k == "val_every") num(c.val_every, 0);
-    else if (k == "val_batches") num(c.val_batches, 0);
-    else if (k == "forecast_every") num(c.forecast_every, 0);
-    else if (k == "forecast_series") num(c.forecast_series, 0);
-    else if (k == "seed") num(c.seed, 0);
-    else if (k == "accumulate") num(c.accumulate, 1);
-    else if (k == "schedule") c.schedule = Schedule::from_json(v);
-    else if (k == "momentum") c.momentum = MomentumSchedule::from_json(v);
-    else if (k == "weight_decay_schedule") c.weight_decay_schedule = WeightDecaySchedule::from_json(v);
-    else if (k == "cpm" || k == "quiet") {
-      if (!v.is_boolean()) throw Error("training option '" + k + "' must be true or false");
-      (k == "cpm" ? c.cpm : c.quiet) = v.get<bool>();
-    } else {
-      throw Error("unknown training option '" + k +
-                  "' (known: steps, batch_size, accumulate, context_length, clip, max_seconds, "
-                  "schedule, momentum, weight_decay_schedule, cpm, cpm_max_span, cpm_max_rate, "
-                  "log_every, val_every, val_batches, forecast_every, forecast_series, seed, "
-                  "quiet)");
-    }
-  }
-  if (c.cpm_max_rate > 1) throw Error("training option 'cpm_max_rate' must be <= 1");
+  c.steps = o["steps"], c.batch_size = o["batch_size"], c.accumulate = o["accumulate"];
+  c.context_length = o["context_length"], c.clip = o["clip"], c.max_seconds = o["max_seconds"];
+  c.schedule = Schedule::from_json(o["schedule"]);
+  c.momentum = MomentumSchedule::from_json(o["momentum"]);
+  c.weight_decay_schedule = WeightDecaySchedule::from_json(o["weight_decay_schedule"]);
+  c.cpm = o["cpm"], c.cpm_max_span = o["cpm_max_span"], c.cpm_max_rate = o["cpm_max_rate"];
+  c.log_every = o["log_every"], c.val_every = o["val_every"], c.val_batches = o["val_batches"];
+  c.forecast_every = o["forecast_every"], c.forecast_series = o["forecast_series"];
+  c.seed = o["seed"], c.quiet = o["quiet"];
   return c;
 }
 
@@ -183,7 +189,7 @@ Json TrainConfig::to_json() const {
           {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
           {"log_every", log_every}, {"val_every", val_every}, {"val_batches", val_batches},
           {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
-          {"seed", seed}};
+          {"seed", seed}, {"quiet", quiet}};
 }
 
 Json TrainResult::to_json() const {
@@ -192,7 +198,7 @@ Json TrainResult::to_json() const {
 }
 
 TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
-                  MetricsBus& bus, DataSource* validation) {
+                  MetricsBus& bus, DataSource* validation, const Interrupt* interrupt) {
   const int64_t P = model.patch_size();
   if (cfg.context_length % P != 0 || cfg.context_length < 2 * P)
     throw Error("context_length " + std::to_string(cfg.context_length) +
@@ -201,14 +207,15 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   const int64_t N = cfg.context_length / P;
   // u-muP's batch-dependent gradient scales see the global batch: world size (1 until
   // data-parallel training) x accumulation steps.
-  GlobalBatchScope global_batch(cfg.accumulate);
+  ForwardContext ctx;
+  ctx.batch_multiplier = cfg.accumulate;
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(cfg.seed * 7919 + 17);
   auto& params = model.params();
 
   // Diagnostics. Update and weight RMS per optimizer group, measured on logging steps only.
   std::vector<ParamGroupView> groups = opt.groups();
   if (groups.empty()) {
-    groups.push_back({"all", {}});
+    groups.push_back({"all", {}, opt.base_lr()});
     for (auto& p : params) groups.back().tensors.push_back(p.tensor);
   }
   // Validation and forecast snapshots on fixed held-out batches, drawn once from `validation`
@@ -246,19 +253,19 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
         for (const auto& b : held_out) sum += model.loss(b).item<double>();
       }
       last_val = done;
-      bus.publish({{"event", "val"}, {"step", done}, {"loss", sum / static_cast<double>(held_out.size())},
-                   {"elapsed_s", elapsed()}});
+      bus.publish(make_event(EventKind::val, {{"step", done}, {"loss", sum / static_cast<double>(held_out.size())},
+                                              {"elapsed_s", elapsed()}}));
     }
     if (snapshots && (at_end ? last_forecast != done : done % forecast_every == 0)) {
       last_forecast = done;
-      bus.publish(forecast_event(model, held_out.front(), cfg.forecast_series, horizon, done));
+      Json ev = forecast_event(model, held_out.front(), cfg.forecast_series, horizon, done);
+      if (!ev.is_null()) bus.publish(ev);
     }
     window_paused += elapsed() - t0;
   };
 
   for (int64_t step = 0; step < cfg.steps; ++step) {
-    if (interrupt_requested.load()) {
-      interrupt_requested = false;
+    if (interrupt && interrupt->requested()) {
       result.interrupted = true;
       break;
     }
@@ -273,7 +280,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     // Checked before any update, so a bad step never writes NaN into the weights or the state.
     auto refuse = [&](const char* what) {
       throw Error(std::string("training ") + what + " became non-finite at step " +
-                  std::to_string(step + 1) + " (lr " + std::to_string(opt.base_lr() * lr_factor) +
+                  std::to_string(step + 1) + " (lr " + lr_text(groups, lr_factor) +
                   "); the model is left as it was after the previous step. Lower the learning "
                   "rate or tighten clipping");
     };
@@ -286,7 +293,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
         keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
                                      cfg.cpm_max_rate, gen).to(model.device());
       // Each micro-batch carries 1/accumulate of the step's mean loss.
-      at::Tensor loss = model.loss(b, keep) / static_cast<double>(cfg.accumulate);
+      at::Tensor loss = model.loss(b, keep, ctx) / static_cast<double>(cfg.accumulate);
       const double part = loss.item<double>();
       if (!std::isfinite(part)) refuse("loss");
       loss.backward();
@@ -311,15 +318,17 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
       if (cfg.max_seconds > 0) eta = std::min(eta, std::max(cfg.max_seconds - now, 0.0));
       if (first_window) result.first_loss = mean, first_window = false;
       result.final_loss = mean;
-      Json ev = {{"event", "train"}, {"step", step + 1}, {"loss", mean},
-                 {"lr", opt.base_lr() * lr_factor}, {"grad_norm", gnorm},
-                 {"series_per_s", series_per_s}, {"elapsed_s", now}, {"eta_s", eta}};
+      Json lrs = Json::object();
+      for (const auto& g : groups) lrs[g.label] = g.base_lr * lr_factor;
+      Json ev = make_event(EventKind::train, {{"step", step + 1}, {"loss", mean}, {"lr", lrs},
+                                              {"grad_norm", gnorm}, {"series_per_s", series_per_s},
+                                              {"elapsed_s", now}, {"eta_s", eta}});
       add_group_rms(ev, groups, before);
       bus.publish(ev);
       if (!cfg.quiet) {
-        std::printf("step %6lld/%lld  loss %.4f  lr %.2e  gnorm %.3g  %.0f series/s  ETA %s\n",
+        std::printf("step %6lld/%lld  loss %.4f  lr %s  gnorm %.3g  %.0f series/s  ETA %s\n",
                     static_cast<long long>(step + 1), static_cast<long long>(cfg.steps), mean,
-                    opt.base_lr() * lr_factor, gnorm, series_per_s, format_duration(eta).c_str());
+                    lr_text(groups, lr_factor).c_str(), gnorm, series_per_s, format_duration(eta).c_str());
         std::fflush(stdout);
       }
       window_sum = 0, window_n = 0, window_series = 0, window_start = now, window_paused = 0;
@@ -332,9 +341,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     if (first_window) result.first_loss = result.final_loss;
   }
   result.seconds = elapsed();
-  Json end = result.to_json();
-  end["event"] = "end";
-  bus.publish(end);
+  bus.publish(make_event(EventKind::end, result.to_json()));
   return result;
 }
 

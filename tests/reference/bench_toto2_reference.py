@@ -14,7 +14,7 @@ import torch
 from toto2.configuration import Toto2ModelConfig
 from toto2.model import Toto2Model
 
-PRESETS = {  # d_model, num_layers, num_heads (shared/reference/toto2-model.md section 14)
+PRESETS = {  # d_model, num_layers, num_heads of the published Toto 2.0 sizes
     "toto2-4m": (256, 4, 4), "toto2-22m": (512, 6, 8), "toto2-313m": (1024, 24, 16),
     "toto2-1b": (1536, 36, 24), "toto2-2.5b": (2048, 48, 32), "toto2-proxy10m": (256, 12, 4),
 }

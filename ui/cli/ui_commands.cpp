@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "dashboard/dashboard.h"
+#include "lua/ui_lua.h"
 #include "orrery/error.h"
 #include "orrery/lua_session.h"
 #include "orrery/registry.h"
@@ -12,6 +13,8 @@
 #include "views/svg_report.h"
 
 namespace orrery {
+
+std::vector<LuaLibrary> program_lua_libraries() { return {ui::open_lua_library}; }
 
 int cmd_ui(const std::vector<std::string>& args) {
   if (wants_help(args)) {
@@ -90,10 +93,10 @@ int cmd_ui(const std::vector<std::string>& args) {
   for (const auto& p : registry.problems()) std::fprintf(stderr, "orrery: warning: %s\n", p.c_str());
   ui::BackgroundJob job{std::filesystem::path(script).filename().string(),
                         [&] {
-                          LuaSession session(registry);
+                          LuaSession session(registry, program_lua_libraries());
                           return session.run_file(script, kv);
                         },
-                        [] { request_interrupt(); }};
+                        [] { interrupt_running_script(); }};
   return ui::run_dashboard(o, &job);
 }
 

@@ -265,20 +265,27 @@ void App::loss_tab(const std::vector<StyledRun>& selected) {
     const double x = f.x_at(ImGui::GetIO().MousePos.x);
     canvas.line({ImGui::GetIO().MousePos.x, f.area.y0}, {ImGui::GetIO().MousePos.x, f.area.y1}, plot::theme().muted);
     ImGui::BeginTooltip();
+    const bool is_lr = &f == &frames[1];
     for (const auto& s : selected) {
       const Run& r = *s.run;
-      const bool is_lr = &f == &frames[1];
-      const Curve& curve = is_lr ? r.lr_curve : r.train_loss;
-      if (curve.empty()) continue;
-      std::vector<double> xs;
-      for (double st : curve.x) xs.push_back(run_x(r, st, loss_.time_axis));
-      const size_t i = nearest(xs, x);
-      const auto smoothed = is_lr || loss_.smoothing <= 0 ? curve.y : smooth(curve.y, loss_.smoothing);
-      canvas.circle(f.to_pixel(xs[i], smoothed[i]), 4, s.color, true);
-      ImGui::TextColored({s.color.r / 255.f, s.color.g / 255.f, s.color.b / 255.f, 1}, "%s", r.name.c_str());
-      ImGui::SameLine();
-      if (is_lr) ImGui::Text("step %.0f  lr %.3g", curve.x[i], curve.y[i]);
-      else ImGui::Text("step %.0f  loss %.4f (smoothed %.4f)", curve.x[i], curve.y[i], smoothed[i]);
+      // The loss, or every optimizer group's learning rate.
+      std::vector<std::pair<std::string, const Curve*>> curves;
+      if (is_lr)
+        for (const auto& [group, curve] : r.lr_curves) curves.emplace_back(group, &curve);
+      else
+        curves.emplace_back("", &r.train_loss);
+      for (const auto& [group, curve] : curves) {
+        if (curve->empty()) continue;
+        std::vector<double> xs;
+        for (double st : curve->x) xs.push_back(run_x(r, st, loss_.time_axis));
+        const size_t i = nearest(xs, x);
+        const auto smoothed = is_lr || loss_.smoothing <= 0 ? curve->y : smooth(curve->y, loss_.smoothing);
+        canvas.circle(f.to_pixel(xs[i], smoothed[i]), 4, s.color, true);
+        ImGui::TextColored({s.color.r / 255.f, s.color.g / 255.f, s.color.b / 255.f, 1}, "%s", r.name.c_str());
+        ImGui::SameLine();
+        if (is_lr) ImGui::Text("step %.0f  %s lr %.3g", curve->x[i], group.c_str(), curve->y[i]);
+        else ImGui::Text("step %.0f  loss %.4f (smoothed %.4f)", curve->x[i], curve->y[i], smoothed[i]);
+      }
     }
     ImGui::EndTooltip();
   }

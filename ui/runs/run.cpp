@@ -1,5 +1,7 @@
 #include "run.h"
 
+#include "orrery/events.h"
+
 namespace orrery::ui {
 
 namespace {
@@ -90,25 +92,25 @@ void apply_config(Run& run, const Json& c) {
 }
 
 void apply_metrics_event(Run& run, const Json& e) {
-  if (!e.is_object() || !e.contains("event")) return;
-  const std::string kind = e["event"].is_string() ? e["event"].get<std::string>() : "";
+  const auto kind = event_kind(e);
+  if (!kind) return;
   const double step = number(e, "step");
-  if (kind == "train" && std::isfinite(step)) {
+  if (kind == EventKind::train && std::isfinite(step)) {
     run.step = static_cast<int64_t>(step);
     run.train_loss.add(step, number(e, "loss"));
-    run.lr_curve.add(step, number(e, "lr"));
+    if (e.contains("lr") && e["lr"].is_number()) run.lr_curves["lr"].add(step, number(e, "lr"));
     run.grad_norm.add(step, number(e, "grad_norm"));
     run.elapsed.add(step, number(e, "elapsed_s"));
     run.series_per_s = number(e, "series_per_s");
     run.eta_s = number(e, "eta_s");
     run.elapsed_s = number(e, "elapsed_s");
-    for (auto [field, into] : {std::pair{"update_rms", &run.update_rms}, {"param_rms", &run.param_rms}})
+    for (auto [field, into] : {std::pair{"lr", &run.lr_curves}, {"update_rms", &run.update_rms}, {"param_rms", &run.param_rms}})
       if (e.contains(field) && e[field].is_object())
         for (const auto& [group, v] : e[field].items())
           (*into)[group].add(step, v.is_number() ? v.get<double>() : kNaN);
-  } else if (kind == "val" && std::isfinite(step)) {
+  } else if (kind == EventKind::val && std::isfinite(step)) {
     run.val_loss.add(step, number(e, "loss"));
-  } else if (kind == "end") {
+  } else if (kind == EventKind::end) {
     run.eta_s = 0;
   }
 }

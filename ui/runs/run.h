@@ -52,8 +52,10 @@ struct Run {
   int64_t planned_steps = 0;
   uint64_t seed = 0;
   // From metrics.jsonl.
-  Curve train_loss, val_loss, lr_curve, grad_norm, elapsed;
-  std::map<std::string, Curve> update_rms, param_rms;  // per optimizer group
+  Curve train_loss, val_loss, grad_norm, elapsed;
+  // Per optimizer group ("normuon:hidden", "adamw:rest"); a run logged before learning rates
+  // were per group has one curve, "lr".
+  std::map<std::string, Curve> lr_curves, update_rms, param_rms;
   int64_t step = 0;
   double series_per_s = kNaN, eta_s = kNaN, elapsed_s = kNaN;
   // From summary.json (present once the run ended).

@@ -34,6 +34,11 @@ double run_x(const Run& run, double step, bool time_axis) {
 
 namespace {
 
+// The stroke of a run's k-th optimizer group in the learning-rate strip.
+plot::Stroke lr_stroke(size_t k) {
+  return k == 0 ? plot::Stroke::solid : k == 1 ? plot::Stroke::dashed : plot::Stroke::dotted;
+}
+
 std::vector<double> xs_of(const Run& run, const Curve& c, bool time_axis) {
   std::vector<double> out;
   out.reserve(c.x.size());
@@ -54,7 +59,7 @@ std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::
     xr.add_all(xs_of(run, run.train_loss, o.time_axis));
     yr.add_all(run.train_loss.y);
     if (o.show_validation) xr.add_all(xs_of(run, run.val_loss, o.time_axis)), yr.add_all(run.val_loss.y);
-    lr_range.add_all(run.lr_curve.y);
+    for (const auto& [group, curve] : run.lr_curves) lr_range.add_all(curve.y);
   }
   plot::Axis x = xr.axis(o.time_axis ? "seconds" : "step", 0.01);
   if (!o.log_x && !o.time_axis && !xr.empty()) x.lo = std::max(x.lo, 0.0);
@@ -85,8 +90,28 @@ std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::
   if (any_val && o.show_validation) legend.push_back({"validation", t.muted, plot::LegendEntry::dashed});
   loss.legend(legend);
 
+  // Every optimizer group's rate: the run's colour, one stroke per group (in label order).
   plot::Plot lr(c, rows[1], "", x, lr_y, left);
-  for (const auto& s : runs) lr.line(xs_of(*s.run, s.run->lr_curve, o.time_axis), s.run->lr_curve.y, s.color, 1.5f);
+  std::vector<std::string> groups;
+  for (const auto& s : runs) {
+    size_t k = 0;
+    for (const auto& [group, curve] : s.run->lr_curves) {
+      lr.line(xs_of(*s.run, curve, o.time_axis), curve.y, s.color, 1.5f, lr_stroke(k++));
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    }
+  }
+  if (groups.size() > 1) {
+    std::vector<plot::LegendEntry> styles;
+    for (const auto& s : runs) {
+      size_t k = 0;
+      for (const auto& [group, curve] : s.run->lr_curves) {
+        const auto kind = lr_stroke(k++) == plot::Stroke::solid ? plot::LegendEntry::line : plot::LegendEntry::dashed;
+        if (std::none_of(styles.begin(), styles.end(), [&](const auto& e) { return e.label == group; }))
+          styles.push_back({group, t.muted, kind});
+      }
+    }
+    lr.legend(styles);
+  }
   return {loss.frame(), lr.frame()};
 }
 

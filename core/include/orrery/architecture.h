@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "orrery/forward_context.h"
 #include "orrery/json.h"
 #include "orrery/param.h"
 
@@ -34,8 +35,8 @@ class Architecture {
   virtual ~Architecture() = default;
   virtual int64_t d_model() const = 0;
   // Hidden states (B, V, N, d_model); position n may depend only on patches <= n of the
-  // same series.
-  virtual at::Tensor forward(const PatchInput& in) = 0;
+  // same series. `ctx` goes to every shared op (ops.h) the architecture calls.
+  virtual at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) = 0;
 
   // Incremental decoding. An architecture that can reuse work between calls returns a cache
   // for sequences of up to `max_patches`; nullptr (the default) makes the host recompute the
@@ -44,7 +45,8 @@ class Architecture {
   // The patches of `in` sit at positions cache.length, cache.length + 1, ... and see the cached
   // ones exactly as forward() would. Afterwards the first `commit` of them join the cache and the
   // rest are forgotten. Returns the hidden states of `in`.
-  virtual at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit) {
+  virtual at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit,
+                                    const ForwardContext& ctx) {
     throw std::logic_error("forward_cached called on an architecture without a decode cache");
   }
 };

@@ -6,6 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 namespace orrery {
@@ -26,7 +27,8 @@ struct EvalConfig {
 // Returns {"horizon", "windows", "levels", "series": [{name, windows, mase, crps, naive_mase,
 // naive_crps}], "overall": {...pooled...}, "forecasts": [{name, history, target, quantiles}]}
 // where "forecasts" holds each series' last window for plots.
-Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg);
+Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg,
+              const Interrupt* interrupt = nullptr);
 
 // A (Q, H) tensor of quantile forecasts as rows[q][h] of doubles.
 std::vector<std::vector<double>> quantile_rows(const at::Tensor& q);

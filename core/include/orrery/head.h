@@ -4,13 +4,14 @@
 #include <memory>
 #include <vector>
 
+#include "orrery/forward_context.h"
 #include "orrery/json.h"
 #include "orrery/param.h"
 
 namespace orrery {
 
 struct HeadContext {
-  ParamFactory& params;
+  ParamFactory& params;  // a head opens its own name scope for its parameters
   int64_t d_model;
   int64_t patch_size;
 };
@@ -20,8 +21,9 @@ struct HeadContext {
 class Head {
  public:
   virtual ~Head() = default;
-  // (B, V, N, d) -> head-specific raw output with leading dims (B, V, N, P, ...).
-  virtual at::Tensor forward(const at::Tensor& hidden) = 0;
+  // (B, V, N, d) -> head-specific raw output with leading dims (B, V, N, P, ...). `ctx` goes
+  // to every shared op (ops.h) the head calls.
+  virtual at::Tensor forward(const at::Tensor& hidden, const ForwardContext& ctx) = 0;
   // Mean loss over observed target points. target: (B, V, N, P); weight: same shape, 0/1.
   virtual at::Tensor loss(const at::Tensor& out, const at::Tensor& target,
                           const at::Tensor& weight) = 0;

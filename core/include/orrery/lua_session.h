@@ -1,9 +1,14 @@
 #pragma once
-// The Lua face of Orrery: a lua_State with the `orrery` API, used by `orrery run` and
-// `orrery repl`. Errors are reported at the user's script line, with a Lua-only traceback.
+// The Lua face of Orrery: a lua_State with the `orrery` API, used by `orrery run`, `orrery repl`
+// and the dashboard's script mode. Errors are reported at the user's script line, with a
+// Lua-only traceback. Ctrl-C and SIGTERM stop the running script: training finishes its step
+// and writes its summary, a forecast stops between passes, and Lua code (pcall included)
+// cannot swallow the stop.
 #include <map>
 #include <string>
+#include <vector>
 
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 struct lua_State;
@@ -11,9 +16,19 @@ struct lua_State;
 namespace orrery {
 class Registry;
 
+// What every binding function reaches through its upvalue: nothing process-wide.
+struct LuaHost {
+  Registry& registry;
+  Interrupt& interrupt;
+};
+
+// Adds functions to the `orrery` table on top of the stack (e.g. the dashboard's orrery.plot and
+// orrery.ui, which the `orrery` program registers so that the core needs no dashboard).
+using LuaLibrary = void (*)(lua_State* L, LuaHost& host);
+
 class LuaSession {
  public:
-  explicit LuaSession(Registry& registry);
+  explicit LuaSession(Registry& registry, const std::vector<LuaLibrary>& libraries = {});
   ~LuaSession();
   LuaSession(const LuaSession&) = delete;
   LuaSession& operator=(const LuaSession&) = delete;
@@ -22,7 +37,8 @@ class LuaSession {
 
   // Runs a script; `args` (key=value pairs from the command line, numbers and booleans
   // converted) become the global table `args` and the chunk's `...`. Returns the process exit
-  // code: 0, 1 on error (message and traceback on stderr), 130 when interrupted.
+  // code: 0, 1 on error (message and traceback on stderr), 128 + the signal when stopped
+  // (130 for Ctrl-C, 143 for SIGTERM).
   int run_file(const std::string& path, const std::map<std::string, std::string>& args);
 
   // Runs `code` as a chunk named `chunkname`; on error fills `error` and returns false.
@@ -31,20 +47,23 @@ class LuaSession {
   // The interactive loop (readline history, completion, multi-line input, =expr).
   int repl();
 
+  // Calls the function on the stack (below its nargs arguments) with a traceback handler,
+  // Ctrl-C and SIGTERM turned into a stop of this session; returns the Lua status, leaving the
+  // message on error.
+  int call(int nargs, int nresults);
+
  private:
   lua_State* L_;
+  Interrupt interrupt_;
+  LuaHost host_;
 };
 
-// What Ctrl-C does, callable from any thread (the dashboard's window closing): the running
-// script stops at its next Lua instruction and training at its next step.
-void request_interrupt();
+// What Ctrl-C does, callable from any thread (the dashboard's window closing): the script
+// running in some session stops at its next Lua instruction, training at its next step.
+void interrupt_running_script();
 
 // Installs the `orrery` table into L (lua_api.cpp).
-void open_orrery_api(lua_State* L, Registry& registry);
-
-// Calls the function on the stack (below its nargs arguments) with a traceback handler and
-// Ctrl-C turned into a Lua error; returns the Lua status, leaving the message on error.
-int protected_call(lua_State* L, int nargs, int nresults);
+void open_orrery_api(lua_State* L, LuaHost& host);
 
 // Lua value <-> JSON (lua_convert.cpp). Tables with keys 1..n become arrays, others objects;
 // `what` names the value in errors ("options of architecture plugin 'toto2'").

@@ -11,29 +11,14 @@
 #include "orrery/architecture.h"
 #include "orrery/batch.h"
 #include "orrery/head.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
+#include "orrery/model_spec.h"
 #include "orrery/param.h"
 
 namespace orrery {
 class Registry;
 struct SafetensorsFile;
-
-// A plugin choice: its name and its options.
-struct PluginSpec {
-  std::string name;
-  Json options = Json::object();
-  Json to_json() const;
-};
-
-struct ModelSpec {
-  PluginSpec arch{"toto2"}, head{"quantile"}, param{"sp"};
-  int64_t patch_size = 32;
-  uint64_t seed = 0;
-  std::string device = "cpu";
-  Json to_json() const;
-  static ModelSpec from_json(const Json& j);  // errors name the missing or ill-typed field
-};
-
 
 struct ForecastOptions {
   std::vector<double> levels;     // empty = the head's default levels
@@ -43,8 +28,10 @@ struct ForecastOptions {
   int64_t decode_block_size = 0;
   bool kv_cache = true;  // reuse the keys/values of committed patches between blocks
   bool mean = false;     // also estimate the mean (costs quantiles at 32 more levels)
+  const Interrupt* interrupt = nullptr;  // polled between blocks and batches of series
 };
 
+// Float64 on the CPU: data units may lie beyond float32's range.
 struct Forecast {
   std::vector<double> levels;
   at::Tensor quantiles;  // (Q, B, V, H) in data units, sorted along Q
@@ -60,8 +47,9 @@ class Model {
 
   // Mean head loss of next-patch prediction. `keep` (B, V, N) bool hides masked patches from
   // the input (undefined = keep all). Targets are patch n+1 normalised with patch n's
-  // statistics: the same space a forecast is read back in.
-  at::Tensor loss(const Batch& batch, const at::Tensor& keep = {});
+  // statistics: the same space a forecast is read back in. `ctx` reaches every op (the
+  // trainer gives the global batch through it).
+  at::Tensor loss(const Batch& batch, const at::Tensor& keep = {}, const ForwardContext& ctx = {});
 
   // Hidden states for a batch (exposed for tests and diagnostics).
   at::Tensor hidden(const Batch& batch, const at::Tensor& keep = {});
@@ -71,8 +59,9 @@ class Model {
   std::vector<std::pair<std::string, double>> activation_rms(const Batch& batch);
 
   // Quantile forecasts in data units. values/observed: (B, V, T) with any T (left-padded to a
-  // multiple of P). By default one forward pass over the context plus ceil(H/P) masked patches;
-  // see ForecastOptions for block decoding.
+  // multiple of P); non-finite values count as unobserved, and a series (or variate) with no
+  // observation at all is an error. By default one forward pass over the context plus
+  // ceil(H/P) masked patches; see ForecastOptions for block decoding.
   Forecast forecast(const at::Tensor& values, const at::Tensor& observed,
                     const at::Tensor& series_ids, int64_t horizon,
                     const ForecastOptions& options = {});
@@ -99,6 +88,10 @@ class Model {
 
  private:
   struct Prepared;
+  // forecast() of a batch small enough for one pass, with checked arguments.
+  Forecast forecast_rows(const at::Tensor& values, const at::Tensor& observed,
+                         const at::Tensor& series_ids, int64_t horizon,
+                         const std::vector<double>& levels, const ForecastOptions& options);
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed,
                    const at::Tensor& series_ids, const at::Tensor& keep) const;
 

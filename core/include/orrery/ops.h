@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "orrery/forward_context.h"
 #include "orrery/param.h"
 
 namespace orrery {
@@ -16,36 +17,6 @@ namespace orrery {
 // Identity in the forward pass; the gradient is multiplied by s in the backward pass
 // (u-muP's scale_bwd). Free when s == 1 or when no gradient is being recorded.
 at::Tensor scale_grad(const at::Tensor& x, double s);
-
-// u-muP's batch-dependent gradient scales need the global batch: the rows an op sees locally
-// times world size times gradient-accumulation steps. The trainer sets the multiplier for the
-// length of a run (1 outside one).
-int64_t global_batch_multiplier();
-class GlobalBatchScope {
- public:
-  explicit GlobalBatchScope(int64_t multiplier);
-  ~GlobalBatchScope();
-  GlobalBatchScope(const GlobalBatchScope&) = delete;
-  GlobalBatchScope& operator=(const GlobalBatchScope&) = delete;
- private:
-  int64_t saved_;
-};
-
-// While one is alive on this thread, named ops record the RMS of their outputs: coordinate
-// checks read every layer's activation scale without hooks in the architectures.
-class ActivationProbe {
- public:
-  ActivationProbe();
-  ~ActivationProbe();
-  ActivationProbe(const ActivationProbe&) = delete;
-  ActivationProbe& operator=(const ActivationProbe&) = delete;
-  const std::vector<std::pair<std::string, double>>& values() const { return values_; }
-  // Called by ops; a no-op when no probe is active.
-  static void record(const std::string& name, const at::Tensor& x);
- private:
-  std::vector<std::pair<std::string, double>> values_;
-  ActivationProbe* outer_;
-};
 
 // y = multiplier * (x W^T + b), W: (fan_out, fan_in), with the parametrisation's backward scales.
 struct Linear {
@@ -55,7 +26,22 @@ struct Linear {
   Linear() = default;
   Linear(ParamFactory& f, const std::string& name, int64_t fan_in, int64_t fan_out, Role role,
          bool with_bias, int depth = -1);
-  at::Tensor operator()(const at::Tensor& x) const;
+  at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
+ private:
+  const Parametrisation* param_ = nullptr;
+  ParamInfo info_;
+};
+
+// A learned vector applied elementwise to activations (a norm weight, Toto's PerDimScale). Its
+// gradient gets the parametrisation's batch-dependent scale for the activation it multiplies.
+struct Gain {
+  at::Tensor weight;  // (dim)
+  Gain() = default;
+  Gain(ParamFactory& f, const std::string& name, int64_t dim, int depth,
+       ParamFactory::Init init = ParamFactory::Init::parametrised);
+  // The weight as applied to `x` (broadcasting over its last dimension): the same values,
+  // with the gradient scaled for x's size across the global batch.
+  at::Tensor applied_to(const at::Tensor& x, const ForwardContext& ctx) const;
  private:
   const Parametrisation* param_ = nullptr;
   ParamInfo info_;
@@ -73,7 +59,8 @@ struct Residual {
   std::string name;
   Residual() = default;
   Residual(ParamFactory& f, const std::string& name, int index, int count);
-  at::Tensor operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& f) const;
+  at::Tensor operator()(const at::Tensor& x, const std::function<at::Tensor(const at::Tensor&)>& f,
+                        const ForwardContext& ctx) const;
   // a * h + b * skip_x for a branch whose input is not the skip (a residual MLP's projection).
   at::Tensor add(const at::Tensor& h, const at::Tensor& skip_x) const;
  private:
@@ -89,7 +76,7 @@ struct ResidualMLP {
   ResidualMLP() = default;
   ResidualMLP(ParamFactory& f, const std::string& name, int64_t in, int64_t hidden, int64_t out,
               Role in_role, Role out_role);
-  at::Tensor operator()(const at::Tensor& x) const;
+  at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const;
 };
 
 }  // namespace orrery

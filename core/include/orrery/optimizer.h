@@ -13,10 +13,11 @@
 namespace orrery {
 
 // A labelled set of parameters that one optimizer steps together, for diagnostics (the trainer
-// measures each group's update and weight RMS on logging steps).
+// logs each group's learning rate, update RMS and weight RMS).
 struct ParamGroupView {
   std::string label;                // e.g. "normuon:hidden", "adamw:rest"
   std::vector<at::Tensor> tensors;  // the parameters themselves (handles, not copies)
+  double base_lr = 0;               // the group optimizer's base learning rate
 };
 
 // What the schedules say for one step. Every optimizer applies all three.

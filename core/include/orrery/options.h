@@ -12,7 +12,7 @@ namespace orrery {
 
 struct OptionSpec {
   std::string name;
-  std::string type;  // "int", "number", "bool", "string", "number_list"
+  std::string type;  // "int", "number", "bool", "string", "number_list", "table"
   Json default_value;
   std::string description;
   std::optional<double> min, max;
@@ -29,14 +29,20 @@ class OptionSchema {
   OptionSchema& string(std::string name, std::string def, std::string doc,
                        std::vector<std::string> choices = {});
   OptionSchema& number_list(std::string name, std::vector<double> def, std::string doc);
+  // A table of options of its own (e.g. a schedule), checked by whoever reads it; null default.
+  OptionSchema& table(std::string name, std::string doc);
+  // Every option of `other`, after this schema's own.
+  OptionSchema& extend(const OptionSchema& other);
 
   const std::vector<OptionSpec>& specs() const { return specs_; }
   const OptionSpec* find(const std::string& name) const;
 
   // Returns the options with defaults filled in. `owner` names the plugin in errors, e.g.
   // "architecture plugin 'toto2'". Throws orrery::Error on unknown names, wrong types,
-  // out-of-range values.
-  Json validate(const Json& user, const std::string& owner) const;
+  // non-finite or out-of-range values. `also_known` are names the caller reads itself (not in
+  // `user`): an unknown name is compared against them too, and they are listed in the error.
+  Json validate(const Json& user, const std::string& owner,
+                const std::vector<std::string>& also_known = {}) const;
 
   Json to_json() const;
   static OptionSchema from_json(const Json& j);

@@ -2,7 +2,9 @@
 // Matrix maths shared by the Muon-family optimizer plugins (muon, normuon, dion2): the
 // approximate orthogonalisers (Newton-Schulz quintic, Polar Express), the shape-dependent
 // update scales, NorMuon's per-row normalisation and cautious weight decay. Formulas and
-// constants: docs reference "optimizers and parametrisations" sections 1-5.
+// constants follow KellerJordan/Muon, Polar Express (arXiv 2505.16932), NorMuon
+// (zichongli5/NorMuon, arXiv 2510.05491), cautious weight decay (arXiv 2510.12402) and
+// microsoft/dion, as each declaration below says.
 // A weight is W in R^{fan_out x fan_in} (PyTorch (out, in)), so rows = fan_out.
 #include <ATen/core/Tensor.h>
 
@@ -38,7 +40,7 @@ at::Tensor orthogonalise(const at::Tensor& G, Orthogonaliser which,
 // (bf16 matmuls on CPU are slow and buy nothing).
 at::ScalarType orthogonalise_dtype(const std::string& choice, const at::Device& device);
 
-// How the orthogonalised update is scaled by the matrix shape (reference section 1.4).
+// How the orthogonalised update is scaled by the matrix shape; each implementation names its source.
 enum class ShapeScale {
   keller,     // max(1, rows/cols)^0.5            (KellerJordan/Muon, nanochat)
   spectral,   // sqrt(rows/cols)                   (microsoft/dion "spectral_norm", arXiv 2310.17813)
@@ -56,7 +58,7 @@ OptionSchema& orthogonaliser_options(OptionSchema& schema, const std::string& or
                                      const std::string& adjust_lr);
 
 // NorMuon's neuron-wise normalisation of an orthogonalised update O (2-D), in place; official
-// zichongli5/NorMuon form (reference section 3.1):
+// zichongli5/NorMuon form:
 //   n0 = ||O||_F;  v = lerp(v, mean(O*O, dim, keepdim), 1 - beta2);  O /= sqrt(v) + eps;
 //   O *= n0 / (||O||_F + eps)
 // so every row (dim = -1, v of shape (rows, 1)) gets the same running RMS while the update

@@ -1,5 +1,5 @@
 #pragma once
-// The central seam (DESIGN.md, "roles and scales"): an architecture never picks an init std
+// The central seam, roles and scales: an architecture never picks an init std
 // or a learning rate. It asks the ParamFactory for each weight with its role, fan-in, fan-out
 // and depth; the active Parametrisation answers init, forward multipliers and per-role
 // learning-rate multipliers; every parameter keeps its metadata so optimizers can route it.

@@ -1,5 +1,5 @@
 #pragma once
-// The host's input pipeline, shared by every architecture (Toto 2.0 sections 3, 4 and 12.1):
+// The host's input pipeline, shared by every architecture (as Toto 2.0 and TiRex build it):
 // causal patch scaler -> asinh -> 64-wide patch tokens, and contiguous patch masking.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
@@ -8,8 +8,9 @@ namespace orrery {
 
 struct ScaledValues {
   at::Tensor z;      // (B, V, T) float32: (x - loc)/scale where observed, 0 elsewhere
-  at::Tensor loc;    // (B, V, N) float32: statistics at the last step of each patch
-  at::Tensor scale;  // (B, V, N) float32, >= min_scale
+  at::Tensor loc;    // (B, V, N) float64 (float32 on MPS): statistics at the last step of each
+  at::Tensor scale;  // patch; scale >= min_scale. Kept in float64, so data beyond float32's
+                     // range reads back without overflow.
   at::Tensor count;  // (B, V, N) float32: observations up to the end of each patch
 };
 

@@ -3,14 +3,16 @@
 // returns constant plain data (plugin ABI, LibTorch version, libstdc++ ABI) and runs no other
 // plugin code; the host checks it first, so a plugin built against another ABI or LibTorch is
 // refused with a message instead of crashing. Only then does the host call
-// orrery_plugin_describe for the descriptor (kind, name, options, factory). Plugins are never
-// unloaded.
+// orrery_plugin_describe for the descriptor (kind, name, options, factory), and, when an
+// architecture plugin exports it, orrery_plugin_checkpoint_format for the released checkpoint
+// layout it reads (checkpoint_format.h). Plugins are never unloaded.
 #include <torch/version.h>
 
 #include <cstdint>
 #include <string>
 
 #include "orrery/architecture.h"
+#include "orrery/checkpoint_format.h"
 #include "orrery/data_source.h"
 #include "orrery/head.h"
 #include "orrery/optimizer.h"
@@ -18,7 +20,7 @@
 #include "orrery/parametrisation.h"
 
 // Bump when any interface in core/include/orrery changes layout or meaning.
-#define ORRERY_PLUGIN_ABI 4
+#define ORRERY_PLUGIN_ABI 5
 
 extern "C" {
 struct orrery_plugin_abi_info {
@@ -41,6 +43,7 @@ typedef const orrery_plugin_descriptor* (*orrery_plugin_describe_fn)(void);
 }
 #define ORRERY_PLUGIN_ABI_ENTRY "orrery_plugin_abi"
 #define ORRERY_PLUGIN_ENTRY "orrery_plugin_describe"
+#define ORRERY_CHECKPOINT_FORMAT_ENTRY "orrery_plugin_checkpoint_format"
 #define ORRERY_PLUGIN_ABI_INFO                                                                 \
   {ORRERY_PLUGIN_ABI, sizeof(orrery_plugin_descriptor), TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, \
    TORCH_VERSION_PATCH, _GLIBCXX_USE_CXX11_ABI}
@@ -78,4 +81,12 @@ template <> struct KindTraits<PluginKind::data> {
     static const orrery_plugin_descriptor d{Traits::name, NAME, VERSION, DESCRIPTION,        \
         orrery_schema_json_.c_str(), reinterpret_cast<const void*>(factory)};                 \
     return &d;                                                                                \
+  }
+
+// Declares the checkpoint format an architecture plugin reads; FORMAT names a
+// ::orrery::CheckpointFormat with static storage.
+#define ORRERY_CHECKPOINT_FORMAT(FORMAT)                                                       \
+  extern "C" __attribute__((visibility("default"))) const ::orrery::CheckpointFormat*        \
+  orrery_plugin_checkpoint_format(void) {                                                     \
+    return &(FORMAT);                                                                         \
   }

@@ -16,6 +16,7 @@ struct PluginInfo {
   std::string name, version, description, path;
   OptionSchema schema;
   const void* factory = nullptr;
+  const CheckpointFormat* checkpoint_format = nullptr;  // architectures that read a release's files
   Json to_json() const;
 };
 
@@ -37,6 +38,8 @@ class Registry {
   // Throws orrery::Error "unknown <kind> plugin 'x' (available: a, b)".
   const PluginInfo& find(PluginKind kind, const std::string& name) const;
   std::vector<std::string> names(PluginKind kind) const;
+  // The architecture plugins that read a released checkpoint layout, in load order.
+  std::vector<const PluginInfo*> checkpoint_readers() const;
 
   // Validates `options` against the plugin's schema and calls its factory.
   template <PluginKind K, class... Args>

@@ -39,7 +39,7 @@ class RoutedOptimizer final : public Optimizer {
   RoutedOptimizer(const Registry& registry, const std::vector<OptimizerGroup>& groups,
                   std::vector<Param>& params, const Parametrisation& param);
   void step(const StepScalars& s) override;
-  double base_lr() const override;  // the first group's
+  double base_lr() const override;  // the first group's; groups() has every group's
   // One view per group, labelled "<optimizer>:<roles>" (roles joined by ','; the name globs
   // when the selector gives no roles; "rest" when it gives neither), e.g. "normuon:hidden",
   // "adamw:rest". Labels that would repeat get "#<group number>" (1-based) appended.

@@ -23,7 +23,11 @@ struct SafetensorsFile {
   const at::Tensor* find(const std::string& name) const;
 };
 
-// Throws orrery::Error naming the file and what is wrong with it.
+// Throws orrery::Error naming the file, the tensor and what is wrong with it. The header is
+// checked against the format before any data is read: known dtypes, shapes that fit their
+// byte ranges, ranges that tile the data exactly (no overlap, no hole).
 SafetensorsFile load_safetensors(const std::string& path);
+// The header's __metadata__ alone, checked the same way; no tensor data is read.
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 
 }  // namespace orrery

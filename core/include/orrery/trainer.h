@@ -1,9 +1,10 @@
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
+#include "orrery/options.h"
 #include "orrery/schedule.h"
 
 namespace orrery {
@@ -32,7 +33,12 @@ struct TrainConfig {
   int64_t forecast_series = 4;  // series per snapshot, from the first held-out batch; 0 = none
   uint64_t seed = 0;
   bool quiet = false;
-  static TrainConfig from_json(const Json& j);  // unknown keys are errors
+  // Every option above: name, type, default, range and what it does. The one list that
+  // from_json, orrery.train and the docs test read.
+  static const OptionSchema& schema();
+  // Checked against schema(): unknown names, wrong types, non-finite or out-of-range values
+  // are errors naming the option; `owner` names who asked ("orrery.train").
+  static TrainConfig from_json(const Json& j, const std::string& owner = "training");
   Json to_json() const;
 };
 
@@ -44,28 +50,28 @@ struct TrainResult {
   Json to_json() const;
 };
 
-// Trains `model` in place. Publishes, in this order at a step that has them:
+// Trains `model` in place. Publishes (events.h), in this order at a step that has them:
 //  {"event":"train", step, loss, lr, grad_norm, series_per_s, elapsed_s, eta_s,
-//   update_rms: {label: x}, param_rms: {label: x}} every log_every steps and at the last step;
-//   per optimizer group (Optimizer::groups(); one group "all" when it gives none), the RMS of
-//   this step's update, sqrt(sum ||p_after - p_before||^2 / numel), and of the weights after it;
+//   update_rms, param_rms} every log_every steps and at the last step; lr, update_rms and
+//   param_rms map each optimizer group (Optimizer::groups(); one group "all" when it gives
+//   none) to its learning rate at this step, the RMS of this step's update,
+//   sqrt(sum ||p_after - p_before||^2 / numel), and the RMS of its weights after it;
 //  {"event":"val", step, loss, elapsed_s} every val_every steps and at the end, when
 //   `validation` is given and val_batches > 0: the mean loss, without gradients or patch
 //   masking, over val_batches fixed batches drawn from `validation` once at the start;
 //  {"event":"forecast", step, levels, horizon, series: [{name, history, target, quantiles}]}
 //   every forecast_every steps and at the end, when `validation` is given and forecast_series
-//   > 0: the first forecast_series series of the first held-out batch (variate 0) forecast
-//   over their last `horizon` = max(P, context_length/4 rounded down to a multiple of P)
-//   steps; history holds at most 4 x horizon steps; unobserved values are null;
+//   > 0: the first forecast_series series of the first held-out batch (variate 0) that have an
+//   observation to forecast from, over their last `horizon` = max(P, context_length/4 rounded
+//   down to a multiple of P) steps; history holds at most 4 x horizon steps; unobserved values
+//   are null;
 //  {"event":"end", steps, first_loss, final_loss, seconds, interrupted} last.
-// "The end" is the last step run, also when max_seconds or an interrupt cut the run short.
+// "The end" is the last step run, also when max_seconds or `interrupt` cut the run short (an
+// interrupt ends the run after the step in progress; the request stays set for the caller).
 // Validation and snapshots draw nothing from the training data or its random stream, so the
 // training is the same with or without them.
 TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
-                  MetricsBus& bus, DataSource* validation = nullptr);
-
-// Set from a signal handler (Ctrl-C) or a UI; long calls poll it and throw orrery::Interrupted.
-extern std::atomic<bool> interrupt_requested;
-void check_interrupt();
+                  MetricsBus& bus, DataSource* validation = nullptr,
+                  const Interrupt* interrupt = nullptr);
 
 }  // namespace orrery

@@ -31,13 +31,13 @@ class PatchMLP final : public Architecture {
 
   int64_t d_model() const override { return d_; }
 
-  at::Tensor forward(const PatchInput& in) override {
-    at::Tensor x = embed_(in.tokens);
+  at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override {
+    at::Tensor x = embed_(in.tokens, ctx);
     for (const auto& b : blocks_) {
       x = b.residual(x, [&](const at::Tensor& in) {
-        at::Tensor h = at::silu(b.fc1(rms_norm(in, eps_)));
-        return b.fc2(act_scale_ == 1.0 ? h : h * act_scale_);
-      });
+        at::Tensor h = at::silu(b.fc1(rms_norm(in, eps_), ctx));
+        return b.fc2(act_scale_ == 1.0 ? h : h * act_scale_, ctx);
+      }, ctx);
     }
     return rms_norm(x, eps_);
   }

@@ -8,8 +8,8 @@
 // variate, with partial rotary embeddings (xPos) on the first half of each head. Variate layers
 // attend fully across the variates at the same patch, only between equal series ids. Patches
 // with no observation get group id -1 and are seen only by their own kind. Every scale (init,
-// linear multipliers, residual weights, attention softmax scale) comes from the
-// parametrisation, so this file holds no SP/u-muP branch.
+// linear multipliers, gradient scales, residual weights, attention softmax scale) comes from the
+// parametrisation through the shared ops, so this file holds no branch on which one is active.
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -79,9 +79,7 @@ struct TimePositions {
 
 struct Attention {
   Linear in_proj, out_proj;
-  at::Tensor per_dim;  // PerDimScale p (d_head), undefined when off: q <- q * softplus(p)/ln 2
-  ParamInfo per_dim_info;
-  const Parametrisation* param = nullptr;
+  Gain per_dim;  // PerDimScale p (d_head), undefined when off: q <- q * softplus(p)/ln 2
   int64_t heads = 1, d_head = 1, rope_dims = 0;
   double scale = 1, rope_base = 1e4, eps = 1e-4;
   bool xpos = false, qk_norm = false;
@@ -89,17 +87,14 @@ struct Attention {
 
   // x: (S, T, d). Time layers pass `time` (causal, rotary, maybe cached); variate layers do not.
   // An undefined mask on a time layer takes the fused causal path.
-  at::Tensor operator()(const at::Tensor& x, const at::Tensor& mask, const TimePositions* time) const {
+  at::Tensor operator()(const at::Tensor& x, const at::Tensor& mask, const TimePositions* time,
+                        const ForwardContext& ctx) const {
     const int64_t S = x.size(0), T = x.size(1);
-    auto qkv = in_proj(x).unflatten(-1, {3, heads, d_head}).permute({2, 0, 3, 1, 4});  // 3,S,H,T,dh
+    auto qkv = in_proj(x, ctx).unflatten(-1, {3, heads, d_head}).permute({2, 0, 3, 1, 4});  // 3,S,H,T,dh
     at::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
     if (qk_norm) q = rms_norm(q, eps), k = rms_norm(k, eps);
-    if (per_dim.defined()) {
-      at::Tensor p = per_dim;  // a gain: batch-dependent gradient scale under u-muP
-      if (param->scales_backward())
-        p = scale_grad(p, param->gain_grad_scale(per_dim_info, q.numel() * global_batch_multiplier()));
-      q = q * (at::softplus(p) / std::log(2.0)).to(q.scalar_type());
-    }
+    if (per_dim.weight.defined())
+      q = q * (at::softplus(per_dim.applied_to(q, ctx)) / std::log(2.0)).to(q.scalar_type());
     if (time && rope_dims > 0) {  // positions exist only along time
       q = rotary(q, time->pos, rope_dims, rope_base, xpos ? 1.0 : 0.0, time->centre);
       k = rotary(k, time->pos, rope_dims, rope_base, xpos ? -1.0 : 0.0, time->centre);
@@ -120,16 +115,16 @@ struct Attention {
     at::Tensor o = mask.defined()
         ? at::scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale)
         : at::scaled_dot_product_attention(q, k, v, {}, 0.0, time != nullptr, scale);
-    return out_proj(o.transpose(1, 2).reshape({S, T, heads * d_head}));
+    return out_proj(o.transpose(1, 2).reshape({S, T, heads * d_head}), ctx);
   }
 };
 
 struct SwiGLU {
   Linear fc1, fc2;
   Residual residual;
-  at::Tensor operator()(const at::Tensor& x) const {
-    auto parts = fc1(x).chunk(2, -1);  // (gate, a): SiLU on the second half
-    return fc2(parts[0] * at::silu(parts[1]));
+  at::Tensor operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+    auto parts = fc1(x, ctx).chunk(2, -1);  // (gate, a): SiLU on the second half
+    return fc2(parts[0] * at::silu(parts[1]), ctx);
   }
 };
 
@@ -179,11 +174,7 @@ class Toto2 final : public Architecture {
       Attention& a = layer.attn;
       a.in_proj = Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i);
       a.out_proj = Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i);
-      if (o["per_dim_scale"]) {
-        a.per_dim = f.make("attn._pds.per_dim_scale", Role::gain, {dh}, dh, dh, i, ParamFactory::Init::zeros);
-        a.per_dim_info = f.params().back().info;
-      }
-      a.param = &p;
+      if (o["per_dim_scale"]) a.per_dim = Gain(f, "attn._pds.per_dim_scale", dh, i, ParamFactory::Init::zeros);
       a.heads = H, a.d_head = dh, a.rope_dims = rope_dims, a.rope_base = o["rope_base"];
       a.scale = p.attention_scale(dh), a.xpos = o["use_xpos"], a.qk_norm = o["qk_norm"], a.eps = eps_;
       a.residual = Residual(f, "attn.residual", 2 * i, branches);
@@ -198,7 +189,9 @@ class Toto2 final : public Architecture {
 
   int64_t d_model() const override { return d_; }
 
-  at::Tensor forward(const PatchInput& in) override { return run(in, nullptr, 0); }
+  at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override {
+    return run(in, nullptr, 0, ctx);
+  }
 
   std::unique_ptr<DecodeCache> new_cache(int64_t max_patches) override {
     auto c = std::make_unique<Toto2Cache>();
@@ -207,17 +200,18 @@ class Toto2 final : public Architecture {
     return c;
   }
 
-  at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit) override {
-    return run(in, &dynamic_cast<Toto2Cache&>(cache), commit);
+  at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit,
+                            const ForwardContext& ctx) override {
+    return run(in, &dynamic_cast<Toto2Cache&>(cache), commit, ctx);
   }
 
  private:
   // One pass over the patches of `in`; with a cache they follow its committed patches.
-  at::Tensor run(const PatchInput& in, Toto2Cache* cache, int64_t commit) {
+  at::Tensor run(const PatchInput& in, Toto2Cache* cache, int64_t commit, const ForwardContext& ctx) {
     const int64_t B = in.tokens.size(0), V = in.tokens.size(1), N = in.tokens.size(2);
     const int64_t cached = cache ? cache->length : 0;
     if (cache) prepare_cache(*cache, B * V, N, commit, in.tokens);
-    at::Tensor x = patch_proj_(in.tokens);  // (B, V, N, d)
+    at::Tensor x = patch_proj_(in.tokens, ctx);  // (B, V, N, d)
     // Group ids: the series id, or -1 for a patch with no observation.
     at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
                                at::full({}, -1, in.series_ids.options()));
@@ -236,16 +230,18 @@ class Toto2 final : public Architecture {
       if (l.variate) {  // (B*N, V, d): across variates at one patch
         at::Tensor xv = x.permute({0, 2, 1, 3}).reshape({B * N, V, d_});
         xv = l.attn.residual(xv, [&](const at::Tensor& h) {
-          return l.attn(rms_norm(h, eps_), variate_mask, nullptr);
-        });
+          return l.attn(rms_norm(h, eps_), variate_mask, nullptr, ctx);
+        }, ctx);
         x = xv.reshape({B, N, V, d_}).permute({0, 2, 1, 3});
       } else {  // (B*V, N, d): causal along time
         time.cache = cache ? &cache->layers[i] : nullptr;
         at::Tensor xt = x.reshape({B * V, N, d_});
-        xt = l.attn.residual(xt, [&](const at::Tensor& h) { return l.attn(rms_norm(h, eps_), time_mask, &time); });
+        xt = l.attn.residual(xt, [&](const at::Tensor& h) {
+          return l.attn(rms_norm(h, eps_), time_mask, &time, ctx);
+        }, ctx);
         x = xt.reshape({B, V, N, d_});
       }
-      x = l.ffn.residual(x, [&](const at::Tensor& h) { return l.ffn(rms_norm(h, eps_)); });
+      x = l.ffn.residual(x, [&](const at::Tensor& h) { return l.ffn(rms_norm(h, eps_), ctx); }, ctx);
     }
     if (cache) {
       if (commit > 0) cache->group.narrow(1, cached, commit).copy_(time_gid.narrow(1, 0, commit));

@@ -13,11 +13,14 @@ class PointHead final : public Head {
  public:
   PointHead(const Json& o, HeadContext& ctx)
       : mae_(o["loss"].get<std::string>() == "mae"), patch_(ctx.patch_size) {
+    auto scope = ctx.params.scope("output_head");  // named like the quantile head's
     proj_ = ResidualMLP(ctx.params, "param_projection.proj", ctx.d_model, 4 * ctx.d_model, patch_, Role::hidden,
                         Role::readout);
   }
 
-  at::Tensor forward(const at::Tensor& hidden) override { return proj_(hidden).unsqueeze(-1); }
+  at::Tensor forward(const at::Tensor& hidden, const ForwardContext& ctx) override {
+    return proj_(hidden, ctx).unsqueeze(-1);
+  }
 
   at::Tensor loss(const at::Tensor& out, const at::Tensor& target, const at::Tensor& weight) override {
     at::Tensor err = out.squeeze(-1) - target;

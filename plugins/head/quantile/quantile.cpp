@@ -1,4 +1,4 @@
-// Quantile head (Toto 2.0 section 11): an output residual MLP (d -> 4d -> P*Q) predicts, at
+// Quantile head (Toto 2.0's output head): an output residual MLP (d -> 4d -> P*Q) predicts, at
 // patch n, Q quantiles of every step of patch n+1. Trained with the pinball loss
 // rho_tau(u) = u * (tau - 1[u < 0]), u = y - q, averaged over levels and observed points.
 #include <ATen/ATen.h>
@@ -21,14 +21,15 @@ class QuantileHead final : public Head {
         throw Error("head plugin 'quantile': levels must be sorted ascending without repeats");
     }
     const int64_t Q = static_cast<int64_t>(levels_.size());
+    auto scope = ctx.params.scope("output_head");  // the released Toto 2.0 names
     proj_ = ResidualMLP(ctx.params, "param_projection.proj", ctx.d_model, 4 * ctx.d_model, patch_ * Q,
                         Role::hidden, Role::readout);
     tau_ = at::tensor(levels_, at::kFloat).to(ctx.params.options().device());
   }
 
-  at::Tensor forward(const at::Tensor& hidden) override {
+  at::Tensor forward(const at::Tensor& hidden, const ForwardContext& ctx) override {
     // Flat output index = step * Q + level (time-step major), as in the reference.
-    return proj_(hidden).unflatten(-1, {patch_, static_cast<int64_t>(levels_.size())});
+    return proj_(hidden, ctx).unflatten(-1, {patch_, static_cast<int64_t>(levels_.size())});
   }
 
   at::Tensor loss(const at::Tensor& out, const at::Tensor& target,

@@ -23,6 +23,7 @@ class StudentTMixtureHead final : public Head {
       : k_(o["components"]), patch_(ctx.patch_size), d_(ctx.d_model),
         nll_weight_(o["nll_weight"]), delta_(o["robust_delta"]) {
     ParamFactory& f = ctx.params;
+    auto scope = f.scope("output_head");  // as Toto 1.0 names its output head
     unembed_ = Linear(f, "unembed", d_, d_ * patch_, Role::hidden, true);
     df_ = Linear(f, "df", d_, k_, Role::readout, true);
     loc_ = Linear(f, "loc", d_, k_, Role::readout, true);
@@ -31,13 +32,13 @@ class StudentTMixtureHead final : public Head {
   }
 
   // (B, V, N, d) -> (B, V, N, P, 4, k): df, loc, scale and log weight of every component.
-  at::Tensor forward(const at::Tensor& hidden) override {
+  at::Tensor forward(const at::Tensor& hidden, const ForwardContext& ctx) override {
     const double eps = std::numeric_limits<float>::epsilon();
-    at::Tensor e = unembed_(hidden).unflatten(-1, {patch_, d_});
-    at::Tensor df = 2 + at::softplus(df_(e)).clamp_min(eps);
-    at::Tensor scale = at::softplus(scale_(e)).clamp_min(eps);
-    at::Tensor log_w = at::log_softmax(weights_(e), -1);
-    return at::stack({df, loc_(e), scale, log_w}, -2);
+    at::Tensor e = unembed_(hidden, ctx).unflatten(-1, {patch_, d_});
+    at::Tensor df = 2 + at::softplus(df_(e, ctx)).clamp_min(eps);
+    at::Tensor scale = at::softplus(scale_(e, ctx)).clamp_min(eps);
+    at::Tensor log_w = at::log_softmax(weights_(e, ctx), -1);
+    return at::stack({df, loc_(e, ctx), scale, log_w}, -2);
   }
 
   at::Tensor loss(const at::Tensor& out, const at::Tensor& target, const at::Tensor& weight) override {

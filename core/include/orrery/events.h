@@ -1,0 +1,41 @@
+#pragma once
+// The kinds of event a run publishes on its metrics bus and writes, one JSON object per line,
+// to metrics.jsonl (forecast snapshots to forecasts.jsonl). Producers and readers (the run
+// store, Lua callbacks, the dashboard) agree on them by type, not by comparing strings.
+#include <optional>
+#include <string>
+
+#include "orrery/json.h"
+
+namespace orrery {
+
+enum class EventKind { train, val, forecast, end };
+
+inline const char* event_name(EventKind k) {
+  switch (k) {
+    case EventKind::train: return "train";
+    case EventKind::val: return "val";
+    case EventKind::forecast: return "forecast";
+    case EventKind::end: return "end";
+  }
+  return "?";
+}
+
+// The kind of an event object (its "event" field); nullopt for anything else.
+inline std::optional<EventKind> event_kind(const Json& event) {
+  if (!event.is_object()) return std::nullopt;
+  const auto it = event.find("event");
+  if (it == event.end() || !it->is_string()) return std::nullopt;
+  for (EventKind k : {EventKind::train, EventKind::val, EventKind::forecast, EventKind::end})
+    if (it->get_ref<const std::string&>() == event_name(k)) return k;
+  return std::nullopt;
+}
+
+// An event of kind `k` carrying `fields`.
+inline Json make_event(EventKind k, const Json& fields = Json::object()) {
+  Json e = {{"event", event_name(k)}};
+  e.update(fields);
+  return e;
+}
+
+}  // namespace orrery

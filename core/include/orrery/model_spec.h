@@ -1,0 +1,27 @@
+#pragma once
+// What a model is made of, as data: the plugin choices and the few host settings. It travels in
+// run configs and in the metadata of saved weights, so a model can be rebuilt from either.
+#include <cstdint>
+#include <string>
+
+#include "orrery/json.h"
+
+namespace orrery {
+
+// A plugin choice: its name and its options.
+struct PluginSpec {
+  std::string name;
+  Json options = Json::object();
+  Json to_json() const;
+};
+
+struct ModelSpec {
+  PluginSpec arch{"toto2"}, head{"quantile"}, param{"sp"};
+  int64_t patch_size = 32;
+  uint64_t seed = 0;
+  std::string device = "cpu";
+  Json to_json() const;
+  static ModelSpec from_json(const Json& j);  // errors name the missing or ill-typed field
+};
+
+}  // namespace orrery

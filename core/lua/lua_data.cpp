@@ -1,0 +1,77 @@
+// orrery.data and the methods of a data object.
+#include "lua_binding.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "orrery/data_source.h"
+#include "orrery/registry.h"
+
+namespace orrery {
+
+DataArgument to_data(lua_State* L, int idx, const std::string& what) {
+  idx = lua_absindex(L, idx);
+  if (!luaL_testudata(L, idx, kDataMeta)) return {to_plugin_spec(L, idx, what), nullptr};
+  DataArgument d;
+  d.source = check_box<DataSource>(L, idx, kDataMeta, what);
+  lua_getiuservalue(L, idx, 1);  // the plugin choice it was made from, as JSON text
+  const Json j = Json::parse(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  d.spec = PluginSpec{j["name"].get<std::string>(), j["options"]};
+  return d;
+}
+
+namespace {
+
+// orrery.data{"name", option = value} or orrery.data("name", {option = value})
+int l_data(lua_State* L) {
+  if (lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, 2, 1);
+    lua_settop(L, 2);
+    lua_remove(L, 1);
+  }
+  if (luaL_testudata(L, 1, kDataMeta)) throw Error("orrery.data takes a plugin choice, not a data object");
+  const PluginSpec spec = to_plugin_spec(L, 1, "orrery.data");
+  push_box(L, std::shared_ptr<DataSource>(host(L).registry.create<PluginKind::data>(spec.name, spec.options, DataContext{})),
+           kDataMeta, 1);
+  lua_pushstring(L, spec.to_json().dump().c_str());
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+// data:sample([batch [, length]]): a table [sample][variate][step], NaN where unobserved.
+int d_sample(lua_State* L) {
+  auto data = check_box<DataSource>(L, 1, kDataMeta, "data:sample's self (call it with ':')");
+  const int64_t batch = lua_isnoneornil(L, 2) ? 1 : to_integer(L, 2, "data:sample: batch");
+  const int64_t length = lua_isnoneornil(L, 3) ? 256 : to_integer(L, 3, "data:sample: length");
+  if (batch < 1 || length < 1 || batch * length > (int64_t{1} << 24))
+    throw Error("data:sample(batch, length) needs positive sizes of at most 2^24 values in all");
+  Batch b = data->sample(batch, length);
+  at::Tensor v = at::where(b.observed, b.values, at::full({}, std::nan(""), b.values.options()));
+  v = v.to(at::kCPU, at::kDouble).contiguous();
+  auto a = v.accessor<double, 3>();
+  lua_createtable(L, static_cast<int>(a.size(0)), 0);
+  for (int64_t i = 0; i < a.size(0); ++i) {
+    lua_createtable(L, static_cast<int>(a.size(1)), 0);
+    for (int64_t j = 0; j < a.size(1); ++j) {
+      lua_createtable(L, static_cast<int>(a.size(2)), 0);
+      for (int64_t t = 0; t < a.size(2); ++t) lua_pushnumber(L, a[i][j][t]), lua_rawseti(L, -2, t + 1);
+      lua_rawseti(L, -2, j + 1);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+}  // namespace
+
+void open_data_library(lua_State* L, LuaHost& h) {
+  static const luaL_Reg methods[] = {{"sample", ORRERY_LUA(d_sample)}, {nullptr, nullptr}};
+  new_metatable(L, h, kDataMeta, gc_box<DataSource, kDataMeta>, methods, nullptr);
+  static const luaL_Reg functions[] = {{"data", ORRERY_LUA(l_data)}, {nullptr, nullptr}};
+  set_functions(L, h, functions);
+}
+
+}  // namespace orrery

@@ -1,0 +1,115 @@
+// The released Toto 2.0 checkpoints (Datadog's Hugging Face folders): config.json holds a
+// Toto2ModelConfig and model.safetensors the released module's state dict. Parameter names
+// already match this plugin's (toto2.cpp keeps the release's names); what is left is the
+// config's mapping onto a toto2 + umup + quantile model, and the residual coefficients the
+// release stores as buffers.
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "orrery/error.h"
+#include "orrery/plugin.h"
+
+namespace {
+using namespace orrery;
+
+// A Toto2ModelConfig has a width and at least one of the fields only it has.
+bool recognises(const Json& c) {
+  if (!c.is_object() || !c.contains("d_model")) return false;
+  for (const char* key : {"residual_attn_ratio", "num_variate_layers_per_group", "variate_layer_first",
+                          "layer_group_size"})
+    if (c.contains(key)) return true;
+  return false;
+}
+
+ModelSpec spec_from_config(const Json& c, const std::string& path) {
+  auto fail = [&](const std::string& m) { return Error(path + ": " + m); };
+  if (!c.is_object()) throw fail("expected a JSON object");
+  // A field with the released code's default; a wrong type names the field.
+  auto get = [&]<typename T>(const char* key, T def) -> T {
+    if (!c.contains(key) || c[key].is_null()) return def;
+    try {
+      return c[key].get<T>();
+    } catch (const std::exception&) {
+      throw fail("field '" + std::string(key) + "' has the wrong type: " + c[key].dump());
+    }
+  };
+  auto need = [&]<typename T>(const char* key, T) -> T {
+    if (!c.contains(key) || c[key].is_null()) throw fail("lacks the required field '" + std::string(key) + "'");
+    return get(key, T{});
+  };
+  const int64_t patch = need("patch_size", int64_t{}), d = need("d_model", int64_t{});
+  const int64_t heads = need("num_heads", int64_t{}), layers = need("num_layers", int64_t{});
+  if (heads < 1 || d % heads != 0) throw fail("d_model " + std::to_string(d) + " is not divisible by num_heads " + std::to_string(heads));
+  const int64_t dh = d / heads;
+
+  // Settings of Toto2ModelConfig that this port does not implement, refused rather than ignored.
+  if (get("dropout_p", 0.0) != 0.0) throw fail("dropout_p must be 0 (the released model refuses it too)");
+  if (get("num_output_patches", int64_t{1}) != 1) throw fail("num_output_patches other than 1 is not supported");
+  if (!get("pre_norm", true)) throw fail("pre_norm = false is not supported (the released layer is pre-norm)");
+  if (get("qk_dim", dh) != dh || get("v_dim", dh) != dh)
+    throw fail("qk_dim and v_dim must equal d_model / num_heads = " + std::to_string(dh));
+  if (get("num_groups", heads) != heads) throw fail("grouped-query attention (num_groups != num_heads) is not supported");
+  const bool norm_weight = get("norm_include_weight", false);
+  if (norm_weight || get("qk_norm_include_weight", norm_weight))
+    throw fail("norm_include_weight / qk_norm_include_weight = true is not supported (published checkpoints have no norm weights)");
+
+  ModelSpec s;
+  s.patch_size = patch;
+  s.arch = {"toto2",
+            {{"d_model", d},
+             {"num_heads", heads},
+             {"num_layers", layers},
+             {"layer_group_size", need("layer_group_size", int64_t{})},
+             {"num_variate_layers_per_group", need("num_variate_layers_per_group", int64_t{})},
+             {"variate_layer_first", need("variate_layer_first", bool{})},
+             {"d_ff", get("d_ff", int64_t{0})},
+             {"norm_eps", get("norm_eps", 5e-5)},
+             {"attn_bias", get("attn_bias", false)},
+             {"mlp_bias", get("mlp_bias", false)},
+             {"qk_norm", get("qk_norm", true)},
+             {"per_dim_scale", get("per_dim_scale", false)},
+             {"use_xpos", get("use_xpos", false)}}};
+  s.param = {"umup",
+             {{"residual_mult", get("residual_mult", 1.0)},
+              {"residual_attn_ratio", need("residual_attn_ratio", double{})}}};
+  s.head = {"quantile", Json::object()};  // nine knots 0.1 .. 0.9, as the released head
+  return s;
+}
+
+// The release stores each layer's residual coefficients tau = branch / skip as buffers attn_tau
+// and mlp_tau. Orrery derives them from the parametrisation; they must agree with the file.
+void take_buffers(NamedTensors& tensors, const ModelSpec& spec, const Parametrisation& p,
+                  const std::string& path) {
+  const int64_t layers = spec.arch.options.value("num_layers", int64_t{0});
+  NamedTensors weights;
+  for (auto& [name, t] : tensors) {
+    const bool attn = name.ends_with(".attn_tau"), mlp = name.ends_with(".mlp_tau");
+    if (!attn && !mlp) {
+      weights.emplace_back(name, t);
+      continue;
+    }
+    const std::string prefix = "transformer.layers.";
+    int64_t layer = -1;
+    if (name.starts_with(prefix)) layer = std::atoll(name.c_str() + prefix.size());
+    if (layer < 0 || layer >= layers || t.numel() != 1 || !t.is_floating_point())
+      throw Error(path + ": unexpected buffer '" + name + "' (" + c10::toString(t.scalar_type()) + " " +
+                  c10::str(t.sizes()) + ")");
+    auto [branch, skip] = p.residual_weights(static_cast<int>(2 * layer + (mlp ? 1 : 0)),
+                                             static_cast<int>(2 * layers));
+    const double ours = branch / skip, theirs = t.to(at::kDouble).item<double>();
+    // Within the rounding of the stored dtype (a bfloat16 copy keeps about 3 digits).
+    const double tol = t.scalar_type() == at::kBFloat16 ? 8e-3 : t.scalar_type() == at::kHalf ? 1e-3 : 1e-5;
+    if (!(std::fabs(ours - theirs) <= tol * std::max(1.0, std::fabs(theirs))))
+      throw Error(path + ": '" + name + "' is " + std::to_string(theirs) + " but config.json's " +
+                  "residual_mult and residual_attn_ratio give " + std::to_string(ours));
+  }
+  tensors = std::move(weights);
+}
+
+constexpr CheckpointFormat kFormat{"Hugging Face Toto 2.0", recognises, spec_from_config, take_buffers};
+
+}  // namespace
+
+ORRERY_CHECKPOINT_FORMAT(kFormat)

@@ -1,0 +1,91 @@
+// `orrery forecast` as a user types it: what a run folder, a CSV and the flags can get wrong.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support.h"
+
+namespace {
+
+using test::orrery_cmd;
+
+// A folder with Orrery weights and a CSV of two series with a time column.
+struct Fixture {
+  std::string dir = test::temp_dir("cli");
+  Fixture() {
+    test::tiny_model(3)->save_weights(dir + "/model.safetensors");
+    std::ofstream csv(dir + "/in.csv");
+    csv << "time,a,b\n";
+    for (int t = 0; t < 70; ++t) csv << 2000 + t / 12.0 << "," << 100 + t << "," << 3.5 * t << "\n";
+  }
+  test::CommandResult forecast(const std::string& args) const {
+    return test::run_command(orrery_cmd("forecast --model " + dir + " " + args));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("orrery forecast: flags with bad values get messages that name the flag") {
+  Fixture f;
+  auto zero = f.forecast("--input " + f.dir + "/in.csv --horizon 0");
+  CHECK(zero.status == 1);
+  CHECK(zero.output.find("forecast: --horizon must be at least 1 step, got 0") != std::string::npos);
+  auto none = f.forecast("--input " + f.dir + "/in.csv");
+  CHECK(none.output.find("--horizon are required") != std::string::npos);
+  auto word = f.forecast("--input " + f.dir + "/in.csv --horizon soon");
+  CHECK(word.output.find("forecast: --horizon takes a whole number, got 'soon'") != std::string::npos);
+  auto out_dir = f.forecast("--input " + f.dir + "/in.csv --horizon 4 --out " + f.dir);
+  CHECK(out_dir.status == 1);
+  CHECK(out_dir.output.find("cannot write " + f.dir + ": it is a folder") != std::string::npos);
+  CHECK(out_dir.output.find("Success") == std::string::npos);
+  auto csv_dir = f.forecast("--input " + f.dir + " --horizon 4");
+  CHECK(csv_dir.output.find(f.dir + " is a folder, not a CSV file") != std::string::npos);
+}
+
+TEST_CASE("orrery forecast: input that would give meaningless forecasts is refused") {
+  Fixture f;
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(f.dir + "/" + name, std::ios::binary) << text;
+    return f.forecast("--input " + f.dir + "/" + name + " --horizon 3");
+  };
+  auto empty_column = write("empty.csv", "time,a,b\n1,5,\n2,6,\n3,7,\n");
+  CHECK(empty_column.status == 1);
+  CHECK(empty_column.output.find("empty.csv: column 'b' has no observed value: there is nothing to forecast from") != std::string::npos);
+  auto trailing = write("trailing.csv", "time,a,\n1,5,\n2,6,\n");
+  CHECK(trailing.output.find("column 3 of the header has no name (a trailing comma?)") != std::string::npos);
+  auto dup = write("dup.csv", "time,a,a\n1,5,6\n2,6,7\n");
+  CHECK(dup.output.find("columns 2 and 3 are both named \"a\"") != std::string::npos);
+  auto irregular = write("irregular.csv", "time,a\n1,5\n2,6\n3,7\n10,8\n11,9\n");
+  CHECK(irregular.status == 1);
+  CHECK(irregular.output.find("the time column is irregular: data rows 3 and 4 are 7 apart, but most rows are 1 apart") != std::string::npos);
+  auto no_time = write("gap.csv", "time,a\n1,5\n,6\n3,7\n");
+  CHECK(no_time.output.find("the time column has no value in data row 2") != std::string::npos);
+  auto no_rows = write("header.csv", "time,a\n");
+  CHECK(no_rows.output.find("no data rows below the header") != std::string::npos);
+
+  // A byte-order mark leaves "time" a time column, not a series.
+  auto bom = write("bom.csv", "\xEF\xBB\xBFtime,a\n1,5\n2,6\n3,7\n");
+  REQUIRE(bom.status == 0);
+  CHECK(bom.output.rfind("step,time,a_q0.1", 0) == 0);
+  CHECK(bom.output.find("time_q") == std::string::npos);
+  // Values beyond float32 are forecast on their own scale.
+  auto huge = write("huge.csv", "a\n1e39\n2e39\n1.5e39\n1.7e39\n");
+  REQUIRE(huge.status == 0);
+  CHECK(huge.output.find("e+39") != std::string::npos);
+  CHECK(huge.output.find("inf") == std::string::npos);
+}
+
+TEST_CASE("orrery forecast: a model path says what it holds when it holds no model") {
+  Fixture f;
+  auto csv = " --input " + f.dir + "/in.csv --horizon 3";
+  auto missing = test::run_command(orrery_cmd("forecast --model " + f.dir + "/nothing" + csv));
+  CHECK(missing.output.find("no model at " + f.dir + "/nothing (no such file or folder)") != std::string::npos);
+  auto empty = test::temp_dir("cli-empty");
+  auto none = test::run_command(orrery_cmd("forecast --model " + empty + csv));
+  CHECK(none.output.find(empty + " holds no model: expected model.safetensors") != std::string::npos);
+  std::ofstream(empty + "/config.json") << R"({"hidden_size": 768, "model_type": "bert"})";
+  auto other = test::run_command(orrery_cmd("forecast --model " + empty + csv));
+  CHECK(other.output.find("config.json is neither an Orrery run's config nor a checkpoint layout any plugin reads "
+                          "(readers: Hugging Face Toto 2.0 (architecture plugin 'toto2'))") != std::string::npos);
+}

@@ -1,0 +1,76 @@
+// Stopping a script: Ctrl-C (SIGINT) and SIGTERM (what Slurm and `kill` send) end a run with its
+// summary written and the exit status 128 + signal; Lua code cannot swallow the stop; a long
+// forecast notices it between passes.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+
+#include "support.h"
+
+namespace {
+
+const char* kTiny = "orrery.model{arch = {'toto2', d_model = 16, num_layers = 1, num_heads = 1}}";
+
+std::string script(const std::string& dir, const std::string& name, const std::string& body) {
+  std::ofstream(dir + "/" + name) << body;
+  return dir + "/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("SIGTERM and Ctrl-C stop training with a summary and exit 143 and 130") {
+  auto [sig, code] = GENERATE(std::pair{SIGTERM, 143}, std::pair{SIGINT, 130});
+  INFO("signal " << sig);
+  auto dir = test::temp_dir("signal-train-" + std::to_string(sig));
+  const auto path = script(dir, "long.lua", std::string("local m = ") + kTiny + "\n" +
+                           "orrery.train{model = m, steps = 1000000, batch_size = 2, context_length = 64,\n"
+                           "             log_every = 1, name = 'long', runs_dir = args.runs}\n");
+  test::Background run({"run", path, "runs=" + dir + "/runs"}, dir + "/out.txt");
+  REQUIRE(run.wait_for("step      2/", 60));
+  run.signal(sig);
+  CHECK(run.wait_exit(30) == code);
+  INFO(run.output());
+  CHECK(run.output().find("interrupted (the run and its summary are saved in " + dir + "/runs/long)") != std::string::npos);
+  const auto summary = orrery::Json::parse(test::read_text(dir + "/runs/long/summary.json"));
+  CHECK(summary["interrupted"] == true);
+  CHECK(summary["steps"].get<int64_t>() >= 2);
+}
+
+TEST_CASE("a loop that wraps its body in pcall still stops on Ctrl-C") {
+  auto dir = test::temp_dir("signal-pcall");
+  const auto path = script(dir, "loop.lua",
+                           "print('looping'); io.stdout:flush()\n"
+                           "local n = 0\n"
+                           "while true do\n"
+                           "  local ok = pcall(function() for i = 1, 1000 do n = n + i end end)\n"
+                           "end\n");
+  test::Background run({"run", path}, dir + "/out.txt");
+  REQUIRE(run.wait_for("looping", 30));
+  run.signal(SIGINT);
+  CHECK(run.wait_exit(10) == 130);
+  CHECK(run.output().find("interrupted") != std::string::npos);
+}
+
+TEST_CASE("Ctrl-C stops a long forecast between passes") {
+  auto dir = test::temp_dir("signal-forecast");
+  // 2,000 series of 4,096 steps: many passes of a 128-wide model, far more than a few seconds.
+  const auto path = script(dir, "fc.lua",
+                           "local m = orrery.model{arch = {'toto2', d_model = 128, num_layers = 4, num_heads = 4}}\n"
+                           "local s = {}\n"
+                           "for i = 1, 2000 do local v = {}; for t = 1, 4096 do v[t] = math.sin(t / 7 + i) end; s[i] = v end\n"
+                           "print('forecasting'); io.stdout:flush()\n"
+                           "local f = m:forecast{series = s, horizon = 64}\n"
+                           "print('finished')\n");
+  test::Background run({"run", path}, dir + "/out.txt");
+  REQUIRE(run.wait_for("forecasting", 120));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto sent = std::chrono::steady_clock::now();
+  run.signal(SIGINT);
+  const int status = run.wait_exit(60);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  INFO(run.output() << "\nstopped " << seconds << " s after Ctrl-C");
+  CHECK(status == 130);
+  CHECK(run.output().find("finished") == std::string::npos);
+  CHECK(seconds < 10);
+}
