@@ -59,10 +59,11 @@ TEST_CASE("docs/lua.md documents every option of orrery.train") {
   const std::string section = doc.substr(from, doc.find("\n## ", from) - from);
   for (const auto& o : orrery::RunRequest::schema().specs()) {
     INFO(o.name);
-    CHECK(section.find("`" + o.name + "`") != std::string::npos);
+    CHECK((section.find("`" + o.name + "`") != std::string::npos || section.find("`" + o.name + " = ") != std::string::npos));
   }
   for (auto name : {"model", "data", "optimizer", "on_step"}) {
     INFO(name);
-    CHECK(section.find(std::string("`") + name + "`") != std::string::npos);
+    CHECK((section.find(std::string("`") + name + "`") != std::string::npos ||
+           section.find(std::string("`") + name + " = ") != std::string::npos));
   }
 }

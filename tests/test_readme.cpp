@@ -1,0 +1,157 @@
+// Every command and Lua example in README.md runs, so none can rot. Each line of a fenced `sh`
+// block and each fenced `lua` block is exercised here, in README order, in a scratch folder
+// laid out like a checkout (build/bin/orrery, scripts/, assets/). The long ones run with fewer
+// steps, and the dashboard under xvfb-run; the table below says what runs in place of what.
+// A README command this table does not know, or an entry the README no longer has, fails.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "support.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Exercise {
+  std::string readme;   // the command as the README writes it (its comment stripped)
+  std::string instead;  // what runs in its place; empty = the command itself
+  std::string expect;   // text its output holds, or "file:PATH" that it writes
+};
+
+const std::string kQuick = "build/bin/orrery run scripts/quickstart.lua";
+const std::string kXvfb = "xvfb-run -a -s '-screen 0 1280x800x24' ";
+
+const std::vector<Exercise> kExercises = {
+    // `make run` is setup + build + the quickstart; the quickstart runs here with fewer steps
+    // (`make test` is what CI runs, and this test is part of it).
+    {"make run", kQuick + " steps=40", "Forecasts of the last 4 windows"},
+    {"make test", "", ""},
+    {kQuick + " steps=500 name=short", kQuick + " steps=20 name=short", "Run directory: runs/short"},
+    {kQuick + " seconds=60", kQuick + " seconds=60 steps=20 name=budget", "20 steps in"},
+    {"build/bin/orrery plugins", "", "toto2"},
+    {"build/bin/orrery plugins --json", "", "\"checkpoint_format\": \"Hugging Face Toto 2.0\""},
+    {"build/bin/orrery run scripts/coord_check.lua widths=64,128 seeds=1",
+     "build/bin/orrery run scripts/coord_check.lua widths=64,128 seeds=1 steps=1", "coord_check.json"},
+    {"build/bin/orrery repl", "echo 'print(orrery.version)' | build/bin/orrery repl", "0.1.0"},
+    {"build/bin/orrery forecast --model runs/quickstart --input assets/co2.csv --horizon 24 --out fc.csv", "",
+     "file:fc.csv"},
+    {"build/bin/orrery bench forecast --preset toto2-4m --context 4096 --horizon 1024 --batch 8",
+     "build/bin/orrery bench forecast --preset toto2-4m --context 4096 --horizon 1024 --batch 8 --repeats 2 --warmup 1",
+     "median"},
+    {"build/bin/orrery run scripts/coord_check.lua",
+     "build/bin/orrery run scripts/coord_check.lua widths=32,64 seeds=1 steps=1", "coord_check.json"},
+    {"build/bin/orrery run scripts/lr_transfer.lua",
+     "build/bin/orrery run scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=4", "lr_transfer.json"},
+    {"build/bin/orrery run scripts/optimizer_duel.lua",
+     "build/bin/orrery run scripts/optimizer_duel.lua steps=6 seeds=1 width=32", "optimizer_duel"},
+    {"build/bin/orrery ui", kXvfb + "build/bin/orrery ui --screenshot ui.png", "file:ui.png"},
+    {"build/bin/orrery ui scripts/lr_transfer.lua widths=64,128",
+     kXvfb + "build/bin/orrery ui scripts/lr_transfer.lua widths=64,128 params=sp seeds=1 steps=4 --screenshot live.png",
+     "file:live.png"},
+    {"build/bin/orrery ui runs --view lr --screenshot lr.png", kXvfb + "build/bin/orrery ui runs --view lr --screenshot lr.png",
+     "file:lr.png"},
+    {"build/bin/orrery plot runs/quickstart --out plots", "", "loss.svg"},
+};
+
+// Lua blocks, by their order in the README: replacements that shorten their training.
+const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = {
+    {{"steps = 500", "steps = 20"}},
+    {{"steps = 400", "steps = 6"}, {"warmup = 300", "warmup = 3"}},
+};
+
+struct Readme {
+  std::vector<std::string> commands;  // sh lines, comments stripped
+  std::vector<std::string> lua;       // lua blocks
+};
+
+Readme parse_readme() {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/README.md");
+  Readme r;
+  std::string line, block, kind;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) {
+      if (!inside) {
+        inside = true, kind = line.substr(3), block.clear();
+      } else {
+        inside = false;
+        if (kind == "lua") r.lua.push_back(block);
+      }
+      continue;
+    }
+    if (!inside) continue;
+    block += line + "\n";
+    if (kind != "sh") continue;
+    std::string cmd = std::regex_replace(line, std::regex("\\s+#.*$"), "");
+    cmd = std::regex_replace(cmd, std::regex("\\s+$"), "");
+    if (!cmd.empty()) r.commands.push_back(cmd);
+  }
+  return r;
+}
+
+// A checkout-like folder: build/bin/orrery, scripts and assets, with nothing else in it.
+std::string sandbox() {
+  const std::string dir = test::temp_dir("readme");
+  fs::create_directories(dir + "/build/bin");
+  fs::create_symlink(ORRERY_BIN, dir + "/build/bin/orrery");
+  fs::create_directory_symlink(std::string(ORRERY_SOURCE_DIR) + "/scripts", dir + "/scripts");
+  fs::create_directory_symlink(std::string(ORRERY_SOURCE_DIR) + "/assets", dir + "/assets");
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("README.md: every command and Lua example runs") {
+  const Readme readme = parse_readme();
+  REQUIRE(readme.commands.size() >= 10);
+  for (const auto& e : kExercises) {
+    INFO("the table names a command the README no longer has: " << e.readme);
+    CHECK(std::find(readme.commands.begin(), readme.commands.end(), e.readme) != readme.commands.end());
+  }
+  // make run is the quickstart, exactly; make test is what CI runs.
+  const std::string makefile = test::read_text(std::string(ORRERY_SOURCE_DIR) + "/Makefile");
+  CHECK(makefile.find("$(BUILD)/bin/orrery run scripts/quickstart.lua\n") != std::string::npos);
+  CHECK(test::read_text(std::string(ORRERY_SOURCE_DIR) + "/.ci/run").find("make test") != std::string::npos);
+
+  const std::string dir = sandbox();
+  for (const auto& cmd : readme.commands) {
+    INFO("README command: " << cmd);
+    auto it = std::find_if(kExercises.begin(), kExercises.end(), [&](const Exercise& e) { return e.readme == cmd; });
+    REQUIRE(it != kExercises.end());  // a new README command: add it to kExercises
+    if (it->expect.empty()) continue;
+    const std::string run = it->instead.empty() ? cmd : it->instead;
+    auto r = test::run_command("cd '" + dir + "' && " + run);
+    INFO("ran: " << run << "\n" << r.output);
+    CHECK(r.status == 0);
+    if (it->expect.rfind("file:", 0) == 0) {
+      const std::string file = dir + "/" + it->expect.substr(5);
+      CHECK(fs::exists(file));
+      CHECK((fs::exists(file) && fs::file_size(file) > 0));
+    } else {
+      CHECK(r.output.find(it->expect) != std::string::npos);
+    }
+  }
+  // The README's forecast: 24 rows of quantiles from the quickstart's run folder.
+  std::ifstream fc(dir + "/fc.csv");
+  int rows = 0;
+  for (std::string line; std::getline(fc, line);) ++rows;
+  CHECK(rows == 1 + 24);
+
+  REQUIRE(readme.lua.size() == kLuaEdits.size());
+  for (size_t i = 0; i < readme.lua.size(); ++i) {
+    std::string code = readme.lua[i];
+    for (const auto& [from, to] : kLuaEdits[i]) {
+      INFO("Lua block " << i + 1 << " no longer holds: " << from);
+      REQUIRE(code.find(from) != std::string::npos);
+      code.replace(code.find(from), from.size(), to);
+    }
+    const std::string path = dir + "/example" + std::to_string(i + 1) + ".lua";
+    std::ofstream(path) << code;
+    auto r = test::run_command("cd '" + dir + "' && build/bin/orrery run " + path);
+    INFO("README Lua block " << i + 1 << ":\n" << code << "\n" << r.output);
+    CHECK(r.status == 0);
+  }
+}
