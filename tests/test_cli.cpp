@@ -51,7 +51,7 @@ TEST_CASE("orrery forecast: input that would give meaningless forecasts is refus
   };
   auto empty_column = write("empty.csv", "time,a,b\n1,5,\n2,6,\n3,7,\n");
   CHECK(empty_column.status == 1);
-  CHECK(empty_column.output.find("empty.csv: column 'b' has no observed value: there is nothing to forecast from") != std::string::npos);
+  CHECK(empty_column.output.find("empty.csv: column \"b\" has no observed value: there is nothing to forecast from") != std::string::npos);
   auto trailing = write("trailing.csv", "time,a,\n1,5,\n2,6,\n");
   CHECK(trailing.output.find("column 3 of the header has no name (a trailing comma?)") != std::string::npos);
   auto dup = write("dup.csv", "time,a,a\n1,5,6\n2,6,7\n");

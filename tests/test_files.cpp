@@ -50,7 +50,7 @@ TEST_CASE("bad CSV input is named, quoted briefly and never printed raw") {
     FAIL("a 10 MB cell was accepted");
   } catch (const orrery::Error& e) {
     const std::string msg = e.what();
-    CHECK(msg.find("huge.csv:3: column 'a' has a non-numeric value \"xxxx") != std::string::npos);
+    CHECK(msg.find("huge.csv:3: column \"a\" has a non-numeric value \"xxxx") != std::string::npos);
     CHECK(msg.find("(10000000 bytes)") != std::string::npos);
     CHECK(msg.size() < 300);
   }
@@ -93,16 +93,24 @@ TEST_CASE("an atomic write into a folder's name says so, and temporaries of dead
     orrery::write_file_atomically(path, [](std::ostream& o) { o << "x"; });
   };
   CHECK_THROWS_WITH(put(dir), Catch::Contains("cannot write " + dir + ": it is a folder"));
-  // A writer killed mid-save leaves "<file>.tmp.<pid>"; the next write beside it removes it.
+  // A writer killed mid-save leaves "<file>.tmp.<host>.<pid>"; the next write beside it removes it.
   const pid_t dead = fork();
   if (dead == 0) _exit(0);
   waitpid(dead, nullptr, 0);
-  const std::string stale = dir + "/model.safetensors.tmp." + std::to_string(dead);
-  const std::string live = dir + "/model.safetensors.tmp." + std::to_string(getppid());
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string h = host;
+  for (char& c : h)
+    if (c == '/' || c == '.') c = '_';
+  const std::string stale = dir + "/model.safetensors.tmp." + h + "." + std::to_string(dead);
+  const std::string live = dir + "/model.safetensors.tmp." + h + "." + std::to_string(getppid());
+  const std::string other_host = dir + "/model.safetensors.tmp.elsewhere." + std::to_string(dead);
+  std::ofstream(other_host) << "a writer on another machine of a shared disk";
   std::ofstream(stale) << "half a file";
   std::ofstream(live) << "another process is writing";
   put(dir + "/model.safetensors");
   CHECK(!fs::exists(stale));
   CHECK(fs::exists(live));
+  CHECK(fs::exists(other_host));
   CHECK(fs::file_size(dir + "/model.safetensors") == 1);
 }

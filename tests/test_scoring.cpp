@@ -50,6 +50,6 @@ TEST_CASE("the bundled CSV files read back with their lengths") {
   CHECK(t.names == std::vector<std::string>{"time", "value"});
   CHECK(t.column("value").size() == 144);
   CHECK(t.column("value")[0] == 112);
-  CHECK_THROWS_WITH(t.column("nope"), Catch::Contains("no column 'nope'"));
+  CHECK_THROWS_WITH(t.column("nope"), Catch::Contains("no column \"nope\" (columns: time, value)"));
   CHECK_THROWS_WITH(orrery::read_csv("/nonexistent.csv"), Catch::Contains("cannot open /nonexistent.csv"));
 }

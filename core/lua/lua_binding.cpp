@@ -13,6 +13,7 @@ int protect(lua_State* L, int (*fn)(lua_State*)) {
   std::string msg;
   bool located = false;
   try {
+    host(L).interrupt.check();  // a stopped script gets no further (even from a coroutine)
     return fn(L);
   } catch (const LocatedError& e) {
     msg = e.what(), located = true;

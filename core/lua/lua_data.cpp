@@ -26,14 +26,15 @@ namespace {
 
 // orrery.data{"name", option = value} or orrery.data("name", {option = value})
 int l_data(lua_State* L) {
-  if (lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TTABLE) {
-    lua_pushvalue(L, 1);
-    lua_rawseti(L, 2, 1);
-    lua_settop(L, 2);
-    lua_remove(L, 1);
-  }
   if (luaL_testudata(L, 1, kDataMeta)) throw Error("orrery.data takes a plugin choice, not a data object");
-  const PluginSpec spec = to_plugin_spec(L, 1, "orrery.data");
+  PluginSpec spec;
+  if (lua_type(L, 1) == LUA_TSTRING && !lua_isnoneornil(L, 2)) {  // orrery.data("name", {opts})
+    spec.name = lua_tostring(L, 1);
+    spec.options = lua_to_json(L, 2, "orrery.data options");
+    if (!spec.options.is_object()) throw Error("orrery.data(name, options): options must be a table of name = value pairs");
+  } else {
+    spec = to_plugin_spec(L, 1, "orrery.data");
+  }
   push_box(L, std::shared_ptr<DataSource>(host(L).registry.create<PluginKind::data>(spec.name, spec.options, DataContext{})),
            kDataMeta, 1);
   lua_pushstring(L, spec.to_json().dump().c_str());
@@ -46,7 +47,7 @@ int d_sample(lua_State* L) {
   auto data = check_box<DataSource>(L, 1, kDataMeta, "data:sample's self (call it with ':')");
   const int64_t batch = lua_isnoneornil(L, 2) ? 1 : to_integer(L, 2, "data:sample: batch");
   const int64_t length = lua_isnoneornil(L, 3) ? 256 : to_integer(L, 3, "data:sample: length");
-  if (batch < 1 || length < 1 || batch * length > (int64_t{1} << 24))
+  if (batch < 1 || length < 1 || batch > (int64_t{1} << 24) / length)
     throw Error("data:sample(batch, length) needs positive sizes of at most 2^24 values in all");
   Batch b = data->sample(batch, length);
   at::Tensor v = at::where(b.observed, b.values, at::full({}, std::nan(""), b.values.options()));

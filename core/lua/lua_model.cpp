@@ -3,7 +3,7 @@
 
 #include <ATen/ATen.h>
 
-#include "orrery/data_source.h"
+#include "orrery/coord_check.h"
 #include "orrery/evaluate.h"
 #include "orrery/load_model.h"
 #include "orrery/model.h"
@@ -118,8 +118,7 @@ int m_activations(lua_State* L) {
   const int64_t batch = integer_field(L, 2, "batch_size", fn).value_or(8);
   const int64_t length = integer_field(L, 2, "context_length", fn).value_or(16 * model->patch_size());
   const int64_t seed = integer_field(L, 2, "seed", fn).value_or(0);
-  if (batch < 1 || length < 2 * model->patch_size() || length % model->patch_size() != 0 || seed < 0)
-    throw Error(fn + " needs batch_size >= 1, a context_length of whole patches (at least two) and seed >= 0");
+  if (seed < 0) throw Error(fn + ": seed must be >= 0, got " + std::to_string(seed));
   PluginSpec source{"synthetic"};
   if (field(L, 2, "data")) {
     if (luaL_testudata(L, -1, kDataMeta))
@@ -128,14 +127,9 @@ int m_activations(lua_State* L) {
     source = to_plugin_spec(L, -1, fn + ": data");
     lua_pop(L, 1);
   }
-  auto data = host(L).registry.create<PluginKind::data>(source.name, source.options,
-                                                         DataContext{static_cast<uint64_t>(seed)});
-  Batch b = data->sample(batch, length);
-  b.values = b.values.to(model->device());
-  b.observed = b.observed.to(model->device());
-  b.series_ids = b.series_ids.to(model->device());
   Json out = Json::array();
-  for (const auto& [name, rms] : model->activation_rms(b)) out.push_back({{"name", name}, {"rms", rms}});
+  for (const auto& [name, rms] : measure_activations(*model, host(L).registry, source, batch, length, seed))
+    out.push_back({{"name", name}, {"rms", rms}});
   push_json(L, out);
   return 1;
 }

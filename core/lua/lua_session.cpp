@@ -1,5 +1,6 @@
 #include <lua.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -14,14 +15,13 @@ namespace orrery {
 namespace {
 
 // The session whose script the terminal's signals stop. Signals are process-wide by nature;
-// this is the one place that knows which session is running. Set and cleared under the mutex
-// by the thread running the script; the signal handler runs on that same thread.
-struct Running {
-  lua_State* L = nullptr;
-  Interrupt* interrupt = nullptr;
-};
-Running g_running;
+// this is the one place that knows which session is running: a lock-free pointer to the
+// session's own record, so a signal handler on any thread (the dashboard's main thread while
+// its script runs on a worker) reads it whole. The mutex orders the script's thread against
+// interrupt_running_script; a signal handler cannot take it.
+std::atomic<const LuaSession::Running*> g_running{nullptr};
 std::mutex g_running_mutex;
+static_assert(std::atomic<const LuaSession::Running*>::is_always_lock_free);
 
 // As in lua.c, a stop only sets a hook (lua_sethook is safe from a signal handler or another
 // thread); the hook raises the error at the next Lua instruction. Unlike lua.c the hook stays:
@@ -29,13 +29,13 @@ std::mutex g_running_mutex;
 // hooks fire on Lua instructions only, never inside C functions or the message handler.
 void interrupt_hook(lua_State* L, lua_Debug*) { luaL_error(L, "interrupted"); }
 
-void stop(const Running& r, int signal) {
-  if (!r.interrupt) return;
-  r.interrupt->request(signal);
-  lua_sethook(r.L, interrupt_hook, LUA_MASKCOUNT, 1);
+void stop(const LuaSession::Running* r, int signal) {
+  if (!r) return;
+  r->interrupt->request(signal);
+  lua_sethook(r->L, interrupt_hook, LUA_MASKCOUNT, 1);
 }
 
-void on_signal(int signal) { stop(g_running, signal); }
+void on_signal(int signal) { stop(g_running.load(), signal); }
 
 // Message handler: the error plus a traceback of Lua frames only (C frames are the host's).
 int message_handler(lua_State* L) {
@@ -66,7 +66,7 @@ void push_arg(lua_State* L, const std::string& v) {
 
 void interrupt_running_script() {
   std::lock_guard lock(g_running_mutex);
-  stop(g_running, SIGINT);
+  stop(g_running.load(), SIGINT);
 }
 
 int LuaSession::call(int nargs, int nresults) {
@@ -76,7 +76,7 @@ int LuaSession::call(int nargs, int nresults) {
   interrupt_.clear();
   {
     std::lock_guard lock(g_running_mutex);
-    g_running = {L_, &interrupt_};
+    g_running = &running_;
   }
   auto previous_int = std::signal(SIGINT, on_signal);
   auto previous_term = std::signal(SIGTERM, on_signal);
@@ -85,7 +85,7 @@ int LuaSession::call(int nargs, int nresults) {
   std::signal(SIGTERM, previous_term);
   {
     std::lock_guard lock(g_running_mutex);
-    g_running = {};
+    g_running = nullptr;
   }
   lua_sethook(L_, nullptr, 0, 0);
   lua_remove(L_, base);
@@ -93,7 +93,7 @@ int LuaSession::call(int nargs, int nresults) {
 }
 
 LuaSession::LuaSession(Registry& registry, const std::vector<LuaLibrary>& libraries)
-    : L_(luaL_newstate()), host_{registry, interrupt_} {
+    : L_(luaL_newstate()), host_{registry, interrupt_}, running_{L_, &interrupt_} {
   if (!L_) throw std::bad_alloc();
   luaL_openlibs(L_);
   open_orrery_api(L_, host_);

@@ -15,12 +15,24 @@ namespace fs = std::filesystem;
 namespace orrery {
 namespace {
 
-// Temporaries "<file>.tmp.<pid>" beside `path` whose writer has died (killed mid-write): no one
-// will rename them, so they are removed. A live process's temporary is left alone.
-void remove_stale_temporaries(const fs::path& path) {
+// This machine's name, so a temporary names its writer's host: on a shared disk a process id
+// means something only on the machine that wrote it.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  std::string out = name;
+  for (char& c : out)
+    if (c == '/' || c == '.') c = '_';
+  return out;
+}
+
+// Temporaries "<file>.tmp.<host>.<pid>" of this host beside `path` whose writer has died
+// (killed mid-write): no one will rename them, so they are removed. A live process's
+// temporary, or another host's, is left alone.
+void remove_stale_temporaries(const fs::path& path, const std::string& host) {
   std::error_code ec;
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const std::string prefix = path.filename().string() + ".tmp.";
+  const std::string prefix = path.filename().string() + ".tmp." + host + ".";
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix)) continue;
@@ -37,9 +49,10 @@ void remove_stale_temporaries(const fs::path& path) {
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error("cannot write " + path + ": it is a folder");
-  remove_stale_temporaries(path);
+  const std::string host = host_name();
+  remove_stale_temporaries(path, host);
   // A per-process temporary name: concurrent writers of one path never share a temporary.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = path + ".tmp." + host + "." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));

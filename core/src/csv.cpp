@@ -39,7 +39,8 @@ const std::vector<double>& CsvTable::column(const std::string& name) const {
     if (names[i] == name) return columns[i];
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  throw Error("no column '" + name + "' (columns: " + known + ")");
+  if (known.size() > 200) known = known.substr(0, 200) + "...";
+  throw Error("no column " + quote_input(name) + " (columns: " + known + ")");
 }
 
 CsvTable read_csv(const std::string& path) {
@@ -84,11 +85,12 @@ CsvTable read_csv(const std::string& path) {
         errno = 0;
         v = std::strtod(f.c_str(), &end);
         if (end != f.c_str() + f.size() || std::isnan(v))
-          throw Error(where() + "column '" + t.names[i] + "' has a non-numeric value " + quote_input(f));
+          throw Error(where() + "column " + quote_input(t.names[i]) + " has a non-numeric value " + quote_input(f));
         if (errno == ERANGE && std::isinf(v))
-          throw Error(where() + "column '" + t.names[i] + "' has a value beyond the range of a double: " + quote_input(f));
+          throw Error(where() + "column " + quote_input(t.names[i]) + " has a value beyond the range of a double: " +
+                      quote_input(f));
         if (std::isinf(v))
-          throw Error(where() + "column '" + t.names[i] + "' has an infinite value " + quote_input(f));
+          throw Error(where() + "column " + quote_input(t.names[i]) + " has an infinite value " + quote_input(f));
       }
       t.columns[i].push_back(v);
     }

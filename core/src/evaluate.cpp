@@ -22,6 +22,8 @@ Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalCo
               const Interrupt* interrupt) {
   if (cfg.horizon < 1 || cfg.windows < 1 || cfg.context < 1)
     throw Error("evaluate: horizon, windows and context must be positive");
+  if (cfg.horizon > (1 << 20) || cfg.windows > (1 << 20))
+    throw Error("evaluate: horizon and windows must be at most 2^20");
   std::vector<double> levels;
   Json out = {{"horizon", cfg.horizon}, {"windows", cfg.windows}};
   Json rows = Json::array(), snapshots = Json::array();
@@ -39,7 +41,7 @@ Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalCo
     std::vector<std::string> labels;
     for (int64_t w = 0; w < cfg.windows; ++w) {
       const int64_t cut = first_cut + w * cfg.horizon;
-      histories.emplace_back(s.values.begin(), s.values.begin() + cut);
+      histories.emplace_back(s.values.begin() + std::max<int64_t>(0, cut - cfg.context), s.values.begin() + cut);
       labels.push_back("evaluate: series '" + s.name + "' before window " + std::to_string(w + 1));
     }
     const SeriesBatch batch = series_batch(histories, labels, cfg.context);

@@ -75,7 +75,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     }
     series.push_back(table.columns[i]);
     names.push_back(table.names[i]);
-    labels.push_back(o.input + ": column '" + table.names[i] + "'");
+    labels.push_back(o.input + ": column " + quote_input(table.names[i]));
   }
   if (series.empty()) throw Error(o.input + ": no series columns (every column but \"time\" is one)");
   const size_t rows = series.front().size();

@@ -139,6 +139,8 @@ namespace {
 // Rows of the batch forecast in one pass: bounds the memory of a forecast of many series and
 // lets Ctrl-C land between passes. Rows are independent, so chunking changes no result.
 constexpr int64_t kTokensPerPass = 1 << 16;
+// Far beyond any horizon a patched model forecasts meaningfully; it keeps sizes from overflowing.
+constexpr int64_t kMaxHorizon = 1 << 20;
 
 // Every (series, variate) needs at least one observation: a forecast of nothing is no forecast.
 void check_observed(const at::Tensor& observed) {
@@ -160,8 +162,12 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   if (o.decode_block_size < 0 || o.decode_block_size % P != 0)
     throw Error("decode_block_size must be 0 (one pass) or a positive multiple of the patch size " +
                 std::to_string(P) + ", got " + std::to_string(o.decode_block_size));
-  if (values_in.dim() != 3 || observed_in.sizes() != values_in.sizes() || values_in.size(2) < 1)
-    throw Error("forecast needs values and observed of one shape (series, variates, steps), got " +
+  if (horizon > kMaxHorizon)
+    throw Error("forecast horizon " + std::to_string(horizon) + " is beyond " + std::to_string(kMaxHorizon) +
+                " steps; forecast in parts with decode_block_size, or at a coarser frequency");
+  if (values_in.dim() != 3 || observed_in.sizes() != values_in.sizes() || values_in.size(0) < 1 ||
+      values_in.size(1) < 1 || values_in.size(2) < 1)
+    throw Error("forecast needs values and observed of one non-empty shape (series, variates, steps), got " +
                 c10::str(values_in.sizes()) + " and " + c10::str(observed_in.sizes()));
   std::vector<double> levels = o.levels.empty() ? head_->default_levels() : o.levels;
   std::sort(levels.begin(), levels.end());
@@ -225,7 +231,8 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
 
   c10::InferenceMode guard;
   const ForwardContext ctx;
-  auto dopts = at::TensorOptions().dtype(at::kDouble).device(device_);
+  // Data units in float64, as the scaler computes them (float32 on MPS, which has no float64).
+  auto dopts = at::TensorOptions().dtype(device_.is_mps() ? at::kFloat : at::kDouble).device(device_);
   auto bopts = dopts.dtype(at::kBool);
   at::Tensor observed = observed_in.to(device_);
   at::Tensor values = at::where(observed, values_in.to(dopts), at::zeros({}, dopts));
@@ -265,7 +272,7 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     blocks.push_back(real);
     done += n;
     if (done < K) {
-      values = at::cat({values, real[median_row].to(at::kDouble)}, -1);
+      values = at::cat({values, real[median_row].to(dopts.dtype())}, -1);
       observed = at::cat({observed, at::ones({B, V, n * P}, bopts)}, -1);
     }
   }

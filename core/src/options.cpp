@@ -120,19 +120,20 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
     if (s->type == "int") {
       // A whole float becomes an integer; 2.5 is refused, and so is 1e30 (by the range below,
       // or as beyond 64 bits) before any conversion could overflow.
-      const auto range = [&] {
+      const auto range = [&](double d) {
         std::ostringstream r;
-        if (s->max) r << "<= " << *s->max;
+        if (d > 0 && s->max) r << "<= " << *s->max;
+        else if (d < 0 && s->min) r << ">= " << *s->min;
         else r << "within the range of a 64-bit integer";
         return r.str();
       };
       if (v.is_number_float()) {
         const double d = v.get<double>();
         if (std::floor(d) != d) throw bad("an integer");
-        if (std::fabs(d) >= 9.2e18) throw bad(range());
+        if (std::fabs(d) >= 9.2e18) throw bad(range(d));
         v = static_cast<long long>(d);
       }
-      if (v.is_number_unsigned() && v.get<unsigned long long>() > 9200000000000000000ull) throw bad(range());
+      if (v.is_number_unsigned() && v.get<unsigned long long>() > 9200000000000000000ull) throw bad(range(1));
       if (!v.is_number_integer()) throw bad("an integer");
     } else if (s->type == "number") {
       if (!v.is_number()) throw bad("a number");

@@ -121,7 +121,8 @@ Header read_header(std::ifstream& in, const std::string& path) {
     for (const auto& d : shape) {
       if (!d.is_number_unsigned()) throw bad_tensor("has a shape that is not a list of sizes: " + shape.dump());
       const uint64_t dim = d.get<uint64_t>();
-      if (dim > 0 && numel > (uint64_t{1} << 62) / dim) throw bad_tensor("has an impossible shape " + shape.dump());
+      // At most 2^60 elements, so that bytes = numel x (at most 8) cannot overflow below.
+      if (dim > 0 && numel > (uint64_t{1} << 60) / dim) throw bad_tensor("has an impossible shape " + shape.dump());
       numel *= dim;
       entry.shape.push_back(static_cast<int64_t>(dim));
     }

@@ -3,7 +3,8 @@
 // and the dashboard's script mode. Errors are reported at the user's script line, with a
 // Lua-only traceback. Ctrl-C and SIGTERM stop the running script: training finishes its step
 // and writes its summary, a forecast stops between passes, and Lua code (pcall included)
-// cannot swallow the stop.
+// cannot swallow the stop. A loop inside a coroutine that was already running stops at its
+// next call of an `orrery` function or its next yield (Lua's hooks are per coroutine).
 #include <map>
 #include <string>
 #include <vector>
@@ -52,10 +53,17 @@ class LuaSession {
   // message on error.
   int call(int nargs, int nresults);
 
+  // What a signal handler needs to stop this session's script.
+  struct Running {
+    lua_State* L;
+    Interrupt* interrupt;
+  };
+
  private:
   lua_State* L_;
   Interrupt interrupt_;
   LuaHost host_;
+  Running running_;
 };
 
 // What Ctrl-C does, callable from any thread (the dashboard's window closing): the script

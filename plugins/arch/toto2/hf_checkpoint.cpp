@@ -6,7 +6,6 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <cstdlib>
 
 #include "orrery/error.h"
 #include "orrery/plugin.h"
@@ -80,19 +79,32 @@ ModelSpec spec_from_config(const Json& c, const std::string& path) {
 
 // The release stores each layer's residual coefficients tau = branch / skip as buffers attn_tau
 // and mlp_tau. Orrery derives them from the parametrisation; they must agree with the file.
+// "transformer.layers.<i>.attn_tau" or ".mlp_tau": the layer i, or -1 for any other name.
+int64_t tau_layer(const std::string& name) {
+  const std::string prefix = "transformer.layers.";
+  if (!name.starts_with(prefix)) return -1;
+  const size_t dot = name.find('.', prefix.size());
+  const std::string digits = name.substr(prefix.size(), dot - prefix.size());
+  const std::string rest = dot == std::string::npos ? "" : name.substr(dot);
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos ||
+      (rest != ".attn_tau" && rest != ".mlp_tau"))
+    return -1;
+  return std::stoll(digits);
+}
+
 void take_buffers(NamedTensors& tensors, const ModelSpec& spec, const Parametrisation& p,
                   const std::string& path) {
   const int64_t layers = spec.arch.options.value("num_layers", int64_t{0});
   NamedTensors weights;
+  int64_t taus = 0;
   for (auto& [name, t] : tensors) {
     const bool attn = name.ends_with(".attn_tau"), mlp = name.ends_with(".mlp_tau");
     if (!attn && !mlp) {
       weights.emplace_back(name, t);
       continue;
     }
-    const std::string prefix = "transformer.layers.";
-    int64_t layer = -1;
-    if (name.starts_with(prefix)) layer = std::atoll(name.c_str() + prefix.size());
+    const int64_t layer = tau_layer(name);
+    ++taus;
     if (layer < 0 || layer >= layers || t.numel() != 1 || !t.is_floating_point())
       throw Error(path + ": unexpected buffer '" + name + "' (" + c10::toString(t.scalar_type()) + " " +
                   c10::str(t.sizes()) + ")");
@@ -105,6 +117,10 @@ void take_buffers(NamedTensors& tensors, const ModelSpec& spec, const Parametris
       throw Error(path + ": '" + name + "' is " + std::to_string(theirs) + " but config.json's " +
                   "residual_mult and residual_attn_ratio give " + std::to_string(ours));
   }
+  // The release stores both coefficients of every layer; a partial set means a damaged file.
+  if (taus != 0 && taus != 2 * layers)
+    throw Error(path + ": holds " + std::to_string(taus) + " of the " + std::to_string(2 * layers) +
+                " residual coefficients (attn_tau, mlp_tau of each layer)");
   tensors = std::move(weights);
 }
 

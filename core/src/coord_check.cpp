@@ -1,0 +1,27 @@
+#include "orrery/coord_check.h"
+
+#include <ATen/ATen.h>
+
+#include "orrery/data_source.h"
+#include "orrery/error.h"
+#include "orrery/model.h"
+#include "orrery/registry.h"
+
+namespace orrery {
+
+std::vector<std::pair<std::string, double>> measure_activations(Model& model, const Registry& registry,
+                                                                const PluginSpec& data, int64_t batch,
+                                                                int64_t length, uint64_t seed) {
+  const int64_t P = model.patch_size();
+  if (batch < 1 || batch > (1 << 16) || length < 2 * P || length % P != 0 || length > (1 << 24))
+    throw Error("measuring activations needs 1 <= batch_size <= 65536 and a context_length of whole patches of " +
+                std::to_string(P) + " (at least two), got " + std::to_string(batch) + " and " + std::to_string(length));
+  auto source = registry.create<PluginKind::data>(data.name, data.options, DataContext{seed});
+  Batch b = source->sample(batch, length);
+  b.values = b.values.to(model.device());
+  b.observed = b.observed.to(model.device());
+  b.series_ids = b.series_ids.to(model.device());
+  return model.activation_rms(b);
+}
+
+}  // namespace orrery
