@@ -2,6 +2,7 @@
 
 #include <lua.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "orrery/experiment.h"
 #include "orrery/lua_session.h"
 #include "orrery/registry.h"
+#include "support.h"
 
 // docs/lua.md documents every function the REPL completes, and nothing that does not exist.
 TEST_CASE("docs/lua.md documents exactly the Lua API") {
@@ -66,4 +68,42 @@ TEST_CASE("docs/lua.md documents every option of orrery.train") {
     CHECK((section.find(std::string("`") + name + "`") != std::string::npos ||
            section.find(std::string("`") + name + " = ") != std::string::npos));
   }
+}
+
+// Every Lua example of docs/lua.md runs: the blocks in order as one script (later examples use
+// the model and run of earlier ones), in a folder with assets/, under xvfb-run for orrery.ui.
+// Training examples run with fewer steps; the replacements are listed here.
+TEST_CASE("every Lua example in docs/lua.md runs") {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/docs/lua.md");
+  std::string script, line;
+  bool inside = false;
+  int blocks = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) {
+      inside = !inside && line == "```lua";
+      blocks += inside;
+      continue;
+    }
+    if (inside) script += line + "\n";
+  }
+  REQUIRE(blocks >= 15);
+  const std::vector<std::pair<std::string, std::string>> shorter = {
+      {"steps = 500,", "steps = 20,"},
+      {"name = \"w64-lr0.01\"}", "name = \"w64-lr0.01\", steps = 5}"},
+      {"name = \"demo\"}", "name = \"demo\", steps = 5}"},
+  };
+  for (const auto& [from, to] : shorter) {
+    INFO("docs/lua.md no longer holds: " << from);
+    REQUIRE(script.find(from) != std::string::npos);
+    script.replace(script.find(from), from.size(), to);
+  }
+  const std::string dir = test::temp_dir("docs-examples");
+  std::filesystem::create_directory_symlink(std::string(ORRERY_SOURCE_DIR) + "/assets", dir + "/assets");
+  std::ofstream(dir + "/examples.lua") << script;
+  auto r = test::run_command("cd '" + dir + "' && xvfb-run -a -s '-screen 0 1280x800x24' " +
+                             test::orrery_cmd("run examples.lua"));
+  INFO(script << "\n" << r.output);
+  CHECK(r.status == 0);
+  CHECK(std::filesystem::exists(dir + "/lr.png"));
+  CHECK(std::filesystem::exists(dir + "/runs/demo/plots/loss.svg"));
 }

@@ -121,10 +121,12 @@ double WeightDecaySchedule::factor(double progress) const {
   return 1.0;
 }
 
+std::vector<std::string> WeightDecaySchedule::kind_names() { return names(kWeightDecayKinds); }
+
 WeightDecaySchedule WeightDecaySchedule::from_json(const Json& j) {
   WeightDecaySchedule s;
   if (j.is_null()) return s;
-  const auto choices = names(kWeightDecayKinds);
+  const auto choices = kind_names();
   if (!j.is_string() || std::find(choices.begin(), choices.end(), j.get<std::string>()) == choices.end())
     throw Error("weight_decay_schedule must be one of constant, linear, cosine, got " + j.dump());
   s.kind = parse<WeightDecayKind>(j.get<std::string>(), kWeightDecayKinds);

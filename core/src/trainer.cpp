@@ -152,7 +152,7 @@ const OptionSchema& TrainConfig::schema() {
           .table("schedule", "learning-rate schedule {kind, warmup, decay, decay_shape, min_lr}")
           .table("momentum", "momentum warmup {from, to, warmup, cooldown, final}; off unless given")
           .string("weight_decay_schedule", "constant", "weight-decay multiplier over the run",
-                  {"constant", "linear", "cosine"})
+                  WeightDecaySchedule::kind_names())
           .boolean("cpm", true, "contiguous patch masking")
           .integer("cpm_max_span", 16, "longest masked span, in patches", 1)
           .number("cpm_max_rate", 0.4, "highest masking rate", 0.0, 1.0)

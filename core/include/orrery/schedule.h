@@ -4,6 +4,7 @@
 // its options through an OptionSchema, as plugins do: one way to check names, types and ranges.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "orrery/json.h"
 #include "orrery/options.h"
@@ -50,6 +51,7 @@ enum class WeightDecayKind { constant, linear, cosine };
 struct WeightDecaySchedule {
   WeightDecayKind kind = WeightDecayKind::constant;
   double factor(double progress) const;
+  static std::vector<std::string> kind_names();  // "constant", "linear", "cosine"
   static WeightDecaySchedule from_json(const Json& j);
   Json to_json() const;
 };
