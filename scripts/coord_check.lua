@@ -1,13 +1,19 @@
 -- Coordinate check (Tensor Programs V; microsoft/mup's coord_check): train the same model at
 -- several widths for a few steps with a deliberately large learning rate, and after every step
--- measure the RMS of every layer's activations on one fixed batch. A parametrisation that keeps
--- updates width-independent gives flat rows: the same RMS at every width. u-muP should stay
--- within a factor 1.5 across widths 64..512; SP, for contrast, drifts with width.
+-- measure every layer's activations on one fixed batch: their RMS, and the RMS of their change
+-- since initialisation (the "update" a step makes to each layer's output). A parametrisation that
+-- keeps updates width-independent gives flat rows: the same values at every width. u-muP should
+-- stay within a factor 1.5 across widths 64..512; SP, for contrast, drifts with width.
 --
 --   orrery run scripts/coord_check.lua [params=umup,sp] [widths=64,128,256,512] [steps=4]
---                                      [optimizer=adamw] [seeds=2]
+--       [optimizer=adamw|normuon|muon|dion2] [rules=toto2,spectral] [seeds=2] [lr=...]
+--       [adamw_lr=0] [device=cpu|cuda]
 --
--- Results: runs/coord_check*/coord_check.json (every layer x width x step) and a table.
+-- With a Muon-family optimizer the matrices inside the stack take it (at lr) and AdamW the rest, at
+-- adamw_lr = 0 by default: frozen, so that every change is the Muon-family update's (at AdamW's
+-- tuned rate the embedding's updates dominate every layer's change and hide the rule). Under
+-- u-muP each of its Muon-family rules (toto2, spectral) is checked. Results: runs/coord_check*/coord_check.json (every layer x width
+-- x step) and a table.
 
 local function list(s, default)
   if s == nil then return default end
@@ -21,23 +27,51 @@ local seeds     = tonumber(args.seeds) or 2
 local widths    = list(args.widths, {64, 128, 256, 512})
 local steps     = tonumber(args.steps) or 4
 local optimizer = args.optimizer or "adamw"
--- Large rates, as a coordinate check wants: about 2x each parametrisation's tuned optimum
--- (see scripts/lr_transfer.lua).
-local lr = {umup = tonumber(args.lr) or 1.0, sp = tonumber(args.lr) or 4e-3, mup = tonumber(args.lr) or 4e-3}
+local muon_family = {normuon = true, muon = true, dion2 = true}
+assert(optimizer == "adamw" or muon_family[optimizer],
+       "optimizer must be adamw, normuon, muon or dion2, got " .. optimizer)
+local rules     = list(args.rules, {"toto2", "spectral"})
+
+-- Large rates, as a coordinate check wants: about 2x each variant's tuned optimum at width 64
+-- (see scripts/lr_transfer.lua and the README's tables).
+local tuned = {adamw = {umup = 1.0, sp = 4e-3, mup = 4e-3},
+               muon_family = {["umup/toto2"] = 0.5, ["umup/spectral"] = 0.0625, sp = 0.03, mup = 0.03}}
+local adamw_lr = tonumber(args.adamw_lr) or 0
+
+local variants = {}
+for _, p in ipairs(params) do
+  if p == "umup" and muon_family[optimizer] then
+    for _, rule in ipairs(rules) do
+      variants[#variants + 1] = {label = "umup/" .. rule, param = {"umup", muon_rule = rule}, name = p}
+    end
+  else
+    variants[#variants + 1] = {label = p, param = p, name = p}
+  end
+end
+local function lr_of(v)
+  if args.lr then return tonumber(args.lr) end
+  return (muon_family[optimizer] and tuned.muon_family or tuned.adamw)[v.label] or 1e-3
+end
+local function optimizer_of(v)
+  if not muon_family[optimizer] then return {optimizer, lr = lr_of(v), weight_decay = 0} end
+  return {{optimizer, lr = lr_of(v), params = {role = "hidden", stack = true}},
+          {"adamw", lr = adamw_lr, weight_decay = 0}}
+end
 local budget_per_step = {batch_size = 16, context_length = 256}
 
 local dir = orrery.experiment_dir("coord_check", args.runs_dir)
 local probe = {batch_size = 8, context_length = 256, seed = 12345}  -- the fixed batch
 
 local results = {params = {}, widths = widths, steps = steps, optimizer = optimizer}
-for _, param in ipairs(params) do
-  local by_layer, order = {}, {}  -- by_layer[name][width_index][t + 1] = rms, mean over seeds
+for _, v in ipairs(variants) do
+  -- by_layer[name][width index][t + 1] = {rms =, change =}, each the mean over seeds
+  local by_layer, order = {}, {}
   local readout = {}               -- activations that a readout produces or mixes in
   for wi, width in ipairs(widths) do
    for seed = 0, seeds - 1 do
     local model = orrery.model{
       arch = {"toto2", d_model = width, num_layers = 2, num_heads = 4},
-      head = "quantile", param = param, seed = seed,
+      head = "quantile", param = v.param, seed = seed, device = args.device or "cpu",
     }
     for _, p in ipairs(model:describe().params) do
       if p.role == "readout" then
@@ -46,57 +80,89 @@ for _, param in ipairs(params) do
         readout[layer:gsub("%.[^.]+$", "") .. ".residual"] = true
       end
     end
+    local at_init
     local function record(t)
-      for _, a in ipairs(model:activations(probe)) do
+      local acts, kept
+      if t == 0 then
+        acts, kept = model:activations{batch_size = probe.batch_size, context_length = probe.context_length,
+                                       seed = probe.seed, keep = true}
+        at_init = kept
+      else
+        acts = model:activations{batch_size = probe.batch_size, context_length = probe.context_length,
+                                 seed = probe.seed, since = at_init}
+      end
+      for _, a in ipairs(acts) do
         if not by_layer[a.name] then by_layer[a.name] = {}; order[#order + 1] = a.name end
         by_layer[a.name][wi] = by_layer[a.name][wi] or {}
-        by_layer[a.name][wi][t + 1] = (by_layer[a.name][wi][t + 1] or 0) + a.rms / seeds
+        local cell = by_layer[a.name][wi][t + 1] or {rms = 0, change = 0}
+        cell.rms = cell.rms + a.rms / seeds
+        cell.change = cell.change + (a.change or 0) / seeds
+        by_layer[a.name][wi][t + 1] = cell
       end
     end
     record(0)
     orrery.train{
-      model = model, optimizer = {optimizer, lr = lr[param] or 1e-3, weight_decay = 0},
+      model = model, optimizer = optimizer_of(v),
       steps = steps, batch_size = budget_per_step.batch_size,
       context_length = budget_per_step.context_length, schedule = {kind = "constant", warmup = 0},
       clip = 0, seed = seed, quiet = true, runs_dir = dir,
-      name = string.format("%s-w%d-s%d", param, width, seed),
+      name = string.format("%s-w%d-s%d", v.label:gsub("/", "-"), width, seed),
       log_every = 1, on_step = function(e) record(e.step) end,
     }
    end
-    io.write(string.format("\r%s: width %d done ", param, width)); io.flush()
+    io.write(string.format("\r%s: width %d done ", v.label, width)); io.flush()
   end
   print()
 
-  -- Worst ratio across widths for every layer at every step. A readout's output shrinks as
-  -- 1/sqrt(width) at init by design (multiplier 1/fan_in) and is judged apart.
-  local layers, worst, worst_readout = {}, {value = 0}, {value = 0}
-  print(string.format("\n%s (%s, lr %g): activation RMS at step t, and max/min across widths", param,
-                      optimizer, lr[param] or 1e-3))
-  local header = string.format("%-46s %3s", "layer", "t")
+  -- Worst ratio across widths for every layer at every step, of the RMS and of the change since
+  -- initialisation. A readout's output shrinks as 1/sqrt(width) at init by design (multiplier
+  -- 1/fan_in) and is judged apart.
+  local layers = {}
+  local worst, worst_readout, worst_change = {value = 0}, {value = 0}, {value = 0}
+  print(string.format("\n%s (%s, lr %g): activation RMS at step t (and at the last step its change since "
+                      .. "step 0), max/min across widths", v.label, optimizer, lr_of(v)))
+  local header = string.format("%-46s %6s", "layer", "t")
   for _, w in ipairs(widths) do header = header .. string.format(" %8s", "w" .. w) end
   print(header .. "    ratio")
+  -- max/min across widths; nil for a layer that did not move at any width (frozen by adamw_lr = 0).
+  local function spread(values)
+    local lo, hi = math.huge, 0
+    for _, x in ipairs(values) do lo, hi = math.min(lo, x), math.max(hi, x) end
+    if hi == 0 then return nil end
+    return lo > 0 and hi / lo or math.huge
+  end
   for _, name in ipairs(order) do
     local rows = {}
     for t = 0, steps do
-      local line, lo, hi, values = string.format("%-46s %3d", name, t), math.huge, 0, {}
+      local rms, change = {}, {}
       for wi = 1, #widths do
-        local v = by_layer[name][wi][t + 1]
-        values[wi] = v
-        lo, hi = math.min(lo, v), math.max(hi, v)
-        line = line .. string.format(" %8.3f", v)
+        local cell = by_layer[name][wi][t + 1]
+        rms[wi], change[wi] = cell.rms, cell.change
       end
-      local ratio = hi / lo
-      rows[#rows + 1] = {t = t, rms = values, ratio = ratio}
+      local row = {t = t, rms = rms, ratio = spread(rms)}
+      if t > 0 then row.change, row.change_ratio = change, spread(change) end
+      rows[#rows + 1] = row
       local w = readout[name] and worst_readout or worst
-      if ratio > w.value then w.value, w.layer, w.t = ratio, name, t end
-      if t == 0 or t == steps then print(line .. string.format(" %8.2f", ratio)) end
+      if row.ratio > w.value then w.value, w.layer, w.t = row.ratio, name, t end
+      if t > 0 and not readout[name] and row.change_ratio and row.change_ratio > worst_change.value then
+        worst_change.value, worst_change.layer, worst_change.t = row.change_ratio, name, t
+      end
+      local function line(label, values, ratio)
+        local text = string.format("%-46s %6s", name, label)
+        for _, x in ipairs(values) do text = text .. string.format(" %8.3f", x) end
+        print(text .. (ratio and string.format(" %8.2f", ratio) or "        -"))
+      end
+      if t == 0 or t == steps then line(tostring(t), rms, row.ratio) end
+      if t == steps and t > 0 then line("d" .. t, change, row.change_ratio) end
     end
     layers[#layers + 1] = {name = name, readout = readout[name] or false, steps = rows}
   end
-  results.params[param] = {lr = lr[param], layers = layers, worst = worst, worst_readout = worst_readout}
-  print(string.format("%s: worst max/min across widths %.2f (%s, step %d); readout outputs %.2f (%s, step %d)",
-                      param, worst.value, worst.layer, worst.t, worst_readout.value,
-                      worst_readout.layer, worst_readout.t))
+  results.params[v.label] = {lr = lr_of(v), layers = layers, worst = worst, worst_readout = worst_readout,
+                             worst_change = worst_change}
+  print(string.format("%s: worst max/min across widths %.2f (%s, step %d); change since step 0 %.2f (%s, step %d); "
+                      .. "readout outputs %.2f (%s, step %d)", v.label, worst.value, worst.layer, worst.t,
+                      worst_change.value, worst_change.layer or "-", worst_change.t or 0,
+                      worst_readout.value, worst_readout.layer, worst_readout.t))
 end
 
 orrery.write_json(dir .. "/coord_check.json", results)

@@ -1,18 +1,23 @@
--- Learning-rate transfer across widths (Tensor Programs V, Figure 1; u-muP). For each
--- parametrisation and width, train the same small Toto-style model at a grid of learning rates
--- (log2 steps of an octave until the minimum is bracketed, then half-octaves around it), with
--- depth, head count and token budget fixed, over several seeds. Fit a parabola in log2(lr)
--- around each width's best point: under u-muP the optimum should stay put (moving at most half
--- an octave across the widths); under SP it drifts as the model widens.
+-- Learning-rate transfer across widths and depths (Tensor Programs V, Figure 1; u-muP). For each
+-- parametrisation (and, for Muon-family optimizers under u-muP, each of its two learning-rate
+-- rules) and each width or depth, train the same small Toto-style model at a grid of learning
+-- rates over several seeds: octave steps downhill until the minimum is bracketed, then
+-- half-octaves around it. The optimum of a curve is the vertex of a parabola in log2(lr) through
+-- the points within an octave of its best; each seed is fitted on its own as well, and a
+-- bootstrap over seeds gives an interval for the optimum's move. Under a rule that transfers the
+-- optimum stays put (the goal: at most half an octave from the first width to the last).
 --
---   orrery run scripts/lr_transfer.lua [params=sp,umup] [widths=64,128,256,512] [seeds=2]
---                                      [steps=100] [optimizer=adamw|normuon]
+--   orrery run scripts/lr_transfer.lua [optimizer=adamw|normuon|muon|dion2] [params=sp,umup]
+--       [rules=toto2,spectral] [widths=64,128,256] [depths=2] [seeds=3] [steps=100]
+--       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [runs_dir=runs]
 --
--- With optimizer=normuon the swept rate is NorMuon's (matrices inside the stack) while AdamW
--- keeps every other parameter at a fixed rate (adamw_lr, default each parametrisation's AdamW
--- optimum): does u-muP's Muon-family rule (depth^-1/2 only, with the spectral shape scale)
--- transfer NorMuon's rate across widths as its Adam rule does AdamW's?
--- Results: runs/lr_transfer*/lr_transfer.json and a table; each training run has its folder.
+-- Sweep widths (one depth) or depths (one width), e.g. depths=2,4,8 widths=128. With a
+-- Muon-family optimizer the swept rate is that optimizer's (the matrices inside the stack) while
+-- AdamW keeps every other parameter at a fixed rate (adamw_lr, default each parametrisation's
+-- AdamW optimum). rules picks u-muP's Muon-family rule (toto2: depth only, as Toto 2.0 trains;
+-- spectral: also divided by the forward multiplier); it does not apply to AdamW.
+-- Results: runs/lr_transfer*/lr_transfer.json (rewritten after every curve) and a table; each
+-- training run has its folder, which the dashboard's LR-transfer view reads.
 
 local function list(s, default)
   if s == nil then return default end
@@ -21,44 +26,75 @@ local function list(s, default)
   return out
 end
 
-local params    = list(args.params, {"sp", "umup"})
-local widths    = list(args.widths, {64, 128, 256, 512})
-local seeds     = tonumber(args.seeds) or 2
-local steps     = tonumber(args.steps) or 100
 local optimizer = args.optimizer or "adamw"
-local layers    = tonumber(args.layers) or 2
--- Where each search starts (log2 lr) and its bounds; the search walks downhill from there.
-local start  = {adamw = {sp = -9, mup = -9, umup = 0}, normuon = {sp = -6, mup = -6, umup = -4}}
-local bounds = {adamw = {sp = {-16, -3}, mup = {-16, -3}, umup = {-6, 5}},
-                normuon = {sp = {-12, 2}, mup = {-12, 2}, umup = {-12, 4}}}
-local adamw_lr = {sp = 2^-9, mup = 2^-9, umup = 2^0}   -- the AdamW groups' rate under normuon
+local muon_family = {normuon = true, muon = true, dion2 = true}
+assert(optimizer == "adamw" or muon_family[optimizer],
+       "optimizer must be adamw, normuon, muon or dion2, got " .. optimizer)
+local params = list(args.params, optimizer == "adamw" and {"sp", "umup"} or {"umup"})
+local rules  = list(args.rules, {"toto2", "spectral"})
+local widths = list(args.widths, {64, 128, 256})
+local depths = list(args.depths, {2})
+local seeds  = tonumber(args.seeds) or 3
+local steps  = tonumber(args.steps) or 100
+local device = args.device or "cpu"
+assert(#widths == 1 or #depths == 1, "sweep widths or depths, not both at once")
+local axis = #depths > 1 and "depth" or "width"
+
+-- The sweep's variants: one per parametrisation, and one per rule for u-muP under Muon.
+local variants = {}
+for _, p in ipairs(params) do
+  if p == "umup" and muon_family[optimizer] then
+    for _, rule in ipairs(rules) do
+      variants[#variants + 1] = {label = "umup/" .. rule, param = {"umup", muon_rule = rule}, name = p, rule = rule}
+    end
+  else
+    variants[#variants + 1] = {label = p, param = p, name = p}
+  end
+end
+
+-- Where each search starts (log2 lr) and its bounds; the search walks downhill from there. The
+-- spectral rule multiplies Muon-family rates by sqrt(fan_in) (8 at width 64): its optimum sits
+-- about three octaves below toto2's. `start` (one log2 lr per variant, in order) overrides where
+-- the first width's search begins.
+local function default_start(v)
+  if optimizer == "adamw" then return v.name == "umup" and 0 or -9, v.name == "umup" and {-6, 5} or {-16, -3} end
+  if v.name ~= "umup" then return -6, {-12, 2} end
+  if v.rule == "spectral" then return -5, {-14, 2} end
+  return -2, {-10, 4}
+end
+local starts = list(args.start, {})
+local function start_of(v, index)
+  local centre, bounds = default_start(v)
+  return tonumber(starts[index]) or centre, bounds
+end
+local adamw_lr = {sp = 2^-9, mup = 2^-9, umup = 2^0}   -- the AdamW groups' rate beside Muon
 if args.adamw_lr then for k in pairs(adamw_lr) do adamw_lr[k] = tonumber(args.adamw_lr) end end
-assert(start[optimizer], "optimizer must be adamw or normuon, got " .. optimizer)
 
 local dir = orrery.experiment_dir("lr_transfer", args.runs_dir)
 local t0 = os.time()
 local runs_done = 0
 
--- Mean final loss (the last quarter of the run) over seeds; math.huge when training diverged.
-local function loss_at(param, width, log2_lr)
+-- Final loss (the mean over the last quarter of the run) of every seed; math.huge when training
+-- diverged.
+local function losses_at(v, width, depth, log2_lr)
   local lr = 2^log2_lr
   local losses, sum = {}, 0
   for seed = 0, seeds - 1 do
     local model = orrery.model{
-      arch = {"toto2", d_model = width, num_layers = layers, num_heads = 4},
-      head = "quantile", param = param, seed = seed,
+      arch = {"toto2", d_model = width, num_layers = depth, num_heads = 4},
+      head = "quantile", param = v.param, seed = seed, device = device,
     }
     local opt = {"adamw", lr = lr, weight_decay = 0}
-    if optimizer == "normuon" then
-      opt = {{"normuon", lr = lr, params = {role = "hidden", stack = true}},
-             {"adamw", lr = adamw_lr[param], weight_decay = 0}}
+    if muon_family[optimizer] then
+      opt = {{optimizer, lr = lr, params = {role = "hidden", stack = true}},
+             {"adamw", lr = adamw_lr[v.name] or 2^-9, weight_decay = 0}}
     end
     local ok, run = pcall(orrery.train, {
       model = model, data = {"synthetic", seed = 1000 + seed}, optimizer = opt,
       steps = steps, batch_size = 16, context_length = 256,
       schedule = {kind = "wsd", warmup = 0.1, decay = 0.3}, clip = 0,
       seed = seed, quiet = true, log_every = math.max(1, steps // 4), runs_dir = dir,
-      name = string.format("%s-w%d-lr%+.1f-s%d", param, width, log2_lr, seed),
+      name = string.format("%s-w%d-L%d-lr%+.1f-s%d", v.label:gsub("/", "-"), width, depth, log2_lr, seed),
     })
     local l = ok and run.final_loss or math.huge
     if l ~= l then l = math.huge end  -- NaN
@@ -66,15 +102,16 @@ local function loss_at(param, width, log2_lr)
     sum = sum + l
     runs_done = runs_done + 1
   end
-  io.write(string.format("\r%-5s width %4d  log2 lr %+5.1f  loss %8.4f   (%d runs, %ds)   ", param,
-                         width, log2_lr, sum / seeds, runs_done, os.time() - t0))
+  io.write(string.format("\r%-14s width %4d depth %2d  log2 lr %+5.1f  loss %8.4f   (%d runs, %ds)   ",
+                         v.label, width, depth, log2_lr, sum / seeds, runs_done, os.time() - t0))
   io.flush()
-  return sum / seeds, losses
+  return losses
 end
 
 -- Least-squares parabola through (x, y); returns the vertex x, or nil when not convex.
 local function parabola_vertex(xs, ys)
   local n, sx, sx2, sx3, sx4, sy, sxy, sx2y = #xs, 0, 0, 0, 0, 0, 0, 0
+  if n < 3 then return nil end
   for i = 1, n do
     local x, y = xs[i], ys[i]
     sx, sx2, sx3, sx4 = sx + x, sx2 + x * x, sx3 + x^3, sx4 + x^4
@@ -84,8 +121,7 @@ local function parabola_vertex(xs, ys)
   local function det(m) return m[1][1] * (m[2][2] * m[3][3] - m[2][3] * m[3][2])
                              - m[1][2] * (m[2][1] * m[3][3] - m[2][3] * m[3][1])
                              + m[1][3] * (m[2][1] * m[3][2] - m[2][2] * m[3][1]) end
-  local A = {{sx4, sx3, sx2}, {sx3, sx2, sx}, {sx2, sx, n}}
-  local D = det(A)
+  local D = det({{sx4, sx3, sx2}, {sx3, sx2, sx}, {sx2, sx, n}})
   if math.abs(D) < 1e-12 then return nil end
   local a = det({{sx2y, sx3, sx2}, {sxy, sx2, sx}, {sy, sx, n}}) / D
   local b = det({{sx4, sx2y, sx2}, {sx3, sxy, sx}, {sx2, sy, n}}) / D
@@ -93,83 +129,166 @@ local function parabola_vertex(xs, ys)
   return -b / (2 * a)
 end
 
-local results = {config = {params = params, widths = widths, seeds = seeds, steps = steps,
-                           optimizer = optimizer, layers = layers, batch_size = 16,
-                           context_length = 256, metric = "mean loss over the last quarter"},
-                 curves = {}}
-for _, param in ipairs(params) do
-  results.curves[param] = {}
-  local centre = start[optimizer][param] or -8
-  local lo, hi = table.unpack(bounds[optimizer][param] or {-16, 4})
-  for _, width in ipairs(widths) do
-    local seen = {}   -- log2 lr -> mean loss
-    local per_seed = {}
+-- The optimum of one loss curve {log2 lr -> loss}: its best point refined by the parabola through
+-- the finite points within an octave (kept only when its vertex stays within that octave).
+local function optimum(curve)
+  local best
+  for x, y in pairs(curve) do if y < math.huge and (not best or y < curve[best]) then best = x end end
+  if not best then return nil end
+  local xs, ys = {}, {}
+  for x, y in pairs(curve) do
+    if math.abs(x - best) <= 1 and y < math.huge then xs[#xs + 1], ys[#ys + 1] = x, y end
+  end
+  local fit = parabola_vertex(xs, ys)
+  if not fit or fit < best - 1 or fit > best + 1 then fit = best end
+  return fit, best
+end
+
+-- The mean curve over a multiset of seed indices (a bootstrap resample, or all of them).
+local function mean_curve(per_seed, picks)
+  local curve = {}
+  for x, losses in pairs(per_seed) do
+    local sum = 0
+    for _, s in ipairs(picks) do sum = sum + losses[s] end
+    curve[x] = sum / #picks
+  end
+  return curve
+end
+
+local function quantile(sorted, q)
+  local pos = 1 + q * (#sorted - 1)
+  local lo = math.floor(pos)
+  local hi = math.min(lo + 1, #sorted)
+  return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo])
+end
+
+local points_along = axis == "depth" and depths or widths
+local results = {config = {optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
+                           widths = widths, depths = depths, axis = axis, seeds = seeds, steps = steps,
+                           batch_size = 16, context_length = 256, device = device,
+                           adamw_lr = muon_family[optimizer] and adamw_lr or nil,
+                           metric = "mean training loss over the last quarter of the run"},
+                 curves = {}, shift = {}}
+
+local function run_variant(v, index)
+  local curves, order = {}, {}
+  results.curves[v.label] = curves
+  local centre, bounds = start_of(v, index)
+  local lo, hi = bounds[1], bounds[2]
+  for _, at in ipairs(points_along) do
+    local width = axis == "width" and at or widths[1]
+    local depth = axis == "depth" and at or depths[1]
+    local mean, per_seed = {}, {}   -- log2 lr -> mean loss, and -> the seeds' losses
     local function eval(x)
       if x < lo or x > hi then return math.huge end
-      if not seen[x] then seen[x], per_seed[x] = loss_at(param, width, x) end
-      return seen[x]
+      if not mean[x] then
+        per_seed[x] = losses_at(v, width, depth, x)
+        local sum = 0
+        for _, l in ipairs(per_seed[x]) do sum = sum + l end
+        mean[x] = sum / seeds
+      end
+      return mean[x]
     end
     -- Octave steps downhill until the best point has worse neighbours on both sides.
     local best = centre
     eval(best)
     while true do
       local l, r = eval(best - 1), eval(best + 1)
-      if l < seen[best] and l <= r then best = best - 1
-      elseif r < seen[best] then best = best + 1
+      if l < mean[best] and l <= r then best = best - 1
+      elseif r < mean[best] then best = best + 1
       else break end
     end
     eval(best - 0.5); eval(best + 0.5)          -- half-octave refinement
-    for _, x in ipairs{best - 0.5, best + 0.5} do
-      if (seen[x] or math.huge) < seen[best] then best = x end
+    local fitted, best_x = optimum(mean)
+    -- Each seed's own optimum over the same grid.
+    local seed_optima = {}
+    for s = 1, seeds do
+      local curve = {}
+      for x, losses in pairs(per_seed) do curve[x] = losses[s] end
+      seed_optima[s] = optimum(curve) or fitted
     end
-    -- Parabola over the finite points within an octave of the best.
-    local xs, ys, points = {}, {}, {}
-    for x, y in pairs(seen) do
+    local points = {}
+    for x, y in pairs(mean) do
       points[#points + 1] = {log2_lr = x, lr = 2^x, loss = y < math.huge and y or nil, losses = per_seed[x]}
-      if math.abs(x - best) <= 1 and y < math.huge then xs[#xs + 1], ys[#ys + 1] = x, y end
     end
     table.sort(points, function(a, b) return a.log2_lr < b.log2_lr end)
-    local fit = parabola_vertex(xs, ys)
-    if not fit or fit < best - 1 or fit > best + 1 then fit = best end
-    results.curves[param][tostring(width)] = {points = points, best_log2_lr = best, fitted_log2_lr = fit,
-                                             best_loss = seen[best]}
-    centre = math.floor(best)  -- the next width starts from here
+    local key = string.format("%s %d", axis, at)
+    curves[key] = {width = width, depth = depth, points = points, best_log2_lr = best_x,
+                   fitted_log2_lr = fitted, best_loss = mean[best_x], seed_optima = seed_optima}
+    order[#order + 1] = {key = key, per_seed = per_seed}
+    centre = math.floor(best_x)  -- the next width starts from here
+    orrery.write_json(dir .. "/lr_transfer.json", results)
   end
+
+  -- The optimum's move from the first point of the axis to the last: from the mean curves, per
+  -- seed (seeds are paired: seed s has the same data and init at every width), and as a 90%
+  -- bootstrap interval over seeds resampled jointly across the axis.
+  local first, last = curves[order[1].key], curves[order[#order].key]
+  local doublings = math.log(points_along[#points_along] / points_along[1], 2)
+  local per_seed = {}
+  for s = 1, seeds do per_seed[s] = last.seed_optima[s] - first.seed_optima[s] end
+  local draws = {}
+  local state = 12345
+  local function uniform_seed()  -- a small LCG: reproducible and independent of Lua's math.random
+    state = (1103515245 * state + 12345) % 2147483648
+    return 1 + (state // 65536) % seeds
+  end
+  for _ = 1, 1000 do
+    local picks = {}
+    for i = 1, seeds do picks[i] = uniform_seed() end
+    local a = optimum(mean_curve(order[1].per_seed, picks))
+    local b = optimum(mean_curve(order[#order].per_seed, picks))
+    if a and b then draws[#draws + 1] = b - a end
+  end
+  table.sort(draws)
+  local shift = last.fitted_log2_lr - first.fitted_log2_lr
+  results.shift[v.label] = {
+    axis = axis, from = points_along[1], to = points_along[#points_along], octaves = shift,
+    per_doubling = doublings > 0 and shift / doublings or 0, seeds = per_seed,
+    bootstrap_90 = #draws > 0 and {quantile(draws, 0.05), quantile(draws, 0.95)} or nil,
+    within_half_octave = math.abs(shift) <= 0.5,
+  }
+  orrery.write_json(dir .. "/lr_transfer.json", results)
 end
+
+for i, v in ipairs(variants) do run_variant(v, i) end
 print()
 
--- The loss table, one row per parametrisation and width, and the optimum's drift.
+-- The loss table, one row per variant and point of the axis, and each optimum's move.
 local all = {}
-for _, param in ipairs(params) do
-  for _, c in pairs(results.curves[param]) do for _, p in ipairs(c.points) do all[p.log2_lr] = true end end
+for _, v in ipairs(variants) do
+  for _, c in pairs(results.curves[v.label]) do for _, p in ipairs(c.points) do all[p.log2_lr] = true end end
 end
 local columns = {}
 for x in pairs(all) do columns[#columns + 1] = x end
 table.sort(columns)
-local header = string.format("\n%-5s %6s", "param", "width")
+local header = string.format("\n%-14s %6s", "variant", axis)
 for _, x in ipairs(columns) do header = header .. string.format(" %7s", string.format("%+.1f", x)) end
-print(header .. "   best  fitted")
-results.shift = {}
-for _, param in ipairs(params) do
-  for _, width in ipairs(widths) do
-    local c = results.curves[param][tostring(width)]
+print(header .. "   best  fitted  per seed")
+for _, v in ipairs(variants) do
+  for _, at in ipairs(points_along) do
+    local c = results.curves[v.label][string.format("%s %d", axis, at)]
     local byx = {}
     for _, p in ipairs(c.points) do byx[p.log2_lr] = p.loss or math.huge end
-    local line = string.format("%-5s %6d", param, width)
+    local line = string.format("%-14s %6d", v.label, at)
     for _, x in ipairs(columns) do
-      local v = byx[x]
-      line = line .. (v == nil and "       ." or v == math.huge and "    div" or string.format(" %7.4f", v))
+      local y = byx[x]
+      line = line .. (y == nil and "       ." or y == math.huge and "    div" or string.format(" %7.4f", y))
     end
-    print(line .. string.format("  %+5.1f  %+6.2f", c.best_log2_lr, c.fitted_log2_lr))
+    local seeds_text = {}
+    for _, s in ipairs(c.seed_optima) do seeds_text[#seeds_text + 1] = string.format("%+.2f", s) end
+    print(line .. string.format("  %+5.1f  %+6.2f  %s", c.best_log2_lr, c.fitted_log2_lr, table.concat(seeds_text, " ")))
   end
-  local first = results.curves[param][tostring(widths[1])].fitted_log2_lr
-  local last = results.curves[param][tostring(widths[#widths])].fitted_log2_lr
-  local doublings = math.log(widths[#widths] / widths[1], 2)
-  results.shift[param] = {octaves = last - first, per_doubling = (last - first) / doublings}
-  print(string.format("%-5s optimum moves %+.2f octaves from width %d to %d (%+.2f per doubling)",
-                      param, last - first, widths[1], widths[#widths], (last - first) / doublings))
 end
-print("(columns: log2 of the learning rate; 'div' = diverged; " .. optimizer .. ", " .. layers ..
-      " layers, " .. steps .. " steps, " .. seeds .. " seeds)")
-orrery.write_json(dir .. "/lr_transfer.json", results)
+print()
+for _, v in ipairs(variants) do
+  local s = results.shift[v.label]
+  local seeds_text = {}
+  for _, d in ipairs(s.seeds) do seeds_text[#seeds_text + 1] = string.format("%+.2f", d) end
+  print(string.format("%-14s optimum moves %+.2f octaves from %s %d to %d (%+.2f per doubling; seeds %s; 90%% bootstrap %s)",
+                      v.label, s.octaves, axis, s.from, s.to, s.per_doubling, table.concat(seeds_text, " "),
+                      s.bootstrap_90 and string.format("[%+.2f, %+.2f]", s.bootstrap_90[1], s.bootstrap_90[2]) or "n/a"))
+end
+print(string.format("(columns: log2 of the learning rate; 'div' = diverged; %s, %s, %d steps, %d seeds)", optimizer,
+                    axis == "width" and (depths[1] .. " layers") or ("width " .. widths[1]), steps, seeds))
 print(string.format("written %s/lr_transfer.json (%d runs, %d s)", dir, runs_done, os.time() - t0))

@@ -395,3 +395,33 @@ print(string.format("normuon %.4g adamw %.4g", lrs["normuon:hidden"], lrs["adamw
   REQUIRE(r.status == 0);
   CHECK(r.output.find("normuon 0.02 adamw 0.003") != std::string::npos);
 }
+
+TEST_CASE("model:activations measures each layer's change since a kept measurement, and refuses a mismatch") {
+  auto dir = test::temp_dir("lua-activations");
+  auto r = run_script(dir, "a.lua", R"(
+local m = orrery.model{arch = {"toto2", d_model = 32, num_layers = 1, num_heads = 2}, seed = 1}
+local before, kept = m:activations{batch_size = 2, keep = true}
+assert(type(kept) == "userdata" and #before > 5, "kept activations")
+assert(select("#", m:activations{batch_size = 2}) == 1, "one value without keep")
+local same = m:activations{batch_size = 2, since = kept}
+for i, a in ipairs(same) do assert(a.change == 0 and a.rms == before[i].rms, a.name) end
+orrery.train{model = m, steps = 3, batch_size = 2, context_length = 256, quiet = true, runs_dir = ")" + dir + R"("}
+local moved = 0
+for _, a in ipairs(m:activations{batch_size = 2, since = kept}) do
+  assert(a.change >= 0, a.name)
+  if a.change > 0 then moved = moved + 1 end
+end
+assert(moved > 5, "training moved the activations")
+local ok, err = pcall(m.activations, m, {batch_size = 2, since = {}})
+assert(not ok and err:find("since %(the second value of a call with keep = true%) must be an orrery.Activations"), err)
+local other = orrery.model{arch = {"toto2", d_model = 32, num_layers = 2, num_heads = 2}}
+ok, err = pcall(other.activations, other, {batch_size = 2, since = kept})
+assert(not ok and err:find("no counterpart in the earlier measurement"), err)
+ok, err = pcall(m.activations, m, {batch_size = 3, since = kept})
+assert(not ok and err:find("no counterpart"), err)
+print("ok")
+)");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("ok") != std::string::npos);
+}

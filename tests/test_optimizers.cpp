@@ -8,7 +8,9 @@
 #include <ATen/Parallel.h>
 #include <torch/optim/adamw.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "orrery/optimizer.h"
@@ -344,5 +346,56 @@ TEST_CASE("Muon-family optimizers refuse vectors and name them") {
     INFO(name);
     CHECK_THROWS_WITH(make_optimizer(name, Json::object(), params),
                       Contains("layers.0.norm.weight") && Contains("route vectors to adamw"));
+  }
+}
+
+TEST_CASE("u-muP's Muon-family rules give the effective weight's update the promised spectral norm") {
+  // W_eff = multiplier * W (1/sqrt(fan_in) under u-muP). One Muon step (Polar Express, shape scale
+  // s = sqrt(fan_out/fan_in)) on a matrix in a stack of L = 4 layers must move W_eff by
+  //   spectral: lr L^-1/2 s               at every width (muP's spectral condition)
+  //   toto2:    lr L^-1/2 s / sqrt(fan_in)  (DataDog's rule: shrinks as width grows)
+  // times sigma_max(O) of the Polar Express output (about 1.14 for a Gaussian gradient).
+  // NorMuon's row normalisation keeps the Frobenius norm, not the spectral one: it is held only to
+  // the width-independence of the spectral rule.
+  const double lr = 0.01, depth = 0.5;
+  for (const std::string rule : {"toto2", "spectral"}) {
+    auto umup = orrery::Registry::global().create<PluginKind::parametrisation>("umup", Json{{"muon_rule", rule}});
+    std::map<std::string, std::vector<double>> normuon_norms;
+    for (int64_t width : {64, 128, 256, 512}) {
+      struct Shape { const char* what; int64_t fan_out, fan_in; orrery::Role role; };
+      for (const Shape& s : {Shape{"square", width, width, orrery::Role::hidden},
+                             Shape{"expanding", 4 * width, width, orrery::Role::hidden},
+                             Shape{"contracting", width, 4 * width, orrery::Role::hidden},
+                             Shape{"patch embedding", width, 16, orrery::Role::input}}) {
+        const bool stacked = s.role == orrery::Role::hidden;
+        auto spectral_norm_of_step = [&](const std::string& optimizer, Json options) {
+          const at::Tensor W0 = gaussian({s.fan_out, s.fan_in}, 51);
+          std::vector<orrery::Param> params{matrix_param("w", W0)};
+          params[0].info.role = s.role;
+          params[0].info.depth = stacked ? 0 : -1;
+          params[0].info.stack_depth = stacked ? 4 : 0;
+          options.update(Json{{"lr", lr}, {"weight_decay", 0.0}, {"adjust_lr", "spectral"}});
+          auto opt = make_optimizer(optimizer, options, params, *umup);
+          params[0].tensor.mutable_grad() = gaussian({s.fan_out, s.fan_in}, 52 + width);
+          opt->step({});
+          const at::Tensor delta_eff = (params[0].tensor.detach() - W0) * umup->linear_multiplier(params[0].info);
+          return at::linalg_svdvals(delta_eff).max().item<double>();
+        };
+        const double shape = std::sqrt(double(s.fan_out) / double(s.fan_in));
+        const double promised = lr * (stacked ? depth : 1.0) * shape /
+                                (rule == "spectral" ? 1.0 : std::sqrt(double(s.fan_in)));
+        const double sigma_O = sv_range(orrery::polar_express(gaussian({s.fan_out, s.fan_in}, 52 + width), at::kFloat)).second;
+        INFO(rule << ", width " << width << ", " << s.what << ", sigma_max(O) " << sigma_O);
+        CHECK(sigma_O == Approx(1.0).margin(0.2));
+        CHECK(spectral_norm_of_step("muon", Json{{"orthogonaliser", "polar_express"}}) ==
+              Approx(promised * sigma_O).epsilon(1e-3));
+        normuon_norms[s.what].push_back(spectral_norm_of_step("normuon", Json::object()) / shape);
+      }
+    }
+    if (rule == "spectral")
+      for (const auto& [what, norms] : normuon_norms) {
+        INFO("NorMuon, " << what << ": spectral norm / shape scale from width 64 to 512");
+        CHECK(*std::max_element(norms.begin(), norms.end()) / *std::min_element(norms.begin(), norms.end()) < 1.3);
+      }
   }
 }

@@ -276,6 +276,50 @@ TEST_CASE("a sweep groups into panels and curves with their optimum") {
   CHECK(ui::group_sweep(runs).size() == 1);
 }
 
+TEST_CASE("a sweep's variants, depths and seeds: each seed's optimum and the optimum's move") {
+  // Two Muon-family rules of one parametrisation are two panels; curves by depth at one width;
+  // seed s has its own optimum at x = s / 4 - 1 at depth 2 and x = s / 4 at depth 8.
+  std::vector<std::shared_ptr<const ui::Run>> runs;
+  for (const std::string rule : {"toto2", "spectral"})
+    for (int depth : {2, 8})
+      for (double x : {-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0})
+        for (int seed = 0; seed < 3; ++seed) {
+          Json c = test::run_config("umup", 128, std::exp2(x), "normuon");
+          c["model"]["param"]["options"] = {{"muon_rule", rule}};
+          c["model"]["depth"] = depth;
+          c["train"]["seed"] = seed;
+          auto r = std::make_shared<ui::Run>();
+          ui::apply_config(*r, c);
+          const double centre = seed / 4.0 - (depth == 2 ? 1.0 : 0.0) + (rule == "spectral" ? -0.5 : 0.0);
+          ui::apply_summary(*r, {{"final_loss", 1 + 0.1 * (x - centre) * (x - centre)}});
+          runs.push_back(r);
+        }
+  auto panels = ui::group_sweep(runs);
+  REQUIRE(panels.size() == 2);
+  CHECK(panels[0].param == "umup muon_rule=spectral");
+  CHECK(panels[1].param == "umup muon_rule=toto2");
+  for (const auto& panel : panels) {
+    INFO(panel.param);
+    REQUIRE(panel.curves.size() == 2);
+    CHECK(panel.curves[0].depth == 2);
+    CHECK(panel.curves[1].depth == 8);
+    REQUIRE(panel.curves[0].seed_optima.size() == 3);
+    const double offset = panel.param.find("spectral") != std::string::npos ? -0.5 : 0.0;
+    CHECK(panel.curves[0].seed_optima.at(2) == Approx(-0.5 + offset).margin(1e-6));
+    CHECK(panel.shift.along_depth);
+    CHECK(panel.shift.from == 2);
+    CHECK(panel.shift.to == 8);
+    CHECK(panel.shift.octaves == Approx(1.0).margin(1e-6));
+    CHECK(panel.shift.seeds_lo == Approx(1.0).margin(1e-6));
+    CHECK(panel.shift.seeds_hi == Approx(1.0).margin(1e-6));
+  }
+  plot::SvgCanvas canvas(900, 400, plot::Color{});
+  ui::draw_lr_transfer(canvas, {0, 0, 900, 400}, panels);
+  const std::string svg = canvas.str();
+  CHECK(svg.find("depth 8") != std::string::npos);
+  CHECK(svg.find("moves +1.00 octave, depth 2 to 8 (seeds +1.00..+1.00)") != std::string::npos);
+}
+
 TEST_CASE("plots draw known data where the axes say, and SVG files hold it") {
   plot::SvgCanvas c(400, 300, plot::Color{});
   plot::drawn_frames().clear();

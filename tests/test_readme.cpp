@@ -45,6 +45,19 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/coord_check.lua widths=32,64 seeds=1 steps=1", "coord_check.json"},
     {"build/bin/orrery run scripts/lr_transfer.lua",
      "build/bin/orrery run scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=4", "lr_transfer.json"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=32,64 seeds=2 steps=2",
+     "umup/spectral  optimum moves"},
+    // The GPU sweep runs here on the CPU, shortened: the arguments are the README's.
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=64,128,256,512 steps=1000 device=cuda",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=32,64 seeds=1 steps=2 device=cpu",
+     "umup/toto2     optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=2,4,8 widths=128",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=1,2 widths=32 seeds=1 steps=2",
+     "from depth 1 to 2"},
+    {"build/bin/orrery run scripts/coord_check.lua optimizer=normuon params=umup",
+     "build/bin/orrery run scripts/coord_check.lua optimizer=normuon params=umup widths=32,64 seeds=1 steps=1",
+     "change since step 0"},
     {"build/bin/orrery run scripts/optimizer_duel.lua",
      "build/bin/orrery run scripts/optimizer_duel.lua steps=6 seeds=1 width=32", "optimizer_duel"},
     {"build/bin/orrery ui", kXvfb + "build/bin/orrery ui --screenshot ui.png", "file:ui.png"},
@@ -60,6 +73,7 @@ const std::vector<Exercise> kExercises = {
 const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = {
     {{"steps = 500", "steps = 20"}},
     {{"steps = 400", "steps = 6"}, {"warmup = 300", "warmup = 3"}},
+    {{"steps = 300", "steps = 5"}},
 };
 
 struct Readme {

@@ -67,6 +67,14 @@ TEST_CASE("umup multipliers, init and learning-rate rules") {
   orrery::ParamInfo input{"i", orrery::Role::input, 64, 1024, -1, 0, 0, {1024, 64}};
   CHECK(p->lr_multiplier(input, F::adam_like) == Approx(1.0 / 8));
   CHECK(p->lr_multiplier(input, F::muon_like) == Approx(1.0));
+  // The spectral Muon-family rule divides out the forward multiplier: sqrt(fan_in) in a stack
+  // (times depth^-1/2), fan_in for a readout, and a vector keeps the depth factor.
+  auto s = umup(Json{{"muon_rule", "spectral"}});
+  CHECK(s->lr_multiplier(hidden, F::muon_like) == Approx(16.0 / 2));
+  CHECK(s->lr_multiplier(input, F::muon_like) == Approx(8.0));
+  CHECK(s->lr_multiplier(readout, F::muon_like) == Approx(1024.0));
+  CHECK(s->lr_multiplier(bias, F::muon_like) == Approx(0.5));
+  CHECK(s->lr_multiplier(hidden, F::adam_like) == Approx(1.0 / 16 / 2));
   at::Generator gen = at::detail::getDefaultCPUGenerator();
   at::Tensor w = p->init({"w", orrery::Role::hidden, 512, 512, 0, 1, 0, {512, 512}}, gen);
   CHECK(w.std().item<double>() == Approx(1.0).epsilon(0.01));
@@ -142,7 +150,7 @@ TEST_CASE("u-muP keeps every layer's activations near unit RMS from width 64 to 
     orrery::Model m(spec, orrery::Registry::global());
     auto data = orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", Json::object(),
                                                                             orrery::DataContext{});
-    for (const auto& [name, r] : m.activation_rms(data->sample(4, 256))) rms[name].push_back(r);
+    for (const auto& a : m.activations(data->sample(4, 256))) rms[a.name].push_back(a.rms);
   }
   CHECK(rms.size() == 20);
   for (const auto& [name, v] : rms) {

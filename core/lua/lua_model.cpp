@@ -107,14 +107,19 @@ int m_describe(lua_State* L) {
   return 1;
 }
 
-// model:activations{data=, batch_size=8, context_length=16 patches, seed=0}: the RMS of every
-// named activation on one batch. The same seed gives the same batch, so calls during training
-// measure the same inputs.
+using Activations = std::vector<ActivationRecord>;
+constexpr char kActivationsMeta[] = "orrery.Activations";
+
+// model:activations{data=, batch_size=8, context_length=16 patches, seed=0, keep=false, since=}:
+// the RMS of every named activation on one batch, {name=, rms=} in forward order. The same seed
+// gives the same batch, so calls during training measure the same inputs. keep = true also
+// returns the activations themselves (a second value); handing those back as `since` adds each
+// activation's change since then (`change`, the RMS of the difference).
 int m_activations(lua_State* L) {
   const std::string fn = "model:activations";
   auto model = self(L, "activations");
   luaL_checktype(L, 2, LUA_TTABLE);
-  check_fields(L, 2, fn, {"data", "batch_size", "context_length", "seed"});
+  check_fields(L, 2, fn, {"data", "batch_size", "context_length", "seed", "keep", "since"});
   const int64_t batch = integer_field(L, 2, "batch_size", fn).value_or(8);
   const int64_t length = integer_field(L, 2, "context_length", fn).value_or(16 * model->patch_size());
   const int64_t seed = integer_field(L, 2, "seed", fn).value_or(0);
@@ -127,11 +132,24 @@ int m_activations(lua_State* L) {
     source = to_plugin_spec(L, -1, fn + ": data");
     lua_pop(L, 1);
   }
+  bool keep = false;
+  if (field(L, 2, "keep")) keep = to_boolean(L, -1, fn + ": keep"), lua_pop(L, 1);
+  std::shared_ptr<Activations> since;
+  if (field(L, 2, "since"))
+    since = check_box<Activations>(L, -1, kActivationsMeta, fn + ": since (the second value of a call with keep = true)"),
+    lua_pop(L, 1);
+  auto records = std::make_shared<Activations>(
+      measure_activations(*model, host(L).registry, source, batch, length, seed, keep, since.get()));
   Json out = Json::array();
-  for (const auto& [name, rms] : measure_activations(*model, host(L).registry, source, batch, length, seed))
-    out.push_back({{"name", name}, {"rms", rms}});
+  for (const auto& a : *records) {
+    Json e{{"name", a.name}, {"rms", a.rms}};
+    if (since) e["change"] = a.change;
+    out.push_back(std::move(e));
+  }
   push_json(L, out);
-  return 1;
+  if (!keep) return 1;
+  push_box(L, std::move(records), kActivationsMeta);
+  return 2;
 }
 
 int m_save(lua_State* L) {
@@ -164,6 +182,8 @@ void open_model_library(lua_State* L, LuaHost& h) {
                                      {"load", ORRERY_LUA(m_load)},
                                      {nullptr, nullptr}};
   new_metatable(L, h, kModelMeta, gc_box<Model, kModelMeta>, methods, ORRERY_LUA(m_tostring));
+  static const luaL_Reg no_methods[] = {{nullptr, nullptr}};
+  new_metatable(L, h, kActivationsMeta, gc_box<Activations, kActivationsMeta>, no_methods, nullptr);
   static const luaL_Reg functions[] = {{"model", ORRERY_LUA(l_model)}, {"load", ORRERY_LUA(l_load)}, {nullptr, nullptr}};
   set_functions(L, h, functions);
 }

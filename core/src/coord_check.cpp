@@ -9,9 +9,9 @@
 
 namespace orrery {
 
-std::vector<std::pair<std::string, double>> measure_activations(Model& model, const Registry& registry,
-                                                                const PluginSpec& data, int64_t batch,
-                                                                int64_t length, uint64_t seed) {
+std::vector<ActivationRecord> measure_activations(Model& model, const Registry& registry, const PluginSpec& data,
+                                                  int64_t batch, int64_t length, uint64_t seed, bool keep,
+                                                  const std::vector<ActivationRecord>* since) {
   const int64_t P = model.patch_size();
   if (batch < 1 || batch > (1 << 16) || length < 2 * P || length % P != 0 || length > (1 << 24))
     throw Error("measuring activations needs 1 <= batch_size <= 65536 and a context_length of whole patches of " +
@@ -21,7 +21,7 @@ std::vector<std::pair<std::string, double>> measure_activations(Model& model, co
   b.values = b.values.to(model.device());
   b.observed = b.observed.to(model.device());
   b.series_ids = b.series_ids.to(model.device());
-  return model.activation_rms(b);
+  return model.activations(b, keep, since);
 }
 
 }  // namespace orrery

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "orrery/error.h"
@@ -75,13 +76,14 @@ at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
   return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in, ForwardContext{});
 }
 
-std::vector<std::pair<std::string, double>> Model::activation_rms(const Batch& b) {
+std::vector<ActivationRecord> Model::activations(const Batch& b, bool keep,
+                                                 const std::vector<ActivationRecord>* since) {
   at::NoGradGuard no_grad;
-  ActivationProbe probe;
+  ActivationProbe probe(keep, since);
   ForwardContext ctx;
   ctx.probe = &probe;
   loss(b, {}, ctx);
-  return probe.values();
+  return probe.records();
 }
 
 at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
@@ -286,6 +288,11 @@ Json Model::describe() const {
   Json j = spec_.to_json();
   j["parameters"] = num_parameters();
   j["d_model"] = arch_->d_model();
+  // Layers of the depth-scaled stack, read off the parameters so that no architecture option
+  // name is assumed (a sweep across depths groups by it).
+  int depth = 0;
+  for (const auto& p : params_) depth = std::max(depth, p.info.stack_depth);
+  j["depth"] = depth;
   return j;
 }
 

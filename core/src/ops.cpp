@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "orrery/error.h"
+
 namespace orrery {
 
 at::Tensor scale_grad(const at::Tensor& x, double s) {
@@ -15,7 +17,20 @@ at::Tensor scale_grad(const at::Tensor& x, double s) {
 }
 
 void ActivationProbe::record(const std::string& name, const at::Tensor& x) {
-  values_.emplace_back(name, x.detach().to(at::kDouble).pow(2).mean().sqrt().item<double>());
+  const at::Tensor v = x.detach().to(at::kDouble);
+  ActivationRecord r;
+  r.name = name;
+  r.rms = v.pow(2).mean().sqrt().item<double>();
+  if (since_) {
+    const size_t i = records_.size();
+    if (i >= since_->size() || (*since_)[i].name != name || !(*since_)[i].value.defined() ||
+        !(*since_)[i].value.sizes().equals(v.sizes()))
+      throw Error("activation " + std::to_string(i) + " ('" + name + "') has no counterpart in the earlier "
+                  "measurement: measure the same model on the same batch, with keep = true the first time");
+    r.change = (v - (*since_)[i].value.to(v.device())).pow(2).mean().sqrt().item<double>();
+  }
+  if (keep_) r.value = v.to(at::kFloat).cpu();
+  records_.push_back(std::move(r));
 }
 
 Linear::Linear(ParamFactory& f, const std::string& name_, int64_t fan_in, int64_t fan_out,

@@ -26,6 +26,16 @@ std::string plugin_name(const Json& spec) {
   return "";
 }
 
+// The plugin's name followed by the options the user gave, e.g. "umup muon_rule=spectral": runs
+// that differ in an option are different variants of a sweep.
+std::string plugin_label(const Json& spec) {
+  std::string label = plugin_name(spec);
+  if (spec.is_object() && spec.contains("options") && spec["options"].is_object())
+    for (const auto& [key, value] : spec["options"].items())
+      label += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  return label;
+}
+
 ForecastSeries parse_series(const Json& s) {
   ForecastSeries out;
   out.name = s.value("name", std::string("series"));
@@ -68,9 +78,10 @@ void apply_config(Run& run, const Json& c) {
     const Json& m = c["model"];
     if (m.contains("arch")) run.arch = plugin_name(m["arch"]);
     if (m.contains("head")) run.head = plugin_name(m["head"]);
-    if (m.contains("param")) run.param = plugin_name(m["param"]);
+    if (m.contains("param")) run.param = plugin_label(m["param"]);
     if (m.contains("d_model") && m["d_model"].is_number_integer()) run.width = m["d_model"];
-    if (m.contains("seed") && m["seed"].is_number_unsigned()) run.seed = m["seed"];
+    if (m.contains("depth") && m["depth"].is_number_integer()) run.depth = m["depth"];
+    if (m.contains("seed") && m["seed"].is_number_integer() && m["seed"] >= 0) run.seed = m["seed"];
   }
   if (c.contains("optimizer")) {
     const Json& o = c["optimizer"];
@@ -87,7 +98,7 @@ void apply_config(Run& run, const Json& c) {
   if (c.contains("train") && c["train"].is_object()) {
     const Json& t = c["train"];
     if (t.contains("steps") && t["steps"].is_number_integer()) run.planned_steps = t["steps"];
-    if (t.contains("seed") && t["seed"].is_number_unsigned()) run.seed = t["seed"];
+    if (t.contains("seed") && t["seed"].is_number_integer() && t["seed"] >= 0) run.seed = t["seed"];
   }
 }
 
@@ -163,7 +174,10 @@ CoordCheck parse_coord_check(const Json& j, std::string name) {
       layer.name = l.value("name", std::string());
       layer.readout = l.value("readout", false);
       if (l.contains("steps") && l["steps"].is_array())
-        for (const auto& s : l["steps"]) layer.rms.push_back(numbers(s.value("rms", Json::array())));
+        for (const auto& s : l["steps"]) {
+          layer.rms.push_back(numbers(s.value("rms", Json::array())));
+          layer.change.push_back(numbers(s.value("change", Json::array())));
+        }
       layers.push_back(std::move(layer));
     }
   }

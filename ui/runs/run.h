@@ -49,6 +49,7 @@ struct Run {
   std::string arch, head, param, optimizer;  // plugin names ("normuon+adamw" when routed)
   double lr = kNaN;                          // the first optimizer group's learning rate
   int64_t width = 0;                         // d_model
+  int64_t depth = 0;                         // layers of the depth-scaled stack
   int64_t planned_steps = 0;
   uint64_t seed = 0;
   // From metrics.jsonl.
@@ -90,7 +91,8 @@ struct CoordCheck {
   struct Layer {
     std::string name;
     bool readout = false;
-    std::vector<std::vector<double>> rms;  // [t][width index]
+    std::vector<std::vector<double>> rms;     // [t][width index]
+    std::vector<std::vector<double>> change;  // [t][width index]: RMS of the change since step 0
   };
   std::map<std::string, std::vector<Layer>> params;  // parametrisation -> layers
 };

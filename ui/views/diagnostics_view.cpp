@@ -6,14 +6,15 @@
 
 namespace orrery::ui {
 
-std::vector<plot::PlotFrame> draw_coord_check(plot::Canvas& c, plot::Rect r, const CoordCheck& cc, int64_t t) {
+namespace {
+
+using LayerValues = std::vector<std::vector<double>> CoordCheck::Layer::*;
+
+// One panel per parametrisation: `values` (a layer's RMS or its change since step 0) at step t
+// against width, one line per layer, a shared y range.
+std::vector<plot::PlotFrame> draw_layer_panels(plot::Canvas& c, plot::Rect r, const CoordCheck& cc, int64_t t,
+                                               LayerValues values, const char* what, const char* short_name) {
   std::vector<plot::PlotFrame> frames;
-  if (cc.params.empty() || cc.widths.empty()) {
-    plot::Plot p(c, r, "coordinate check", plot::Range().axis("width"), plot::Range(true).axis("activation RMS"));
-    p.note("no coordinate check results");
-    return {p.frame()};
-  }
-  t = std::clamp<int64_t>(t, 0, cc.steps);
   // Widths on a log2 scale with their own tick labels; every panel shares the y range.
   plot::Axis xa = [&] {
     plot::Range xr;
@@ -22,39 +23,69 @@ std::vector<plot::PlotFrame> draw_coord_check(plot::Canvas& c, plot::Rect r, con
     for (auto w : cc.widths) a.fixed_ticks.push_back({std::log2(static_cast<double>(w)), std::to_string(w)});
     return a;
   }();
+  auto at_t = [&](const CoordCheck::Layer& l) -> const std::vector<double>* {
+    const auto& v = l.*values;
+    return static_cast<size_t>(t) < v.size() && v[t].size() == cc.widths.size() ? &v[t] : nullptr;
+  };
   plot::Range yr(true);
   for (const auto& [param, layers] : cc.params)
     for (const auto& l : layers)
-      if (static_cast<size_t>(t) < l.rms.size()) yr.add_all(l.rms[t]);
-  const plot::Axis ya = yr.axis("activation RMS");
+      if (const auto* v = at_t(l)) yr.add_all(*v);
+  const plot::Axis ya = yr.axis(what);
   const auto cells = split_columns(r, cc.params.size(), 16);
   size_t k = 0;
   for (const auto& [param, layers] : cc.params) {
     // The worst max/min ratio across widths among the non-readout layers: flat rows mean the
-    // parametrisation keeps activations width-independent.
+    // parametrisation keeps activations (and their updates) width-independent.
     double worst = 1;
     for (const auto& l : layers) {
-      if (l.readout || static_cast<size_t>(t) >= l.rms.size()) continue;
-      const auto [lo, hi] = std::minmax_element(l.rms[t].begin(), l.rms[t].end());
-      if (lo != l.rms[t].end() && *lo > 0) worst = std::max(worst, *hi / *lo);
+      const auto* v = at_t(l);
+      if (l.readout || !v) continue;
+      const auto [lo, hi] = std::minmax_element(v->begin(), v->end());
+      if (lo != v->end() && *lo > 0) worst = std::max(worst, *hi / *lo);
     }
-    char title[128];
-    std::snprintf(title, sizeof title, "%s, step %lld: worst max/min %.2f", param.c_str(), static_cast<long long>(t), worst);
+    char title[160];
+    std::snprintf(title, sizeof title, "%s, step %lld: %s max/min %.2f", param.c_str(), static_cast<long long>(t),
+                  short_name, worst);
     plot::Plot p(c, cells[k++], title, xa, ya);
     std::vector<plot::LegendEntry> legend;
     std::vector<double> xs;
     for (auto w : cc.widths) xs.push_back(std::log2(static_cast<double>(w)));
     for (size_t i = 0; i < layers.size(); ++i) {
       const auto& l = layers[i];
-      if (static_cast<size_t>(t) >= l.rms.size()) continue;
+      const auto* v = at_t(l);
+      if (!v) continue;
       const plot::Color col = plot::run_color(i);
-      p.line(xs, l.rms[t], col, 1.5f, l.readout ? plot::Stroke::dashed : plot::Stroke::solid);
-      for (size_t j = 0; j < xs.size() && j < l.rms[t].size(); ++j) p.marker(xs[j], l.rms[t][j], col, plot::Marker::circle, 2.5f);
+      p.line(xs, *v, col, 1.5f, l.readout ? plot::Stroke::dashed : plot::Stroke::solid);
+      for (size_t j = 0; j < xs.size(); ++j) p.marker(xs[j], (*v)[j], col, plot::Marker::circle, 2.5f);
       if (layers.size() <= 14) legend.push_back({l.name, col, l.readout ? plot::LegendEntry::dashed : plot::LegendEntry::line});
     }
     p.legend(legend);
     frames.push_back(p.frame());
   }
+  return frames;
+}
+
+}  // namespace
+
+std::vector<plot::PlotFrame> draw_coord_check(plot::Canvas& c, plot::Rect r, const CoordCheck& cc, int64_t t) {
+  if (cc.params.empty() || cc.widths.empty()) {
+    plot::Plot p(c, r, "coordinate check", plot::Range().axis("width"), plot::Range(true).axis("activation RMS"));
+    p.note("no coordinate check results");
+    return {p.frame()};
+  }
+  t = std::clamp<int64_t>(t, 0, cc.steps);
+  // After step 0, and when the file has them, each layer's change since step 0 below its RMS.
+  bool changes = false;
+  for (const auto& [param, layers] : cc.params)
+    for (const auto& l : layers)
+      changes |= static_cast<size_t>(t) < l.change.size() && l.change[t].size() == cc.widths.size();
+  if (t == 0 || !changes) return draw_layer_panels(c, r, cc, t, &CoordCheck::Layer::rms, "activation RMS", "RMS");
+  const float weights[] = {1.f, 1.f};
+  const auto rows = split_rows(r, weights, 10);
+  auto frames = draw_layer_panels(c, rows[0], cc, t, &CoordCheck::Layer::rms, "activation RMS", "RMS");
+  for (auto& f : draw_layer_panels(c, rows[1], cc, t, &CoordCheck::Layer::change, "change since step 0", "change"))
+    frames.push_back(f);
   return frames;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // The dashboard's views as functions of run data onto a Canvas. The live dashboard and the SVG
 // report call the same functions; the dashboard adds hover read-outs from the returned frames.
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,26 +50,39 @@ struct SweepPoint {
   double log2_lr = 0;
   double loss = kNaN;        // mean over the finished, finite runs at this rate
   std::vector<double> losses;
+  std::vector<uint64_t> seeds;  // the seed of each of `losses`
   int running = 0, diverged = 0;
 };
 struct SweepCurve {
-  int64_t width = 0;
+  int64_t width = 0, depth = 0;
   std::vector<SweepPoint> points;  // by log2_lr
   double best_log2_lr = kNaN, fitted_log2_lr = kNaN, best_loss = kNaN;
+  std::map<uint64_t, double> seed_optima;  // each seed's own fitted optimum
+};
+// How far the optimum moves from the panel's first curve to its last (by width, or by depth when
+// the width is the same throughout): from the mean curves and from each seed's own fits.
+struct SweepShift {
+  bool along_depth = false;
+  int64_t from = 0, to = 0;
+  double octaves = kNaN, seeds_lo = kNaN, seeds_hi = kNaN;
 };
 struct SweepPanel {
   std::string param, optimizer;
-  std::vector<SweepCurve> curves;  // by width
+  std::vector<SweepCurve> curves;  // by width, then depth
+  SweepShift shift;
 };
-// Groups runs by (parametrisation, optimizer) and width (groups with a single learning rate are
-// dropped when others span several), averaging the final loss of runs at
-// the same learning rate (seeds). A running run counts with its latest loss until it ends.
-// The optimum of a width is its best mean, refined by the vertex of a parabola through the
-// points within an octave of it (as scripts/lr_transfer.lua does).
+// Groups runs by (parametrisation with its options, optimizer) and by (width, depth) (groups with
+// a single learning rate are dropped when others span several), averaging the final loss of runs
+// at the same learning rate (seeds). A running run counts with its latest loss until it ends.
+// The optimum of a curve is its best mean, refined by the vertex of a parabola through the
+// points within an octave of it (as scripts/lr_transfer.lua does); each seed is fitted alone too.
 std::vector<SweepPanel> group_sweep(std::span<const std::shared_ptr<const Run>> runs);
 // Whether a panel spans learning rates: some width has runs at two or more.
 bool is_sweep(const SweepPanel& panel);
 double parabola_vertex(std::span<const double> x, std::span<const double> y, double fallback);
+// The best (x, y) of a loss curve (finite points only) and the parabola's refinement of it.
+struct CurveOptimum { double best_x = kNaN, best_y = kNaN, fitted = kNaN; };
+CurveOptimum curve_optimum(std::span<const double> x, std::span<const double> y);
 // Final loss against log2 lr, one curve per width, one panel per parametrisation (each with its
 // own x range), sharing the y axis; the optimum of each width marked. Returns the panels' frames.
 std::vector<plot::PlotFrame> draw_lr_transfer(plot::Canvas& c, plot::Rect r, std::span<const SweepPanel> panels);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "orrery/forward_context.h"
 #include "orrery/model_spec.h"
 
 namespace orrery {
@@ -15,8 +16,9 @@ class Registry;
 // The batch is `batch` series of `length` steps drawn from a fresh `data` source seeded with
 // `seed`, so calls at different training steps measure the same inputs. In forward order,
 // without gradients. Errors name what is out of range.
-std::vector<std::pair<std::string, double>> measure_activations(Model& model, const Registry& registry,
-                                                                const PluginSpec& data, int64_t batch,
-                                                                int64_t length, uint64_t seed);
+// `keep` and `since` as ActivationProbe's.
+std::vector<ActivationRecord> measure_activations(Model& model, const Registry& registry, const PluginSpec& data,
+                                                  int64_t batch, int64_t length, uint64_t seed, bool keep = false,
+                                                  const std::vector<ActivationRecord>* since = nullptr);
 
 }  // namespace orrery

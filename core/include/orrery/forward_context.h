@@ -6,20 +6,35 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace orrery {
 
-// The RMS of every named op output of a forward pass, in order: what a coordinate check reads,
-// without hooks in the architectures.
+// One named op output of a forward pass: its RMS and, against an earlier pass on the same batch,
+// the RMS of its change (how far training has moved it: muP's "update" of an activation).
+struct ActivationRecord {
+  std::string name;
+  double rms = 0;
+  double change = std::numeric_limits<double>::quiet_NaN();  // NaN: no earlier pass given
+  at::Tensor value;  // the activation itself, when the probe keeps it
+};
+
+// Every named op output of a forward pass, in order: what a coordinate check reads, without hooks
+// in the architectures. `keep` holds each activation (for a later probe's `since`); `since` is an
+// earlier pass's records on the same batch, matched by position and name.
 class ActivationProbe {
  public:
+  explicit ActivationProbe(bool keep = false, const std::vector<ActivationRecord>* since = nullptr)
+      : keep_(keep), since_(since) {}
   void record(const std::string& name, const at::Tensor& x);
-  const std::vector<std::pair<std::string, double>>& values() const { return values_; }
+  const std::vector<ActivationRecord>& records() const { return records_; }
  private:
-  std::vector<std::pair<std::string, double>> values_;
+  bool keep_;
+  const std::vector<ActivationRecord>* since_;
+  std::vector<ActivationRecord> records_;
 };
 
 struct ForwardContext {

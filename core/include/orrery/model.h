@@ -56,7 +56,8 @@ class Model {
 
   // RMS of every named activation (linear outputs, residual streams, head) on a batch, in
   // forward order, without recording gradients: what a coordinate check measures.
-  std::vector<std::pair<std::string, double>> activation_rms(const Batch& batch);
+  std::vector<ActivationRecord> activations(const Batch& batch, bool keep = false,
+                                            const std::vector<ActivationRecord>* since = nullptr);
 
   // Quantile forecasts in data units. values/observed: (B, V, T) with any T (left-padded to a
   // multiple of P); non-finite values count as unobserved, and a series (or variate) with no

@@ -13,8 +13,14 @@
 //   readout linear        dL/dx x fan_out^-1/2 (unconstrained),                  dL/dW x B^-1/2
 //   gains                 dL/dg x sqrt(D / global elements)
 //   residual branches     the branch weight moves from the branch's output to its input's gradient
-// Learning-rate multipliers follow unit_scaling's Adam rule (weights fan_in^-1/2, everything in a
-// depth-scaled stack of L layers L^-1/2) and DataDog's Muon-family rule (depth only).
+// Learning-rate multipliers follow unit_scaling's Adam rule: weights fan_in^-1/2, everything in a
+// depth-scaled stack of L layers L^-1/2. Muon-family optimizers (whose update O has spectral norm
+// ~1 before their own shape scale s = sqrt(fan_out/fan_in) or Keller's) get one of two rules:
+//   toto2     L^-1/2, DataDog's rule as Toto 2.0 trains: ||dW_eff|| = lr L^-1/2 s / sqrt(fan_in),
+//             which shrinks with width under the 1/sqrt(fan_in) multiplier
+//   spectral  L^-1/2 / multiplier (sqrt(fan_in); fan_in for a readout): ||dW_eff|| = lr L^-1/2 s,
+//             muP's spectral condition on the effective weight W_eff = multiplier * W
+// (dW_eff: the effective weight's update; the spectral norm of the weight the op multiplies by.)
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -32,7 +38,7 @@ class UnitScaledMuP final : public Parametrisation {
  public:
   explicit UnitScaledMuP(const Json& o)
       : residual_mult_(o["residual_mult"]), residual_attn_ratio_(o["residual_attn_ratio"]),
-        backward_(o["backward_scales"]) {}
+        backward_(o["backward_scales"]), spectral_muon_(o["muon_rule"] == "spectral") {}
 
   std::string name() const override { return "umup"; }
 
@@ -50,10 +56,12 @@ class UnitScaledMuP final : public Parametrisation {
   double lr_multiplier(const ParamInfo& info, OptimizerFamily family) const override {
     const double depth = info.stack_depth > 0 ? 1.0 / std::sqrt(double(info.stack_depth)) : 1.0;
     const bool matrix = info.role == Role::input || info.role == Role::hidden;
-    // Muon-family updates are already spectrally normalised (sqrt(fan_out/fan_in)): a further
-    // fan_in^-1/2 would double-count width.
-    if (matrix && family != OptimizerFamily::muon_like) return depth / std::sqrt(double(info.fan_in));
-    return depth;
+    if (family == OptimizerFamily::muon_like) {
+      // Only matrices reach a Muon-family optimizer; a vector's rate is the depth factor alone.
+      const bool weight = matrix || info.role == Role::readout;
+      return spectral_muon_ && weight ? depth / linear_multiplier(info) : depth;
+    }
+    return matrix ? depth / std::sqrt(double(info.fan_in)) : depth;
   }
 
   // Branch i of 2L (attention = 2l, MLP = 2l + 1):
@@ -97,6 +105,7 @@ class UnitScaledMuP final : public Parametrisation {
  private:
   double residual_mult_, residual_attn_ratio_;
   bool backward_;
+  bool spectral_muon_;
 };
 
 OptionSchema schema() {
@@ -108,7 +117,12 @@ OptionSchema schema() {
               "patches (5.13622) to balance its unscaled attention; 1 for unit-scaled attention",
               0.0)
       .boolean("backward_scales", true,
-               "unit-scale gradients (scale_bwd); false keeps autograd's chain rule for ablations");
+               "unit-scale gradients (scale_bwd); false keeps autograd's chain rule for ablations")
+      .string("muon_rule", "toto2",
+              "Muon-family learning rates: toto2 = depth^-1/2 only (DataDog's rule, as Toto 2.0 "
+              "trains); spectral = depth^-1/2 / the forward multiplier, so the effective weight's "
+              "update has spectral norm lr * depth^-1/2 * the optimizer's shape scale at any width",
+              {"toto2", "spectral"});
 }
 
 std::unique_ptr<Parametrisation> make(const Json& o) { return std::make_unique<UnitScaledMuP>(o); }
