@@ -12,8 +12,8 @@
 -- With a Muon-family optimizer the matrices inside the stack take it (at lr) and AdamW the rest, at
 -- adamw_lr = 0 by default: frozen, so that every change is the Muon-family update's (at AdamW's
 -- tuned rate the embedding's updates dominate every layer's change and hide the rule). Under
--- u-muP each of its Muon-family rules (toto2, spectral) is checked. Results: runs/coord_check*/coord_check.json (every layer x width
--- x step) and a table.
+-- u-muP each of its Muon-family rules (toto2, spectral) is checked.
+-- Results: runs/coord_check*/coord_check.json (every layer x width x step) and a table.
 
 local function list(s, default)
   if s == nil then return default end

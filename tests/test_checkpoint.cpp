@@ -172,6 +172,7 @@ TEST_CASE("a minimal config.json takes the released code's defaults") {
   CHECK(s.param.name == "umup");
   CHECK(s.param.options["residual_mult"] == 1.0);
   CHECK(s.param.options["residual_attn_ratio"] == 2.0);
+  CHECK(s.param.options["muon_rule"] == "toto2");  // the rule its published rates were tuned under
   // It builds: no biases, no PerDimScale, QK-norm without weights.
   orrery::Model m(s, orrery::Registry::global());
   for (const auto& p : m.params()) {

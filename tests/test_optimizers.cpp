@@ -250,9 +250,9 @@ TEST_CASE("every optimizer honours the step scalars, skips params without grad, 
 }
 
 TEST_CASE("Muon-family plugins use the muon_like learning-rate multiplier, the others adam/sgd") {
-  // u-muP: a hidden matrix in a stack of 4 gets 4^-1/2 under muon_like and additionally
-  // fan_in^-1/2 = 1/8 under adam_like and sgd_like.
-  auto umup = orrery::Registry::global().create<PluginKind::parametrisation>("umup", Json::object());
+  // u-muP (toto2 rule): a hidden matrix in a stack of 4 gets 4^-1/2 under muon_like and
+  // additionally fan_in^-1/2 = 1/8 under adam_like and sgd_like.
+  auto umup = orrery::Registry::global().create<PluginKind::parametrisation>("umup", Json{{"muon_rule", "toto2"}});
   at::Tensor W0 = gaussian({16, 64}, 31), T = gaussian({16, 64}, 32);
   for (auto [name, mult] : {std::pair{"muon", 0.5}, {"normuon", 0.5}, {"dion2", 0.5},
                             {"adamw", 0.5 / 8}, {"sgd", 0.5 / 8}}) {

@@ -47,14 +47,14 @@ TEST_CASE("the tau rule reproduces the reference table (residual_mult 0.75, rati
 }
 
 TEST_CASE("umup multipliers, init and learning-rate rules") {
-  auto p = umup();
+  auto p = umup(Json{{"muon_rule", "toto2"}});
   orrery::ParamInfo hidden{"w", orrery::Role::hidden, 256, 1024, 2, 4, 0, {1024, 256}};
   orrery::ParamInfo readout{"r", orrery::Role::readout, 1024, 288, -1, 0, 0, {288, 1024}};
   CHECK(p->linear_multiplier(hidden) == Approx(1.0 / 16));
   CHECK(p->linear_multiplier(readout) == Approx(1.0 / 1024));
   CHECK(p->activation_scale("silu") == Approx(1.766783).epsilon(1e-6));
   CHECK(p->attention_scale(64) == Approx(1.0 / 64));
-  // Adam: weights fan_in^-1/2 * depth^-1/2; Muon-family: depth only; outside a stack: 1.
+  // Adam: weights fan_in^-1/2 * depth^-1/2; Muon-family (toto2 rule): depth only; outside a stack: 1.
   using F = orrery::OptimizerFamily;
   CHECK(p->lr_multiplier(hidden, F::adam_like) == Approx(1.0 / 16 / 2));
   CHECK(p->lr_multiplier(hidden, F::muon_like) == Approx(0.5));

@@ -16,10 +16,12 @@
 // Learning-rate multipliers follow unit_scaling's Adam rule: weights fan_in^-1/2, everything in a
 // depth-scaled stack of L layers L^-1/2. Muon-family optimizers (whose update O has spectral norm
 // ~1 before their own shape scale s = sqrt(fan_out/fan_in) or Keller's) get one of two rules:
-//   toto2     L^-1/2, DataDog's rule as Toto 2.0 trains: ||dW_eff|| = lr L^-1/2 s / sqrt(fan_in),
-//             which shrinks with width under the 1/sqrt(fan_in) multiplier
 //   spectral  L^-1/2 / multiplier (sqrt(fan_in); fan_in for a readout): ||dW_eff|| = lr L^-1/2 s,
-//             muP's spectral condition on the effective weight W_eff = multiplier * W
+//             muP's spectral condition on the effective weight W_eff = multiplier * W (default:
+//             NorMuon's, Muon's and Dion2's optimum then stays put from width 64 to 512)
+//   toto2     L^-1/2, DataDog's rule as Toto 2.0 trains: ||dW_eff|| = lr L^-1/2 s / sqrt(fan_in),
+//             which shrinks with width under the 1/sqrt(fan_in) multiplier (the optimum rises
+//             about half an octave per doubling)
 // (dW_eff: the effective weight's update; the spectral norm of the weight the op multiplies by.)
 #include <ATen/ATen.h>
 
@@ -118,10 +120,11 @@ OptionSchema schema() {
               0.0)
       .boolean("backward_scales", true,
                "unit-scale gradients (scale_bwd); false keeps autograd's chain rule for ablations")
-      .string("muon_rule", "toto2",
-              "Muon-family learning rates: toto2 = depth^-1/2 only (DataDog's rule, as Toto 2.0 "
-              "trains); spectral = depth^-1/2 / the forward multiplier, so the effective weight's "
-              "update has spectral norm lr * depth^-1/2 * the optimizer's shape scale at any width",
+      .string("muon_rule", "spectral",
+              "Muon-family learning rates: spectral = depth^-1/2 / the forward multiplier, so the "
+              "effective weight's update has spectral norm lr * depth^-1/2 * the optimizer's shape "
+              "scale at any width (the rate transfers across widths; README); toto2 = depth^-1/2 "
+              "only (DataDog's rule, as Toto 2.0 trains: the rate must grow with width)",
               {"toto2", "spectral"});
 }
 
