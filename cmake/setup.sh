@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Orrery needs on a fresh Debian bookworm machine, and nothing that is already there:
 # the Debian packages (apt) and a virtual environment .venv with the CPU LibTorch from the pip
-# torch wheel, plus CMake and Ninja from PyPI so the build does not depend on the host's versions.
+# torch wheel, plus CMake and Ninja from PyPI so the build does not depend on the host's versions,
+# and pyarrow, whose bundled Arrow C++ the parquet data plugin links (cmake/FindPyArrow.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +26,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import torch, cmake, ninja' 2>/dev/null; then
-  echo "setup: installing $TORCH_SPEC, cmake and ninja into .venv (CPU LibTorch)"
-  .venv/bin/pip install -q --disable-pip-version-check "$TORCH_SPEC" cmake ninja
+if ! .venv/bin/python -c 'import torch, cmake, ninja, pyarrow' 2>/dev/null; then
+  echo "setup: installing $TORCH_SPEC, cmake, ninja and pyarrow into .venv (CPU LibTorch, Arrow C++)"
+  .venv/bin/pip install -q --disable-pip-version-check "$TORCH_SPEC" cmake ninja pyarrow==26.0.1
 fi

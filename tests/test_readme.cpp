@@ -36,7 +36,7 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/coord_check.lua widths=64,128 seeds=1",
      "build/bin/orrery run scripts/coord_check.lua widths=64,128 seeds=1 steps=1", "coord_check.json"},
     {"build/bin/orrery repl", "echo 'print(orrery.version)' | build/bin/orrery repl", "0.1.0"},
-    {"build/bin/orrery forecast --model runs/quickstart --input assets/co2.csv --horizon 24 --out fc.csv", "",
+    {"build/bin/orrery forecast --model runs/quickstart --input assets/data/co2.csv --horizon 24 --out fc.csv", "",
      "file:fc.csv"},
     {"build/bin/orrery bench forecast --preset toto2-4m --context 4096 --horizon 1024 --batch 8",
      "build/bin/orrery bench forecast --preset toto2-4m --context 4096 --horizon 1024 --batch 8 --repeats 2 --warmup 1",

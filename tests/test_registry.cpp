@@ -17,7 +17,9 @@ TEST_CASE("every built-in plugin loads") {
                             {PluginKind::head, "point"},
                             {PluginKind::optimizer, "adamw"},
                             {PluginKind::parametrisation, "sp"},
-                            {PluginKind::data, "synthetic"}}) {
+                            {PluginKind::data, "synthetic"},
+                            {PluginKind::data, "observability"},
+                            {PluginKind::data, "csv"}}) {
     INFO(name);
     const auto& p = r.find(kind, name);
     CHECK(p.factory != nullptr);

@@ -46,7 +46,7 @@ TEST_CASE("seasonal naive repeats the last season with widening normal intervals
 }
 
 TEST_CASE("the bundled CSV files read back with their lengths") {
-  auto t = orrery::read_csv(std::string(ORRERY_SOURCE_DIR) + "/assets/AirPassengers.csv");
+  auto t = orrery::read_csv(std::string(ORRERY_SOURCE_DIR) + "/assets/data/air_passengers.csv");
   CHECK(t.names == std::vector<std::string>{"time", "value"});
   CHECK(t.column("value").size() == 144);
   CHECK(t.column("value")[0] == 112);

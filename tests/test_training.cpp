@@ -153,7 +153,7 @@ TEST_CASE("a routed optimizer sends each parameter to the first group that match
   std::vector<at::Tensor> before;
   for (const auto& p : model->params()) before.push_back(p.tensor.detach().clone());
   auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{});
-  model->loss(data->sample(4, 128)).backward();
+  model->loss(data->sample({4, 128, 0})).backward();
   opt.step(orrery::StepScalars{});
   for (size_t i = 0; i < before.size(); ++i) {
     const auto& p = model->params()[i];
@@ -185,9 +185,9 @@ TEST_CASE("gradient accumulation draws accumulate micro-batches per step and ave
   // Records every batch it hands out, so the test can recompute the step's loss.
   struct Recording : orrery::DataSource {
     std::unique_ptr<orrery::DataSource> inner;
-    std::vector<orrery::Batch> batches;
-    orrery::Batch sample(int64_t b, int64_t len) override {
-      batches.push_back(inner->sample(b, len));
+    mutable std::vector<orrery::Batch> batches;  // data_workers = 0: drawn on the step's thread
+    orrery::Batch sample(const orrery::SampleRequest& r) const override {
+      batches.push_back(inner->sample(r));
       return batches.back();
     }
   } data;
@@ -196,7 +196,8 @@ TEST_CASE("gradient accumulation draws accumulate micro-batches per step and ave
   auto reference = test::tiny_model();  // the same weights: the loss before the first update
   auto opt = reg.create<PluginKind::optimizer>("adamw", Json{{"lr", 3e-3}}, model->params(), model->parametrisation());
   auto cfg = orrery::TrainConfig::from_json({{"steps", 1}, {"batch_size", 4}, {"accumulate", 3},
-                                             {"context_length", 128}, {"cpm", false}, {"quiet", true}});
+                                             {"context_length", 128}, {"cpm", false}, {"quiet", true},
+                                             {"data_workers", 0}});  // draws nothing ahead
   orrery::MetricsBus bus;
   auto r = orrery::train(*model, data, *opt, cfg, bus);
   REQUIRE(data.batches.size() == 3);

@@ -150,7 +150,7 @@ TEST_CASE("u-muP keeps every layer's activations near unit RMS from width 64 to 
     orrery::Model m(spec, orrery::Registry::global());
     auto data = orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", Json::object(),
                                                                             orrery::DataContext{});
-    for (const auto& a : m.activations(data->sample(4, 256))) rms[a.name].push_back(a.rms);
+    for (const auto& a : m.activations(data->sample({4, 256, 0}))) rms[a.name].push_back(a.rms);
   }
   CHECK(rms.size() == 20);
   for (const auto& [name, v] : rms) {

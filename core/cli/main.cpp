@@ -50,6 +50,7 @@ const char* kUsage =
     "  repl                             interactive Lua with the same API\n"
     "  forecast --model M --input CSV --horizon H [--out CSV]\n"
     "                                   quantile forecasts of every series in a CSV\n"
+    "  eval [--model M]... [--data D]   GIFT-Eval scores of models and baselines on a benchmark\n"
     "  bench forecast [options]         latency of one forecast of a Toto 2.0 preset\n"
     "  ui [RUNS_DIR | SCRIPT.lua]       the live dashboard (loss, forecasts, LR transfer)\n"
     "  plot RUN_DIR [--out DIR]         the dashboard's views as SVG files\n"
@@ -190,7 +191,7 @@ static void tame_openmp_spinning(char** argv) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "run" || args[0] == "repl" || args[0] == "ui" || args[0] == "forecast" ||
-                        args[0] == "bench"))
+                        args[0] == "bench" || args[0] == "eval"))
     tame_openmp_spinning(argv);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
@@ -207,6 +208,7 @@ int main(int argc, char** argv) {
     if (cmd == "repl") return cmd_repl(args);
     if (cmd == "forecast") return cmd_forecast(args);
     if (cmd == "bench") return cmd_bench(args);
+    if (cmd == "eval") return cmd_eval(args);
     if (cmd == "ui") return cmd_ui(args);
     if (cmd == "plot") return cmd_plot(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;

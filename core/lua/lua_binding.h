@@ -111,5 +111,6 @@ void open_model_library(lua_State* L, LuaHost& host);  // model, load; model met
 void open_data_library(lua_State* L, LuaHost& host);   // data; data methods
 void open_train_library(lua_State* L, LuaHost& host);  // train, evaluate
 void open_io_library(lua_State* L, LuaHost& host);     // read_csv, write_json, experiment_dir
+void open_eval_library(lua_State* L, LuaHost& host);   // eval
 
 }  // namespace orrery

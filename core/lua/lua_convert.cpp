@@ -40,9 +40,25 @@ Json to_json(lua_State* L, int index, const std::string& what, int depth) {
         }
         return arr;
       }
+      // A plugin choice nested in options, {"name", option = value} (a mixture's sources):
+      // the JSON form of a PluginSpec, {"name": ..., "options": {...}}.
+      lua_rawgeti(L, index, 1);
+      const bool choice = n == 1 && lua_type(L, -1) == LUA_TSTRING;
       Json obj = Json::object();
+      if (choice) obj = {{"name", lua_tostring(L, -1)}, {"options", Json::object()}};
+      lua_pop(L, 1);
       lua_pushnil(L);
       while (lua_next(L, index)) {
+        if (choice && lua_type(L, -2) == LUA_TNUMBER && lua_isinteger(L, -2) && lua_tointeger(L, -2) == 1) {
+          lua_pop(L, 1);
+          continue;
+        }
+        if (choice && lua_type(L, -2) == LUA_TSTRING) {
+          const std::string key = lua_tostring(L, -2);
+          obj["options"][key] = to_json(L, -1, what + "." + key, depth + 1);
+          lua_pop(L, 1);
+          continue;
+        }
         if (lua_type(L, -2) != LUA_TSTRING) {
           lua_pop(L, 2);
           throw Error(what + " mixes list entries and name = value pairs");

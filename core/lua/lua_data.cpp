@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "orrery/data_mixture.h"
 #include "orrery/data_source.h"
 #include "orrery/registry.h"
 
@@ -35,21 +36,33 @@ int l_data(lua_State* L) {
   } else {
     spec = to_plugin_spec(L, 1, "orrery.data");
   }
-  push_box(L, std::shared_ptr<DataSource>(host(L).registry.create<PluginKind::data>(spec.name, spec.options, DataContext{})),
-           kDataMeta, 1);
+  push_box(L, std::shared_ptr<DataSource>(make_data_source(host(L).registry, spec, DataContext{})), kDataMeta, 2);
   lua_pushstring(L, spec.to_json().dump().c_str());
   lua_setiuservalue(L, -2, 1);
+  lua_pushinteger(L, 0);  // batches drawn so far: the next call's default seed
+  lua_setiuservalue(L, -2, 2);
   return 1;
 }
 
-// data:sample([batch [, length]]): a table [sample][variate][step], NaN where unobserved.
+// data:sample([batch [, length [, seed]]]): a table [sample][variate][step], NaN where
+// unobserved. Without a seed, successive calls draw successive batches (seeds 0, 1, ...).
 int d_sample(lua_State* L) {
   auto data = check_box<DataSource>(L, 1, kDataMeta, "data:sample's self (call it with ':')");
   const int64_t batch = lua_isnoneornil(L, 2) ? 1 : to_integer(L, 2, "data:sample: batch");
   const int64_t length = lua_isnoneornil(L, 3) ? 256 : to_integer(L, 3, "data:sample: length");
   if (batch < 1 || length < 1 || batch > (int64_t{1} << 24) / length)
     throw Error("data:sample(batch, length) needs positive sizes of at most 2^24 values in all");
-  Batch b = data->sample(batch, length);
+  lua_getiuservalue(L, 1, 2);
+  const lua_Integer drawn = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  int64_t seed = drawn;
+  if (!lua_isnoneornil(L, 4)) {
+    seed = to_integer(L, 4, "data:sample: seed");
+    if (seed < 0) throw Error("data:sample: seed must be a whole number >= 0, got " + std::to_string(seed));
+  }
+  lua_pushinteger(L, drawn + 1);
+  lua_setiuservalue(L, 1, 2);
+  Batch b = data->sample({batch, length, static_cast<uint64_t>(seed)});
   at::Tensor v = at::where(b.observed, b.values, at::full({}, std::nan(""), b.values.options()));
   v = v.to(at::kCPU, at::kDouble).contiguous();
   auto a = v.accessor<double, 3>();
@@ -66,10 +79,18 @@ int d_sample(lua_State* L) {
   return 1;
 }
 
+// data:describe(): what the source holds or generates (files, series, families and weights).
+int d_describe(lua_State* L) {
+  auto data = check_box<DataSource>(L, 1, kDataMeta, "data:describe's self (call it with ':')");
+  push_json(L, data->describe());
+  return 1;
+}
+
 }  // namespace
 
 void open_data_library(lua_State* L, LuaHost& h) {
-  static const luaL_Reg methods[] = {{"sample", ORRERY_LUA(d_sample)}, {nullptr, nullptr}};
+  static const luaL_Reg methods[] = {{"sample", ORRERY_LUA(d_sample)}, {"describe", ORRERY_LUA(d_describe)},
+                                     {nullptr, nullptr}};
   new_metatable(L, h, kDataMeta, gc_box<DataSource, kDataMeta>, methods, nullptr);
   static const luaL_Reg functions[] = {{"data", ORRERY_LUA(l_data)}, {nullptr, nullptr}};
   set_functions(L, h, functions);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "orrery/data_mixture.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/model.h"
@@ -16,8 +17,8 @@ std::vector<ActivationRecord> measure_activations(Model& model, const Registry& 
   if (batch < 1 || batch > (1 << 16) || length < 2 * P || length % P != 0 || length > (1 << 24))
     throw Error("measuring activations needs 1 <= batch_size <= 65536 and a context_length of whole patches of " +
                 std::to_string(P) + " (at least two), got " + std::to_string(batch) + " and " + std::to_string(length));
-  auto source = registry.create<PluginKind::data>(data.name, data.options, DataContext{seed});
-  Batch b = source->sample(batch, length);
+  auto source = make_data_source(registry, data, DataContext{seed});
+  Batch b = source->sample({batch, length, seed});
   b.values = b.values.to(model.device());
   b.observed = b.observed.to(model.device());
   b.series_ids = b.series_ids.to(model.device());

@@ -1,5 +1,6 @@
 #include "orrery/csv.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -43,7 +44,13 @@ const std::vector<double>& CsvTable::column(const std::string& name) const {
   throw Error("no column " + quote_input(name) + " (columns: " + known + ")");
 }
 
-CsvTable read_csv(const std::string& path) {
+bool CsvTable::has(const std::string& name) const {
+  for (const auto& n : names)
+    if (n == name) return true;
+  return false;
+}
+
+CsvTable read_csv(const std::string& path, const std::vector<std::string>& text_columns) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a CSV file");
   std::ifstream in(path, std::ios::binary);
@@ -51,6 +58,7 @@ CsvTable read_csv(const std::string& path) {
   CsvTable t;
   std::string line;
   int64_t lineno = 0;
+  std::vector<bool> is_text;
   auto where = [&] { return path + ":" + std::to_string(lineno) + ": "; };
   while (std::getline(in, line)) {
     ++lineno;
@@ -72,6 +80,9 @@ CsvTable read_csv(const std::string& path) {
         t.names.push_back(std::move(name));
       }
       t.columns.resize(t.names.size());
+      t.text.resize(t.names.size());
+      for (size_t i = 0; i < t.names.size(); ++i)
+        is_text.push_back(std::find(text_columns.begin(), text_columns.end(), t.names[i]) != text_columns.end());
       continue;
     }
     if (fields.size() != t.names.size())
@@ -79,6 +90,10 @@ CsvTable read_csv(const std::string& path) {
                   std::to_string(fields.size()));
     for (size_t i = 0; i < fields.size(); ++i) {
       const std::string f = trim(fields[i]);
+      if (is_text[i]) {
+        t.text[i].push_back(f);
+        continue;
+      }
       double v = std::numeric_limits<double>::quiet_NaN();
       if (!is_missing(f)) {
         char* end = nullptr;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "orrery/data_mixture.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/events.h"
@@ -47,19 +48,24 @@ Json run_training(const RunRequest& r, const Registry& registry,
   Model& model = *r.model;
   const TrainConfig& cfg = r.train;
   std::shared_ptr<DataSource> data = r.source;
-  if (!data) data = registry.create<PluginKind::data>(r.data.name, r.data.options, DataContext{cfg.seed});
-  // Validation and forecast snapshots: the same kind of data under another seed, so held-out
-  // series the training never sees (for a data set, other windows of it).
+  if (!data) data = make_data_source(registry, r.data, DataContext{cfg.seed});
+  // Validation and forecast snapshots: the same kind of data under another seed and from the
+  // validation split, so held-out series the training never sees.
   std::unique_ptr<DataSource> validation;
-  if (cfg.val_batches > 0 || cfg.forecast_series > 0)
-    validation = registry.create<PluginKind::data>(r.data.name, r.data.options, DataContext{cfg.seed + 1000003});
+  if (cfg.val_batches > 0 || cfg.forecast_series > 0) {
+    DataContext held_out{cfg.seed + 1000003};
+    held_out.split = Split::validation;
+    validation = make_data_source(registry, r.data, held_out);
+  }
 
   RoutedOptimizer optimizer(registry, optimizer_groups_from_json(r.optimizer), model.params(),
                             model.parametrisation());
   Json routing = optimizer.describe();
   for (auto& g : routing) g.erase("names");  // the names are in model:describe()
-  const Json config = {{"model", model.describe()}, {"optimizer", r.optimizer}, {"routing", routing},
-                       {"train", cfg.to_json()}};
+  Json data_json = r.data.to_json();
+  if (Json d = data->describe(); !d.empty()) data_json["describe"] = d;
+  const Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
+                       {"routing", routing}, {"train", cfg.to_json()}};
   RunStore store(r.runs_dir, r.name, config);
   if (!cfg.quiet)
     std::printf("run %s: %lld parameters, writing %s\n", r.name.c_str(),

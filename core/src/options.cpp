@@ -76,6 +76,16 @@ OptionSchema& OptionSchema::number_list(std::string name, std::vector<double> de
   return *this;
 }
 
+OptionSchema& OptionSchema::strings(std::string name, std::string def, std::string doc) {
+  specs_.push_back({std::move(name), "strings", def, std::move(doc), {}, {}, {}});
+  return *this;
+}
+
+OptionSchema& OptionSchema::list(std::string name, std::string doc) {
+  specs_.push_back({std::move(name), "list", nullptr, std::move(doc), {}, {}, {}});
+  return *this;
+}
+
 OptionSchema& OptionSchema::table(std::string name, std::string doc) {
   specs_.push_back({std::move(name), "table", nullptr, std::move(doc), {}, {}, {}});
   return *this;
@@ -151,6 +161,13 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
         if (!e.is_number() || !std::isfinite(e.get<double>())) throw bad("a list of finite numbers");
     } else if (s->type == "table") {
       if (!v.is_object() && !v.is_null()) throw bad("a table of name = value pairs");
+    } else if (s->type == "list") {
+      if (!v.is_array() && !v.is_null()) throw bad("a list");
+    } else if (s->type == "strings") {
+      bool ok = v.is_string() || (v.is_array() && !v.empty());
+      if (v.is_array())
+        for (const auto& e : v) ok = ok && e.is_string();
+      if (!ok) throw bad("a string or a non-empty list of strings");
     }
     if (v.is_number()) {
       double d = v.get<double>();

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "orrery/baselines.h"
 #include "orrery/error.h"
 
 namespace orrery {
@@ -53,29 +54,9 @@ double normal_quantile(double p) {
 std::vector<std::vector<double>> seasonal_naive_quantiles(const std::vector<double>& history,
                                                           int64_t m, int64_t horizon,
                                                           const std::vector<double>& levels) {
-  const int64_t n = static_cast<int64_t>(history.size());
-  if (n == 0) throw Error("seasonal naive needs a non-empty history");
-  if (m < 1 || m > n) m = 1;
-  // As GIFT-Eval's baselines: forward-fill missing values (leading ones take the first value).
-  std::vector<double> filled(history);
-  double last = std::numeric_limits<double>::quiet_NaN();
-  for (double v : history)
-    if (std::isfinite(v)) { last = v; break; }
-  if (!std::isfinite(last)) throw Error("seasonal naive needs at least one observed value");
-  for (double& v : filled) v = std::isfinite(v) ? (last = v) : last;
-  // Residuals r_t = y_t - y_{t-m}, sigma = sqrt(sum r^2 / (n - m)).
-  double ss = 0;
-  for (int64_t t = m; t < n; ++t) ss += (filled[t] - filled[t - m]) * (filled[t] - filled[t - m]);
-  const double sigma = n > m ? std::sqrt(ss / (n - m)) : 0.0;
-  std::vector<std::vector<double>> q(levels.size(), std::vector<double>(horizon));
-  for (int64_t h = 1; h <= horizon; ++h) {
-    const int64_t k = (h - 1) / m + 1;  // seasons back: y_hat(T+h) = y(T+h-m*k)
-    const double point = filled[n - 1 + h - m * k];
-    const double sigma_h = sigma * std::sqrt(static_cast<double>(k));
-    for (size_t i = 0; i < levels.size(); ++i)
-      q[i][h - 1] = point + normal_quantile(levels[i]) * sigma_h;
-  }
-  return q;
+  // Kept for existing callers; the implementation is the "seasonal_naive" baseline.
+  static const std::unique_ptr<Baseline> baseline = make_baseline("seasonal_naive");
+  return baseline->forecast(history, m, horizon, levels);
 }
 
 ScoreAccumulator::ScoreAccumulator(std::vector<double> levels)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "orrery/batch_queue.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/format_duration.h"
@@ -36,13 +37,6 @@ double clip_global_norm(std::vector<Param>& params, double max_norm) {
       if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(s);
   }
   return total;
-}
-
-Batch to_device(Batch b, const at::Device& device) {
-  b.values = b.values.to(device);
-  b.observed = b.observed.to(device);
-  b.series_ids = b.series_ids.to(device);
-  return b;
 }
 
 // Copies of every group's parameters, taken before a step that will log.
@@ -162,6 +156,8 @@ const OptionSchema& TrainConfig::schema() {
           .integer("forecast_every", 0, "forecast snapshot every N steps and at the end; 0 = with validation", 0)
           .integer("forecast_series", 4, "held-out series per forecast snapshot; 0 = none", 0)
           .integer("seed", 0, "seed of the masking and of the data source when it has none", 0)
+          .integer("data_workers", 1, "threads drawing batches ahead of the step; 0 = on the step's thread (the batches are the same)", 0, 64)
+          .integer("prefetch", 4, "batches drawn ahead at most", 1, 1024)
           .boolean("quiet", false, "no progress lines");
   return s;
 }
@@ -178,6 +174,7 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.log_every = o["log_every"], c.val_every = o["val_every"], c.val_batches = o["val_batches"];
   c.forecast_every = o["forecast_every"], c.forecast_series = o["forecast_series"];
   c.seed = o["seed"], c.quiet = o["quiet"];
+  c.data_workers = o["data_workers"], c.prefetch = o["prefetch"];
   return c;
 }
 
@@ -189,7 +186,7 @@ Json TrainConfig::to_json() const {
           {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
           {"log_every", log_every}, {"val_every", val_every}, {"val_batches", val_batches},
           {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
-          {"seed", seed}, {"quiet", quiet}};
+          {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch}, {"quiet", quiet}};
 }
 
 Json TrainResult::to_json() const {
@@ -228,7 +225,16 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   std::vector<Batch> held_out;
   if (validate || snapshots)
     for (int64_t i = 0; i < (validate ? cfg.val_batches : 1); ++i)
-      held_out.push_back(to_device(validation->sample(cfg.batch_size, cfg.context_length), model.device()));
+      held_out.push_back(to_device(validation->sample({cfg.batch_size, cfg.context_length, mix_seed(cfg.seed, static_cast<uint64_t>(i))}),
+                                   model.device()));
+  // Training batches: batch k of the run is drawn with mix_seed(seed, k) by the queue's workers.
+  BatchQueueConfig queue_cfg;
+  queue_cfg.batch = cfg.batch_size, queue_cfg.length = cfg.context_length;
+  queue_cfg.seed = mix_seed(cfg.seed, 0x7261696e);  // "rain": a stream of its own
+  queue_cfg.workers = static_cast<int>(cfg.data_workers), queue_cfg.depth = static_cast<int>(cfg.prefetch);
+  queue_cfg.device = model.device();
+  BatchQueue batches(data, queue_cfg);
+  BatchQueueStats data_before;
 
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -287,7 +293,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     for (auto& p : params) p.tensor.mutable_grad().reset();
     double l = 0;
     for (int64_t micro = 0; micro < cfg.accumulate; ++micro) {
-      Batch b = to_device(data.sample(cfg.batch_size, cfg.context_length), model.device());
+      Batch b = batches.next();
       at::Tensor keep;
       if (cfg.cpm)
         keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
@@ -320,8 +326,15 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
       result.final_loss = mean;
       Json lrs = Json::object();
       for (const auto& g : groups) lrs[g.label] = g.base_lr * lr_factor;
+      // Data: mean milliseconds to draw a batch (on a worker) and that the step waited for one.
+      const BatchQueueStats data_now = batches.stats();
+      const double drawn = std::max<double>(1, static_cast<double>(data_now.batches - data_before.batches));
+      const double draw_ms = 1e3 * (data_now.draw_seconds - data_before.draw_seconds) / drawn;
+      const double wait_ms = 1e3 * (data_now.wait_seconds - data_before.wait_seconds) / drawn;
+      data_before = data_now;
       Json ev = make_event(EventKind::train, {{"step", step + 1}, {"loss", mean}, {"lr", lrs},
                                               {"grad_norm", gnorm}, {"series_per_s", series_per_s},
+                                              {"data_draw_ms", draw_ms}, {"data_wait_ms", wait_ms},
                                               {"elapsed_s", now}, {"eta_s", eta}});
       add_group_rms(ev, groups, before);
       bus.publish(ev);

@@ -7,10 +7,14 @@ namespace orrery {
 // mark is skipped. Errors name file:line and quote at most ~80 characters of the input: a
 // folder, binary data, a header column without a name or with a repeated one, a row of the
 // wrong width, a non-numeric, infinite or out-of-range value.
+// Columns named in `text_columns` (e.g. a timestamp) are kept as text, unparsed, in `text`;
+// their entry in `columns` is empty.
 struct CsvTable {
   std::vector<std::string> names;
   std::vector<std::vector<double>> columns;
+  std::vector<std::vector<std::string>> text;  // per column: filled for text columns only
   const std::vector<double>& column(const std::string& name) const;  // throws if absent
+  bool has(const std::string& name) const;
 };
-CsvTable read_csv(const std::string& path);
+CsvTable read_csv(const std::string& path, const std::vector<std::string>& text_columns = {});
 }  // namespace orrery

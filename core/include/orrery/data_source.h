@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <memory>
 
 #include "orrery/batch.h"
@@ -6,20 +7,47 @@
 
 namespace orrery {
 
+// Which part of a source's series a run draws from. Generators give different series for
+// different seeds anyway; sources of real series hold out a fixed subset of series ids for
+// validation so that no validation series is ever trained on.
+enum class Split { train, validation };
+
 // Where data sources learn their place in a (possibly distributed) run, so each rank draws
 // different, reproducible samples.
 struct DataContext {
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;
+  Split split = Split::train;
+};
+
+// One batch to draw. Every random choice a source makes for it comes from `seed`, so a batch
+// depends only on (source options, context, seed): the worker threads that prefetch batches
+// (batch_queue.h) give the same batches whatever their number.
+struct SampleRequest {
+  int64_t batch = 1;   // samples
+  int64_t length = 1;  // time steps each
+  uint64_t seed = 0;
 };
 
 class DataSource {
  public:
   virtual ~DataSource() = default;
-  // `batch` samples of `length` time steps each.
-  virtual Batch sample(int64_t batch, int64_t length) = 0;
+  // Called concurrently from several threads: a source keeps no mutable state across calls.
+  virtual Batch sample(const SampleRequest& request) const = 0;
+  // What the source holds or generates, for config.json and `orrery data` (series counts,
+  // files, families and their weights...). Empty when there is nothing beyond the options.
+  virtual Json describe() const { return Json::object(); }
 };
 
 using DataSourceFactory = std::unique_ptr<DataSource> (*)(const Json& options, const DataContext&);
+
+// A seed for sub-stream `index` of `seed` (splitmix64 of both): how a batch seed is derived
+// from the run's seed and the batch number, and a sample's from its batch's.
+inline uint64_t mix_seed(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 }  // namespace orrery

@@ -12,7 +12,7 @@ namespace orrery {
 
 struct OptionSpec {
   std::string name;
-  std::string type;  // "int", "number", "bool", "string", "number_list", "table"
+  std::string type;  // "int", "number", "bool", "string", "number_list", "table", "list", "strings"
   Json default_value;
   std::string description;
   std::optional<double> min, max;
@@ -31,6 +31,10 @@ class OptionSchema {
   OptionSchema& number_list(std::string name, std::vector<double> def, std::string doc);
   // A table of options of its own (e.g. a schedule), checked by whoever reads it; null default.
   OptionSchema& table(std::string name, std::string doc);
+  // A string or a list of strings (files, column names).
+  OptionSchema& strings(std::string name, std::string def, std::string doc);
+  // A list of anything (e.g. a mixture's sources), checked by whoever reads it; null default.
+  OptionSchema& list(std::string name, std::string doc);
   // Every option of `other`, after this schema's own.
   OptionSchema& extend(const OptionSchema& other);
 

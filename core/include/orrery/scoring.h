@@ -12,7 +12,8 @@ double seasonal_error(const std::vector<double>& history, int64_t m);
 // Inverse of the standard normal CDF.
 double normal_quantile(double p);
 
-// statsforecast SeasonalNaive(m) with its normal intervals: quantiles[q][h].
+// statsforecast SeasonalNaive(m) with its normal intervals: quantiles[q][h]. The same as
+// make_baseline("seasonal_naive") (baselines.h), kept for existing callers.
 std::vector<std::vector<double>> seasonal_naive_quantiles(const std::vector<double>& history,
                                                           int64_t m, int64_t horizon,
                                                           const std::vector<double>& levels);

@@ -32,6 +32,8 @@ struct TrainConfig {
   int64_t forecast_every = 0;   // forecast snapshot every N steps and at the end; 0 = val cadence
   int64_t forecast_series = 4;  // series per snapshot, from the first held-out batch; 0 = none
   uint64_t seed = 0;
+  int64_t data_workers = 1;   // threads drawing batches ahead of the step (0 = on the step's thread)
+  int64_t prefetch = 4;       // batches drawn ahead at most
   bool quiet = false;
   // Every option above: name, type, default, range and what it does. The one list that
   // from_json, orrery.train and the docs test read.
@@ -51,8 +53,10 @@ struct TrainResult {
 };
 
 // Trains `model` in place. Publishes (events.h), in this order at a step that has them:
-//  {"event":"train", step, loss, lr, grad_norm, series_per_s, elapsed_s, eta_s,
-//   update_rms, param_rms} every log_every steps and at the last step; lr, update_rms and
+//  {"event":"train", step, loss, lr, grad_norm, series_per_s, data_draw_ms, data_wait_ms,
+//   elapsed_s, eta_s, update_rms, param_rms} every log_every steps and at the last step;
+//   data_draw_ms is the mean time a worker took to draw a batch and data_wait_ms the mean
+//   time the step waited for one (batch_queue.h); lr, update_rms and
 //   param_rms map each optimizer group (Optimizer::groups(); one group "all" when it gives
 //   none) to its learning rate at this step, the RMS of this step's update,
 //   sqrt(sum ||p_after - p_before||^2 / numel), and the RMS of its weights after it;

@@ -1,112 +1,180 @@
-// A seeded generator of plausible series: level + trend (with an optional kink) + up to three
-// seasonal components (harmonic shapes, amplitude that may grow with the level, as in airline
-// data) + AR(1) noise + level shifts + rare spikes, on scales from 0.1 to 1e4, with missing
-// stretches in the observed mask. Every draw comes from one std::mt19937_64 seeded by
-// (seed, rank), so runs repeat exactly and ranks see different data.
+// A seeded prior of synthetic series in the spirit of TempoPFN and KernelSynth: each series
+// is drawn from one family, chosen by weight (option `families`), with missing stretches in
+// the observed mask. The families live in families/*.cpp; this file holds the registry, the
+// options and the batch assembly.
+//
+// Default weights: TempoPFN's generator_proportions (configs/example.yaml), each generator
+// mapped onto the family here that is closest to it:
+//   classic       1    forecast_pfn (trend x calendar seasonality x noise)
+//   kernel_synth  3    kernel 1 + gp 1 + cauker_univariate 1 (all GP-path priors)
+//   waves         2.5  sinewave 1 + sawtooth 1 + audio_stochastic_rhythm 0.5
+//   steps         1    step
+//   spikes        2.5  spike 1 + anomaly 1 + audio_network_topology 0.5 (bursts)
+//   ou            3.2  ou_process 3 + audio_financial_volatility 0.1 + audio_multi_scale_fractal 0.1
+//   intermittent  1    not in TempoPFN: ours, for the zero-inflated series of GIFT-Eval and BOOM
+// TempoPFN's augmented_per_sample_2048 (2) and augmented_temp_batch_2048 (2) augment other
+// generators' series rather than generate their own; they have no family here, so their
+// share goes to the others by normalisation.
+//
+// Randomness: every series has its own Rng seeded by (option seed, run seed, rank, batch
+// seed, sample, variate), so a batch depends only on its request, whatever the thread or the
+// order of calls, and the source keeps no state.
 #include <ATen/ATen.h>
 
+#include <array>
 #include <cmath>
-#include <random>
+#include <string>
 
+#include "family.h"
+#include "orrery/error.h"
 #include "orrery/plugin.h"
 
 namespace {
 using namespace orrery;
+using synth::Family;
+using synth::Rng;
+
+constexpr std::array<Family, 7> kFamilies{{
+    {"classic", 1, false, "trend, up to three harmonic seasonalities, AR(1) noise, shifts, spikes", synth::classic},
+    {"kernel_synth", 3, true, "Gaussian-process paths from KernelSynth's kernel bank", synth::kernel_synth},
+    {"waves", 2.5, true, "sine (AM/FM), sawtooth and square waves", synth::waves},
+    {"steps", 1, true, "change points and level shifts (TempoPFN's step patterns)", synth::steps},
+    {"spikes", 2.5, true, "spikes and periodic anomalies on a flat baseline", synth::spikes},
+    {"ou", 3.2, true, "regime-switching Ornstein-Uhlenbeck processes and random walks", synth::ou},
+    {"intermittent", 1, false, "zero-inflated Poisson / negative-binomial counts", synth::intermittent},
+}};
+
+std::string family_names() {
+  std::string s;
+  for (const auto& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.name);
+  return s;
+}
+
+// The weight of each family in kFamilies order, from the `families` option (a table of
+// name = weight: only the families named there are drawn) or the defaults.
+std::vector<double> family_weights(const Json& option) {
+  std::vector<double> w;
+  for (const auto& f : kFamilies) w.push_back(option.is_null() ? f.weight : 0);
+  if (option.is_null()) return w;
+  std::vector<std::string> known;
+  for (const auto& f : kFamilies) known.emplace_back(f.name);
+  double total = 0;
+  for (const auto& [name, value] : option.items()) {
+    size_t i = 0;
+    while (i < kFamilies.size() && name != kFamilies[i].name) ++i;
+    if (i == kFamilies.size()) {
+      std::string msg = "data plugin 'synthetic': unknown family '" + name + "' in option 'families'";
+      const std::string near = closest_name(name, known);
+      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+      throw Error(msg + "; the families are: " + family_names());
+    }
+    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
+      throw Error("data plugin 'synthetic': the weight of family '" + name +
+                  "' must be a non-negative number, got " + value.dump());
+    total += w[i] = value.get<double>();
+  }
+  if (!(total > 0))
+    throw Error("data plugin 'synthetic': option 'families' gives no family a positive weight; the families are: " +
+                family_names());
+  return w;
+}
 
 class Synthetic final : public DataSource {
  public:
   Synthetic(const Json& o, const DataContext& ctx)
-      : variates_(o["variates"]), missing_prob_(o["missing_prob"]), shift_rate_(o["shift_rate"]),
-        noise_max_(o["noise_max"]), rng_(o["seed"].get<uint64_t>() * 1000003u + ctx.seed * 7919u +
-                                         static_cast<uint64_t>(ctx.rank)) {
-    for (double p : o["periods"].get<std::vector<double>>()) periods_.push_back(p);
+      : variates_(o["variates"]), missing_prob_(o["missing_prob"]), weights_(family_weights(o["families"])),
+        base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), static_cast<uint64_t>(ctx.rank))) {
+    settings_.periods = o["periods"].get<std::vector<double>>();
+    settings_.shift_rate = o["shift_rate"];
+    settings_.noise_max = o["noise_max"];
+    if (settings_.periods.empty()) throw Error("data plugin 'synthetic': option 'periods' must not be empty");
+    for (double p : settings_.periods)
+      if (!(p >= 2))
+        throw Error("data plugin 'synthetic': every period must be at least 2 steps, got " + std::to_string(p));
   }
 
-  Batch sample(int64_t batch, int64_t length) override {
-    at::Tensor values = at::empty({batch, variates_, length}, at::kFloat);
-    at::Tensor observed = at::ones({batch, variates_, length}, at::kBool);
-    auto v = values.accessor<float, 3>();
-    auto m = observed.accessor<bool, 3>();
-    std::vector<double> y(length);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t c = 0; c < variates_; ++c) {
-        series(y);
-        for (int64_t t = 0; t < length; ++t) v[b][c][t] = static_cast<float>(y[t]);
-        if (uniform(0, 1) < missing_prob_) {  // one or two missing stretches
-          const int gaps = 1 + (uniform(0, 1) < 0.5);
+  Batch sample(const SampleRequest& r) const override {
+    const int64_t B = r.batch, V = variates_, T = r.length;
+    at::Tensor values = at::empty({B, V, T}, at::kFloat);
+    at::Tensor observed = at::ones({B, V, T}, at::kBool);
+    float* out = values.data_ptr<float>();
+    bool* seen = observed.data_ptr<bool>();
+    std::vector<double> y(static_cast<size_t>(T));
+    const uint64_t batch_seed = mix_seed(base_, r.seed);
+    for (int64_t b = 0; b < B; ++b) {
+      const uint64_t sample_seed = mix_seed(batch_seed, static_cast<uint64_t>(b));
+      for (int64_t c = 0; c < V; ++c) {
+        Rng rng(mix_seed(sample_seed, static_cast<uint64_t>(c)));
+        draw(rng, y);
+        const int64_t row = (b * V + c) * T;
+        for (int64_t t = 0; t < T; ++t) out[row + t] = static_cast<float>(y[static_cast<size_t>(t)]);
+        if (rng.uniform() < missing_prob_) {  // one or two missing stretches of up to 15%
+          const int gaps = 1 + (rng.uniform() < 0.5);
           for (int g = 0; g < gaps; ++g) {
-            const int64_t len = 1 + static_cast<int64_t>(uniform(0, 0.15) * length);
-            const int64_t at = static_cast<int64_t>(uniform(0, 1) * length);
-            for (int64_t t = at; t < std::min(length, at + len); ++t) m[b][c][t] = false;
+            const int64_t len = 1 + static_cast<int64_t>(rng.uniform(0, 0.15) * static_cast<double>(T));
+            const int64_t at = static_cast<int64_t>(rng.uniform() * static_cast<double>(T));
+            for (int64_t t = at; t < std::min(T, at + len); ++t) seen[row + t] = false;
           }
         }
       }
-    Batch out;
-    out.values = values;
-    out.observed = observed;
-    out.series_ids = at::arange(variates_, at::kLong).repeat({batch, 1});
-    return out;
+    }
+    Batch batch;
+    batch.values = values;
+    batch.observed = observed;
+    batch.series_ids = at::arange(V, at::kLong).repeat({B, 1});  // every variate its own series
+    return batch;  // season stays 1: families and periods differ from series to series
+  }
+
+  Json describe() const override {
+    double total = 0;
+    for (double w : weights_) total += w;
+    Json families = Json::object();
+    for (size_t i = 0; i < kFamilies.size(); ++i)
+      if (weights_[i] > 0) families[kFamilies[i].name] = weights_[i] / total;
+    return {{"families", families}};
   }
 
  private:
-  double uniform(double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng_); }
-  double normal() { return std::normal_distribution<double>(0, 1)(rng_); }
-  double log_uniform(double a, double b) { return std::exp(uniform(std::log(a), std::log(b))); }
-
-  void series(std::vector<double>& y) {
-    const int64_t T = static_cast<int64_t>(y.size());
-    const double unit = log_uniform(0.1, 1e4);       // the series' natural scale
-    const double level = normal() * unit * uniform(0, 5);
-    const double slope = normal() * uniform(0, 3) * unit / T;
-    const int64_t kink = static_cast<int64_t>(uniform(0.2, 0.9) * T);
-    const double slope2 = uniform(0, 1) < 0.3 ? normal() * uniform(0, 3) * unit / T : slope;
-    const bool growing = uniform(0, 1) < 0.3;        // seasonal amplitude grows with the trend
-
-    struct Season { double period, phase, amp; double h[3]; };
-    std::vector<Season> seasons;
-    const int count = static_cast<int>(uniform(0, 1) < 0.15 ? 0 : 1 + uniform(0, 3));
-    for (int k = 0; k < std::min(count, 3); ++k) {
-      Season s;
-      s.period = uniform(0, 1) < 0.7 ? periods_[static_cast<size_t>(uniform(0, periods_.size()))]
-                                     : log_uniform(3, std::max(4.0, T / 3.0));
-      s.phase = uniform(0, 2 * M_PI);
-      s.amp = unit * std::exp(0.7 * normal());
-      for (double& h : s.h) h = normal() / (1 + (&h - s.h));
-      seasons.push_back(s);
+  // One series: a family by weight, its path, a random scale for the families that come in
+  // fixed units (log-uniform 0.01 to 1000, as varied as the classic family's 0.1 to 1e4).
+  // A path that is not finite or beyond 1e30 is redrawn from the same family (TempoPFN
+  // rejects such series too); none of the families is known to produce one.
+  void draw(Rng& rng, std::vector<double>& y) const {
+    const Family& family = kFamilies[rng.pick(weights_)];
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      family.generate(rng, y, settings_);
+      if (family.rescale) {
+        const double scale = rng.log_uniform(0.01, 1000);
+        for (double& v : y) v *= scale;
+      }
+      bool ok = true;
+      for (double v : y) ok = ok && std::fabs(v) < 1e30;  // false for NaN and inf too
+      if (ok) return;
     }
-    const double noise_sd = unit * log_uniform(0.01, noise_max_);
-    const double phi = uniform(0, 0.9);
-    const double shift_p = shift_rate_ / T;
-    double ar = 0, shift = 0;
-    for (int64_t t = 0; t < T; ++t) {
-      const double trend = t < kink ? slope * t : slope * kink + slope2 * (t - kink);
-      const double grow = growing ? std::max(0.2, 1 + 2 * (trend + level) / (unit * 5 + std::fabs(level))) : 1.0;
-      double s = 0;
-      for (const auto& z : seasons)
-        for (int h = 0; h < 3; ++h)
-          s += z.amp * z.h[h] * std::sin(2 * M_PI * (h + 1) * t / z.period + z.phase);
-      ar = phi * ar + noise_sd * normal();
-      if (uniform(0, 1) < shift_p) shift += normal() * unit * 2;
-      double spike = uniform(0, 1) < 0.002 ? normal() * unit * 5 : 0;
-      y[t] = level + trend + s * grow + ar + shift + spike;
-    }
+    std::fill(y.begin(), y.end(), 0.0);
   }
 
   int64_t variates_;
-  double missing_prob_, shift_rate_, noise_max_;
-  std::vector<double> periods_;
-  std::mt19937_64 rng_;
+  double missing_prob_;
+  std::vector<double> weights_;
+  uint64_t base_;
+  synth::Settings settings_;
 };
 
 OptionSchema schema() {
   return OptionSchema{}
       .integer("seed", 0, "generator seed (combined with the run seed and the rank)", 0)
-      .integer("variates", 1, "variates per sample (independent series)", 1, 1024)
+      .integer("variates", 1, "variates per sample (independent series, each of its own family)", 1, 1024)
+      .table("families",
+             "family name = weight, e.g. {waves = 1, ou = 2}: only the families named are drawn. Default "
+             "(TempoPFN's generator mix): classic 1, kernel_synth 3, waves 2.5, steps 1, spikes 2.5, ou 3.2, "
+             "intermittent 1")
       .number_list("periods", {4, 7, 12, 24, 52, 96, 168},
-                   "seasonal periods drawn 70% of the time (otherwise log-uniform)")
+                   "seasonal periods in steps: classic draws from them 70% of the time, waves 40%, "
+                   "intermittent cycles 25%")
       .number("missing_prob", 0.1, "probability that a series has missing stretches", 0.0, 1.0)
-      .number("shift_rate", 0.3, "expected level shifts per series", 0.0)
-      .number("noise_max", 0.5, "largest noise std relative to the series scale", 0.01);
+      .number("shift_rate", 0.3, "expected level shifts per classic series", 0.0)
+      .number("noise_max", 0.5, "largest noise std of a classic series relative to its scale", 0.01);
 }
 
 std::unique_ptr<DataSource> make(const Json& o, const DataContext& ctx) {
@@ -115,6 +183,7 @@ std::unique_ptr<DataSource> make(const Json& o, const DataContext& ctx) {
 
 }  // namespace
 
-ORRERY_PLUGIN(data, "synthetic", "0.1.0",
-              "Seeded synthetic series: trend, seasonalities, AR noise, level shifts, missing values",
+ORRERY_PLUGIN(data, "synthetic", "0.2.0",
+              "Seeded synthetic prior: trend/seasonal, KernelSynth GP, waves, steps, spikes, OU and random "
+              "walks, intermittent counts; missing values",
               schema, make)

@@ -1,0 +1,170 @@
+#include "file_source.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "holdout.h"
+#include "layout.h"
+#include "mapped_file.h"
+#include "orrery/error.h"
+#include "orrery/frequency.h"
+#include "sampler.h"
+
+namespace fs = std::filesystem;
+
+namespace orrery::data {
+namespace {
+
+class FileSource final : public DataSource {
+ public:
+  FileSource(const Json& o, const DataContext& ctx, const FileFormat& format) : split_(ctx.split) {
+    files_ = expand_files(o["files"]);
+    folder_ = cache_folder(o.value("cache_dir", ""), files_.front());
+    const LayoutOptions layout = LayoutOptions::from_json(o);
+    if (!layout.frequency.empty()) Frequency::parse(layout.frequency);  // a typo fails before any reading
+    Json content = {{"format", format.name}, {"layout", layout.to_json()}};
+    for (const auto& name : format.content_options) content[name] = o[name];
+    for (const auto& file : files_) {
+      entries_.push_back(cached(folder_, file, content, [&](std::ostream& out, const std::string& scratch) {
+        return format.read(file, o, out, scratch);
+      }));
+      maps_.emplace_back(entries_.back().values_path);
+      check_mapping(entries_.back(), maps_.back());
+    }
+
+    int64_t variates = 1;
+    std::map<std::string, int64_t> frequencies;
+    for (const auto& e : entries_)
+      for (const auto& s : e.series) {
+        variates = std::max(variates, s.variates);
+        series_ += 1;
+        steps_ += s.length;
+        if (!s.frequency.empty()) frequencies[s.frequency] += 1;
+      }
+    for (const auto& [f, n] : frequencies) frequencies_[f] = n;
+    // A season only when the whole source agrees on one frequency.
+    if (frequencies.size() == 1) season_ = seasonality(Frequency::parse(frequencies.begin()->first));
+    const double holdout = o.value("holdout", 0.1);
+    const int64_t exclude_last = o.value("exclude_last", int64_t{0});
+    std::vector<Region> regions = split_regions(entries_, maps_, holdout, split_, summary_, exclude_last);
+    if (regions.empty())
+      throw Error(format.name + ": no series for the " + split_name() + " split in " + describe_files() +
+                  (series_ == 0 ? " (no series at all)"
+                   : split_ == Split::validation ? " (holdout = " + std::to_string(holdout) + ")"
+                                                 : " (every series is held out for validation: holdout = 1)") +
+                  (exclude_last > 0 ? "; exclude_last = " + std::to_string(exclude_last) + " keeps back the last steps of each series" : ""));
+    sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_,
+                                               mix_seed(ctx.seed, static_cast<uint64_t>(ctx.rank)));
+    variates_ = variates;
+  }
+
+  Batch sample(const SampleRequest& r) const override { return sampler_->sample(r); }
+
+  Json describe() const override {
+    int64_t built = 0, rows = 0, dropped = 0;
+    for (const auto& e : entries_) built += !e.reused, rows += e.rows, dropped += e.dropped;
+    Json j = {{"files", files_},      {"series", series_},       {"steps", steps_}, {"rows", rows},
+              {"variates", variates_}, {"season", season_},       {"cache", folder_},
+              {"cache_built", built}, {"cache_reused", static_cast<int64_t>(entries_.size()) - built},
+              {"split", split_name()}, {"split_series", summary_.series}, {"split_steps", summary_.steps},
+              {"time_split_files", summary_.time_split_files}, {"dropped_series", dropped}};
+    j["frequency"] = frequencies_.size() == 1 ? Json(frequencies_.begin().key()) : Json(nullptr);
+    if (frequencies_.size() > 1) j["frequencies"] = frequencies_;
+    return j;
+  }
+
+ private:
+  std::string split_name() const { return split_ == Split::validation ? "validation" : "train"; }
+  std::string describe_files() const {
+    return files_.size() == 1 ? files_.front() : std::to_string(files_.size()) + " files";
+  }
+  // A values file shorter than its index says (damaged by hand) would make windows read past it.
+  static void check_mapping(const CacheEntry& e, const MappedFile& m) {
+    for (const auto& s : e.series)
+      if ((s.offset + static_cast<uint64_t>(s.variates * s.length)) * sizeof(float) > m.size())
+        throw Error("the cache " + e.values_path + " is shorter than its index " + e.index_path +
+                    " says: delete both to rebuild them");
+  }
+
+  Split split_;
+  std::vector<std::string> files_;
+  std::string folder_;
+  std::vector<CacheEntry> entries_;
+  std::vector<MappedFile> maps_;
+  Json frequencies_ = Json::object();
+  int64_t series_ = 0, steps_ = 0, season_ = 1, variates_ = 1;
+  SplitSummary summary_;
+  std::unique_ptr<WindowSampler> sampler_;
+};
+
+}  // namespace
+
+std::vector<std::string> expand_files(const Json& files) {
+  std::vector<std::string> patterns;
+  if (files.is_array()) {
+    for (const auto& f : files) patterns.push_back(f.get<std::string>());
+  } else if (files.is_string() && !files.get<std::string>().empty()) {
+    patterns.push_back(files.get<std::string>());
+  }
+  if (patterns.empty()) throw Error("option files is required: a file, a glob pattern such as \"data/*.csv\", or braces \"{a.csv,b.csv}\"");
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& pattern : patterns) {
+    glob_t g{};
+    const int rc = ::glob(pattern.c_str(), GLOB_BRACE | GLOB_TILDE, nullptr, &g);
+    std::vector<std::string> found(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
+    ::globfree(&g);
+    if (rc == GLOB_NOMATCH || (rc == 0 && found.empty())) {
+      const bool literal = pattern.find_first_of("*?[{~") == std::string::npos;
+      throw Error(literal ? "no such file " + quote_input(pattern, 300) : "no file matches " + quote_input(pattern, 300));
+    }
+    if (rc != 0) throw Error("cannot list the files of " + quote_input(pattern, 300));
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) {
+      std::error_code ec;
+      if (fs::is_directory(f, ec)) throw Error(f + " is a folder, not a data file (files = " + quote_input(pattern, 300) + ")");
+      if (seen.insert(f).second) out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+OptionSchema file_source_schema(const std::string& kind_of_file, const std::string& extension) {
+  const std::string e = "." + extension;
+  return OptionSchema{}
+      .strings("files", "", kind_of_file + " file, glob pattern such as \"data/*" + e + "\" (sorted) or a list of them; braces list "
+                       "several: \"{a" + e + ",more/*" + e + "}\"")
+      .string("layout", "auto", "wide: a column per series; long: rows of (id, time, values); auto: long when there "
+                                "is an id column", {"auto", "wide", "long"})
+      .string("timestamp", "", "time column; default: one named time, timestamp, date, datetime or ds, if any; "
+                               "\"none\": rows in file order")
+      .string("timestamp_format", "iso", "iso (2024-01-31, 2024-01-31T12:00:00Z, ...), unix (seconds) or year "
+                                         "(R's fractional years, 1949.0833 = February 1949)", {"iso", "unix", "year"})
+      .string("frequency", "", "the series' frequency (10S, 5T, H, D, B, W, M, Q, A...); default: inferred per "
+                               "series from its times. Missing times become unobserved steps")
+      .string("id", "", "long layout: the series id column; default: one named id, item_id or series")
+      .strings("value", "", "long layout: value column(s), a list or comma-separated; default: every other numeric column")
+      .strings("columns", "", "wide layout: the series columns, a list or comma-separated; default: every numeric column but "
+                             "the time")
+      .boolean("multivariate", false, "wide: a file's columns form one series of several variates; long: an id's "
+                                      "value columns do")
+      .number("holdout", 0.1, "share of each file's series held out for the validation split, chosen by a stable "
+                              "hash of file and series name; a file where that picks none (or all) is split in time "
+                              "instead: validation draws the last share of each series' steps", 0.0, 1.0)
+      .integer("exclude_last", 0, "steps at the end of every series that neither split draws (kept for a later "
+                                  "evaluation, as scripts/finetune.lua does)", 0)
+      .string("cache_dir", "", "where files are cached as float32 series; default: .orrery-cache beside the first "
+                               "file, else $XDG_CACHE_HOME/orrery")
+      .integer("buffer_bytes", 64 << 20, "memory for rows before they spill to a temporary file while a file is "
+                                         "read (a test knob)", 1);
+}
+
+std::unique_ptr<DataSource> make_file_source(const Json& options, const DataContext& context, const FileFormat& format) {
+  return std::make_unique<FileSource>(options, context, format);
+}
+
+}  // namespace orrery::data

@@ -1,0 +1,156 @@
+#include "layout.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cfloat>
+#include <cmath>
+
+#include "orrery/error.h"
+
+namespace orrery::data {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string columns_of(const std::vector<std::string>& header) {
+  std::string s;
+  for (const auto& h : header) s += (s.empty() ? "" : ", ") + h;
+  return s.size() > 300 ? s.substr(0, 300) + "..." : s;
+}
+
+}  // namespace
+
+std::vector<std::string> name_list(const Json& value) {
+  std::vector<std::string> out;
+  if (value.is_array()) {
+    for (const auto& v : value) out.push_back(v.get<std::string>());
+    return out;
+  }
+  const std::string text = value.is_string() ? value.get<std::string>() : "";
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    std::string name = text.substr(at, comma - at);
+    const size_t a = name.find_first_not_of(" \t"), b = name.find_last_not_of(" \t");
+    if (a != std::string::npos) out.push_back(name.substr(a, b - a + 1));
+    at = comma + 1;
+  }
+  return out;
+}
+
+LayoutOptions LayoutOptions::from_json(const Json& o) {
+  LayoutOptions l;
+  l.layout = o.value("layout", "auto");
+  l.timestamp = o.value("timestamp", "");
+  const std::string format = o.value("timestamp_format", "iso");
+  l.time_format = format == "unix" ? TimeFormat::unix_seconds : format == "year" ? TimeFormat::year_fraction : TimeFormat::iso;
+  l.frequency = o.value("frequency", "");
+  l.id = o.value("id", "");
+  if (o.contains("value")) l.value = name_list(o["value"]);
+  if (o.contains("columns")) l.columns = name_list(o["columns"]);
+  l.multivariate = o.value("multivariate", false);
+  return l;
+}
+
+Json LayoutOptions::to_json() const {
+  const char* format = time_format == TimeFormat::unix_seconds ? "unix" : time_format == TimeFormat::year_fraction ? "year" : "iso";
+  return {{"layout", layout}, {"timestamp", timestamp}, {"timestamp_format", format}, {"frequency", frequency},
+          {"id", id}, {"value", value}, {"columns", columns}, {"multivariate", multivariate}};
+}
+
+Layout resolve_layout(const std::vector<std::string>& header, const std::function<bool(size_t)>& numeric,
+                      const LayoutOptions& o, const std::string& file) {
+  auto find = [&](const std::string& name, const char* option) {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return static_cast<int>(i);
+    throw Error(file + ": no column " + quote_input(name) + " (option " + option + "); its columns are " +
+                columns_of(header));
+  };
+  auto find_named = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      for (size_t i = 0; i < header.size(); ++i)
+        if (lower(header[i]) == n) return static_cast<int>(i);
+    return -1;
+  };
+  Layout l;
+  l.header = header;
+  l.multivariate = o.multivariate;
+  if (o.timestamp == "none") l.time = -1;
+  else l.time = o.timestamp.empty() ? find_named({"time", "timestamp", "date", "datetime", "ds"}) : find(o.timestamp, "timestamp");
+
+  if (o.layout == "wide") {
+    if (!o.id.empty()) throw Error(file + ": option id is for the long layout, but layout = \"wide\"");
+  } else {
+    l.id = o.id.empty() ? find_named({"id", "item_id", "series"}) : find(o.id, "id");
+    if (o.layout == "long" && l.id < 0)
+      throw Error(file + ": the long layout needs an id column (option id; or one named id, item_id or series); "
+                  "its columns are " + columns_of(header));
+  }
+  l.long_form = l.id >= 0;
+  if (l.long_form && !o.columns.empty())
+    throw Error(file + ": option columns is for the wide layout; the long layout's value columns are option value");
+  if (!l.long_form && !o.value.empty())
+    throw Error(file + ": option value is for the long layout (an id column); the wide layout's series are option "
+                "columns");
+  if (l.id >= 0 && l.id == l.time) throw Error(file + ": column " + quote_input(header[l.id]) + " cannot be both the time and the id");
+
+  const auto& chosen = l.long_form ? o.value : o.columns;
+  for (const auto& name : chosen) {
+    const int c = find(name, l.long_form ? "value" : "columns");
+    if (c == l.time || c == l.id)
+      throw Error(file + ": column " + quote_input(name) + " is the " + (c == l.time ? "time" : "id") + " column, not a value column");
+    if (std::find(l.values.begin(), l.values.end(), c) != l.values.end())
+      throw Error(file + ": column " + quote_input(name) + " is listed twice");
+    l.values.push_back(c);
+  }
+  if (chosen.empty())
+    for (size_t i = 0; i < header.size(); ++i)
+      if (static_cast<int>(i) != l.time && static_cast<int>(i) != l.id && numeric(i)) l.values.push_back(static_cast<int>(i));
+  if (l.values.empty())
+    throw Error(file + ": no value columns: no numeric column besides the time and id; its columns are " + columns_of(header));
+  return l;
+}
+
+RowRouter::RowRouter(const Layout& layout, SeriesBuilder& builder, std::string file_stem)
+    : layout_(layout), builder_(builder), stem_(std::move(file_stem)), row_(layout.values.size()) {}
+
+void RowRouter::add(std::string_view id, double seconds, int64_t line, const double* values) {
+  bool created = false;
+  const size_t g = builder_.group(layout_.long_form ? id : std::string_view(), created);
+  const size_t n = layout_.values.size();
+  if (created) {
+    std::vector<std::string> names;
+    for (int c : layout_.values) names.push_back(layout_.header[c]);
+    // The series' name: the id or column; a wide multivariate series is the file's.
+    const std::string group_name = layout_.long_form ? std::string(id) : stem_;
+    size_t first;
+    if (layout_.multivariate) {
+      first = builder_.add_series(g, group_name, names);
+    } else {
+      first = builder_.add_series(g, layout_.long_form ? (n == 1 ? group_name : group_name + "/" + names[0]) : names[0],
+                                  {names[0]});
+      for (size_t k = 1; k < n; ++k)
+        builder_.add_series(g, layout_.long_form ? group_name + "/" + names[k] : names[k], {names[k]});
+    }
+    first_series_.push_back(first);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (std::isfinite(values[k]) && std::fabs(values[k]) > FLT_MAX)
+      throw Error(builder_.settings().where(line) + ": column " + quote_input(layout_.header[layout_.values[k]]) +
+                  ": the value " + std::to_string(values[k]) + " is beyond float32's range");
+    row_[k] = static_cast<float>(values[k]);
+  }
+  builder_.add_time(g, seconds, line);
+  const size_t first = first_series_[g];
+  if (layout_.multivariate) {
+    builder_.add_values(first, row_.data());
+  } else {
+    for (size_t k = 0; k < n; ++k) builder_.add_values(first + k, &row_[k]);
+  }
+}
+
+}  // namespace orrery::data

@@ -1,0 +1,111 @@
+#include "arrow_batches.h"
+
+#include <arrow/io/file.h>
+#include <arrow/ipc/reader.h>
+#include <arrow/result.h>
+#include <arrow/status.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/properties.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "orrery/error.h"
+
+namespace orrery::data {
+namespace {
+
+void check(const arrow::Status& s, const std::string& path) {
+  if (!s.ok()) throw Error(path + ": " + s.ToString());
+}
+
+template <class T>
+T unwrap(arrow::Result<T> r, const std::string& path) {
+  check(r.status(), path);
+  return std::move(r).ValueUnsafe();
+}
+
+class ParquetBatches final : public BatchStream {
+ public:
+  ParquetBatches(const std::string& path, int64_t batch_rows) : path_(path) {
+    auto file = unwrap(arrow::io::ReadableFile::Open(path), path);
+    parquet::ArrowReaderProperties properties;
+    properties.set_batch_size(batch_rows);
+    properties.set_use_threads(false);  // the source reads one file at a time; keep it simple
+    parquet::arrow::FileReaderBuilder builder;
+    check(builder.Open(file), path);
+    builder.properties(properties);
+    reader_ = unwrap(builder.Build(), path);
+    batches_ = unwrap(reader_->GetRecordBatchReader(), path);
+  }
+  std::shared_ptr<arrow::Schema> schema() const override { return batches_->schema(); }
+  std::shared_ptr<arrow::RecordBatch> next() override {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    check(batches_->ReadNext(&batch), path_);
+    return batch;
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<parquet::arrow::FileReader> reader_;  // outlives its batch reader
+  std::unique_ptr<arrow::RecordBatchReader> batches_;
+};
+
+class IpcFileBatches final : public BatchStream {
+ public:
+  explicit IpcFileBatches(const std::string& path) : path_(path) {
+    reader_ = unwrap(arrow::ipc::RecordBatchFileReader::Open(unwrap(arrow::io::ReadableFile::Open(path), path)), path);
+  }
+  std::shared_ptr<arrow::Schema> schema() const override { return reader_->schema(); }
+  std::shared_ptr<arrow::RecordBatch> next() override {
+    if (at_ == reader_->num_record_batches()) return nullptr;
+    return unwrap(reader_->ReadRecordBatch(at_++), path_);
+  }
+
+ private:
+  std::string path_;
+  std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader_;
+  int at_ = 0;
+};
+
+class IpcStreamBatches final : public BatchStream {
+ public:
+  explicit IpcStreamBatches(const std::string& path) : path_(path) {
+    reader_ = unwrap(arrow::ipc::RecordBatchStreamReader::Open(unwrap(arrow::io::ReadableFile::Open(path), path)), path);
+  }
+  std::shared_ptr<arrow::Schema> schema() const override { return reader_->schema(); }
+  std::shared_ptr<arrow::RecordBatch> next() override {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    check(reader_->ReadNext(&batch), path_);
+    return batch;
+  }
+
+ private:
+  std::string path_;
+  std::shared_ptr<arrow::ipc::RecordBatchStreamReader> reader_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a Parquet or Arrow file");
+  char magic[6] = {};
+  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+  const std::string head(magic, sizeof magic);
+  try {
+    if (head.starts_with("PAR1")) return std::make_unique<ParquetBatches>(path, batch_rows);
+    if (head == "ARROW1") return std::make_unique<IpcFileBatches>(path);
+    try {
+      return std::make_unique<IpcStreamBatches>(path);
+    } catch (const Error& e) {
+      throw Error(path + ": neither Parquet nor Arrow IPC (" + e.what() + ")");
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // parquet reports some damage by exception
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace orrery::data

@@ -1,0 +1,25 @@
+#pragma once
+// A Parquet or Arrow IPC file as a stream of record batches, so a file larger than memory is
+// read a batch at a time: Parquet through parquet::arrow's RecordBatchReader (`batch_rows` rows
+// at a time across its row groups), Arrow IPC files (Feather v2) batch by batch, and Arrow IPC
+// streams as they come. The format is told by the file's first bytes, not its name.
+#include <arrow/record_batch.h>
+#include <arrow/type_fwd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace orrery::data {
+
+class BatchStream {
+ public:
+  virtual ~BatchStream() = default;
+  virtual std::shared_ptr<arrow::Schema> schema() const = 0;
+  // The next batch, or null at the end; throws orrery::Error naming the file.
+  virtual std::shared_ptr<arrow::RecordBatch> next() = 0;
+};
+
+std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows);
+
+}  // namespace orrery::data

@@ -1,0 +1,74 @@
+#include "arrow_reader.h"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "arrow_batches.h"
+#include "arrow_cells.h"
+#include "layout.h"
+#include "orrery/error.h"
+#include "series_builder.h"
+#include "spill.h"
+
+namespace orrery::data {
+
+BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream& out, const std::string& scratch) {
+  const LayoutOptions options = LayoutOptions::from_json(o);
+  auto batches = open_batches(path, o.value("batch_rows", int64_t{65536}));
+  const auto schema = batches->schema();
+  std::vector<std::string> header;
+  for (const auto& f : schema->fields()) header.push_back(f->name());
+  const Layout layout = resolve_layout(
+      header, [&](size_t c) { return numeric_type(*schema->field(static_cast<int>(c))->type()); }, options, path);
+
+  auto where = [&path](int64_t row) { return path + ": row " + std::to_string(row); };
+  SpillLog spill(scratch, static_cast<size_t>(o.value("buffer_bytes", int64_t{64} << 20)));
+  SeriesBuilder builder({path, layout.time_name(), options.frequency, where, "row"}, spill);
+  RowRouter router(layout, builder, std::filesystem::path(path).stem().string());
+  std::vector<double> values(layout.values.size());
+  int64_t row = 0;
+  try {
+    while (auto batch = batches->next()) {
+      const arrow::Array* time = layout.time >= 0 ? batch->column(layout.time).get() : nullptr;
+      const arrow::Array* id = layout.id >= 0 ? batch->column(layout.id).get() : nullptr;
+      std::vector<const arrow::Array*> columns;
+      for (int c : layout.values) columns.push_back(batch->column(c).get());
+      for (int64_t i = 0; i < batch->num_rows(); ++i) {
+        ++row;
+        double seconds = std::numeric_limits<double>::quiet_NaN();
+        if (time) {
+          const Cell c = seconds_at(*time, i, options.time_format, seconds);
+          if (c != Cell::ok)
+            throw Error(where(row) + ": column " + quote_input(header[layout.time]) + ": " +
+                        (c == Cell::missing ? std::string("no time")
+                                            : "cannot read " + quote_input(cell_text(*time, i)) + " as a time (" +
+                                                  time->type()->ToString() + "; for numbers set timestamp_format = "
+                                                  "\"unix\" or \"year\")"));
+        }
+        for (size_t k = 0; k < columns.size(); ++k) {
+          const Cell c = number_at(*columns[k], i, values[k]);
+          if (c == Cell::missing) values[k] = std::numeric_limits<double>::quiet_NaN();
+          if (c == Cell::bad)
+            throw Error(where(row) + ": column " + quote_input(header[layout.values[k]]) + ": non-numeric value " +
+                        quote_input(cell_text(*columns[k], i)) + " (" + columns[k]->type()->ToString() + ")");
+        }
+        const std::string key = id ? id_at(*id, i) : std::string();
+        router.add(key, seconds, row, values.data());
+      }
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // parquet reports damaged pages by exception
+    throw Error(where(row + 1) + ": " + e.what());
+  }
+  if (row == 0) throw Error(path + ": no data rows");
+
+  BuildResult result;
+  result.series = builder.finish(out);
+  result.rows = builder.rows();
+  result.dropped = builder.dropped();
+  return result;
+}
+
+}  // namespace orrery::data

@@ -1,0 +1,497 @@
+// The csv data plugin: layouts, missing values and gaps, frequencies, file patterns, the
+// validation holdout, deterministic windows, the cache, chunked reading and its errors.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "orrery/error.h"
+#include "orrery/registry.h"
+#include "support.h"
+
+namespace fs = std::filesystem;
+using orrery::DataContext;
+using orrery::Json;
+using orrery::Split;
+
+namespace {
+
+std::string write(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::unique_ptr<orrery::DataSource> csv(Json options, Split split = Split::train, uint64_t seed = 0, int rank = 0) {
+  DataContext ctx;
+  ctx.split = split;
+  ctx.seed = seed;
+  ctx.rank = rank;
+  return orrery::Registry::global().create<orrery::PluginKind::data>("csv", options, ctx);
+}
+
+// Variate v of sample b as text, "1,2,nan,4": from its first observed step to its last (left
+// padding dropped), unobserved steps between as nan.
+std::string render(const orrery::Batch& batch, int64_t b, int64_t v) {
+  auto x = batch.values.accessor<float, 3>();
+  auto m = batch.observed.accessor<bool, 3>();
+  std::vector<std::string> parts;
+  for (int64_t t = 0; t < batch.values.size(2); ++t) {
+    if (!m[b][v][t]) {
+      if (!parts.empty()) parts.push_back("nan");
+      continue;
+    }
+    std::ostringstream out;
+    out << x[b][v][t];
+    parts.push_back(out.str());
+  }
+  while (!parts.empty() && parts.back() == "nan") parts.pop_back();
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ",") + p;
+  return s;
+}
+
+// Every distinct series (variate 0) drawn in `draws` batches of windows longer than any series.
+std::set<std::string> whole_series(const orrery::DataSource& d, int64_t length = 64, int draws = 8) {
+  std::set<std::string> seen;
+  for (int k = 0; k < draws; ++k) {
+    auto b = d.sample({32, length, static_cast<uint64_t>(k)});
+    for (int64_t i = 0; i < 32; ++i) seen.insert(render(b, i, 0));
+  }
+  return seen;
+}
+
+const char* kWide =
+    "date,a,b,label\n"
+    "2024-01-01,1,10,x\n"
+    "2024-01-02,2,NA,y\n"
+    "2024-01-03,,12,z\n"
+    "2024-01-04,4,13,w\n";
+
+}  // namespace
+
+TEST_CASE("a wide file: each numeric column is a series, missing values are unobserved") {
+  auto dir = test::temp_dir("csv-wide");
+  auto d = csv({{"files", write(dir, "w.csv", kWide)}, {"holdout", 0.0}});
+  CHECK(whole_series(*d) == std::set<std::string>{"1,2,nan,4", "10,nan,12,13"});
+  const Json j = d->describe();
+  CHECK(j["series"] == 2);
+  CHECK(j["steps"] == 8);
+  CHECK(j["frequency"] == "D");
+  CHECK(j["season"] == 1);
+  CHECK(j["variates"] == 1);
+  // a window longer than the series: left-padded with unobserved steps
+  auto b = d->sample({1, 6, 0});
+  CHECK(b.values.sizes() == at::IntArrayRef{1, 1, 6});
+  CHECK_FALSE(b.observed[0][0][0].item<bool>());
+  CHECK_FALSE(b.observed[0][0][1].item<bool>());
+  CHECK(b.observed[0][0][2].item<bool>());
+  CHECK(b.series_ids.sizes() == at::IntArrayRef{1, 1});
+  // columns chosen by name
+  auto only_b = csv({{"files", dir + "/w.csv"}, {"holdout", 0.0}, {"columns", "b"}});
+  CHECK(whole_series(*only_b) == std::set<std::string>{"10,nan,12,13"});
+}
+
+TEST_CASE("a wide file as one multivariate series") {
+  auto dir = test::temp_dir("csv-multi");
+  auto d = csv({{"files", write(dir, "w.csv", kWide)}, {"holdout", 0.0}, {"multivariate", true}});
+  const Json j = d->describe();
+  CHECK(j["series"] == 1);
+  CHECK(j["variates"] == 2);
+  auto b = d->sample({3, 4, 1});
+  CHECK(b.values.sizes() == at::IntArrayRef{3, 2, 4});
+  CHECK(render(b, 0, 0) == "1,2,nan,4");
+  CHECK(render(b, 0, 1) == "10,nan,12,13");
+  CHECK(b.series_ids.eq(0).all().item<bool>());  // one series: one id
+}
+
+TEST_CASE("a long file with interleaved ids, in memory or spilled to disk") {
+  auto dir = test::temp_dir("csv-long");
+  const std::string path = write(dir, "l.csv",
+                                 "item_id,timestamp,target\n"
+                                 "a,2024-01-01 00:00,1\n"
+                                 "b,2024-01-01 00:00,5\n"
+                                 "a,2024-01-01 01:00,2\n"
+                                 "b,2024-01-01 01:00,6\n"
+                                 "a,2024-01-01 02:00,3\n");
+  for (int64_t buffer : {int64_t{64} << 20, int64_t{1}}) {
+    INFO("buffer_bytes " << buffer);
+    auto d = csv({{"files", path}, {"holdout", 0.0}, {"buffer_bytes", buffer}, {"cache_dir", dir + "/c" + std::to_string(buffer)}});
+    CHECK(whole_series(*d) == std::set<std::string>{"1,2,3", "5,6"});
+    CHECK(d->describe()["frequency"] == "H");
+    CHECK(d->describe()["season"] == 24);
+  }
+}
+
+TEST_CASE("a long file's value columns: one series each, or an id's variates") {
+  auto dir = test::temp_dir("csv-long-multi");
+  const std::string path = write(dir, "l.csv",
+                                 "series,time,x,y\n"
+                                 "s1,2024-01-01,1,10\n"
+                                 "s2,2024-01-01,3,30\n"
+                                 "s1,2024-01-02,2,20\n"
+                                 "s2,2024-01-02,4,\n");
+  auto separate = csv({{"files", path}, {"holdout", 0.0}});
+  CHECK(separate->describe()["series"] == 4);
+  CHECK(whole_series(*separate) == std::set<std::string>{"1,2", "10,20", "3,4", "30"});
+  auto joint = csv({{"files", path}, {"holdout", 0.0}, {"multivariate", true}});
+  CHECK(joint->describe()["series"] == 2);
+  CHECK(joint->describe()["variates"] == 2);
+  auto b = joint->sample({16, 2, 0});
+  for (int64_t i = 0; i < 16; ++i) {
+    const std::string x = render(b, i, 0), y = render(b, i, 1);
+    CHECK(((x == "1,2" && y == "10,20") || (x == "3,4" && y == "30")));
+  }
+  auto only_y = csv({{"files", path}, {"holdout", 0.0}, {"value", "y"}, {"layout", "long"}, {"id", "series"}});
+  CHECK(whole_series(*only_y) == std::set<std::string>{"10,20", "30"});
+}
+
+TEST_CASE("gaps in the timestamps become unobserved steps, rows in any order") {
+  auto dir = test::temp_dir("csv-gaps");
+  auto d = csv({{"files", write(dir, "g.csv",
+                                "timestamp,v\n"
+                                "2024-01-01 05:00:00,6\n"
+                                "2024-01-01 00:00:00,1\n"
+                                "2024-01-01 01:00:00,2\n"
+                                "2024-01-01 02:00:00,3\n"
+                                "2024-01-01 07:00:00,8\n")},
+                {"holdout", 0.0}});
+  CHECK(whole_series(*d) == std::set<std::string>{"1,2,3,nan,nan,6,nan,8"});
+  CHECK(d->describe()["steps"] == 8);
+  CHECK(d->describe()["rows"] == 5);
+  // without a time column rows stay in file order
+  auto untimed = csv({{"files", dir + "/g.csv"}, {"holdout", 0.0}, {"timestamp", "none"}, {"cache_dir", dir + "/u"}});
+  CHECK(whole_series(*untimed) == std::set<std::string>{"6,1,2,3,8"});
+  CHECK(untimed->describe()["frequency"].is_null());
+}
+
+TEST_CASE("frequencies are inferred per series and give the source's season") {
+  auto dir = test::temp_dir("csv-freq");
+  auto freq = [&](const std::string& name, const std::string& text, Json extra = Json::object()) {
+    Json o = {{"files", write(dir, name, text)}, {"holdout", 0.0}};
+    o.update(extra);
+    const Json j = csv(o)->describe();
+    return std::pair(j["frequency"].is_null() ? std::string("-") : j["frequency"].get<std::string>(), j["season"].get<int64_t>());
+  };
+  CHECK(freq("t.csv", "ds,v\n2024-01-01T00:00:00Z,1\n2024-01-01T00:15:00Z,2\n2024-01-01T00:30:00Z,3\n"
+                     "2024-01-01T01:00:00Z,4\n") == std::pair(std::string("15T"), int64_t{96}));
+  CHECK(freq("s.csv", "time,v\n2024-01-01 00:00:00,1\n2024-01-01 00:00:10,2\n2024-01-01 00:00:20,3\n") ==
+        std::pair(std::string("10S"), int64_t{360}));
+  CHECK(freq("m.csv", "date,v\n2023-01-31,1\n2023-02-28,2\n2023-03-31,3\n2023-04-30,4\n") == std::pair(std::string("M"), int64_t{12}));
+  CHECK(freq("q.csv", "date,v\n2023-01-01,1\n2023-04-01,2\n2023-07-01,3\n") == std::pair(std::string("Q"), int64_t{4}));
+  CHECK(freq("w.csv", "date,v\n2024-01-07,1\n2024-01-14,2\n2024-01-21,3\n2024-02-04,4\n") == std::pair(std::string("W"), int64_t{1}));
+  std::string business = "date,v\n";
+  for (const char* day : {"2024-01-04", "2024-01-05", "2024-01-08", "2024-01-09", "2024-01-10", "2024-01-12"})
+    business += std::string(day) + ",1\n";
+  CHECK(freq("b.csv", business) == std::pair(std::string("B"), int64_t{5}));
+  auto b = csv({{"files", dir + "/b.csv"}, {"holdout", 0.0}});
+  CHECK(b->describe()["steps"] == 7);  // Thursday to Friday of the next week, Thursday 11th missing
+  // R's monthly ts times
+  CHECK(freq("r.csv", "time,value\n1949,112\n1949.0833,118\n1949.1667,132\n1949.25,129\n",
+             {{"timestamp_format", "year"}}) == std::pair(std::string("M"), int64_t{12}));
+  CHECK(freq("u.csv", "time,v\n1700000000,1\n1700003600,2\n", {{"timestamp_format", "unix"}}) ==
+        std::pair(std::string("H"), int64_t{24}));
+  // a frequency given is used as it is
+  CHECK(freq("h.csv", "date,v\n2024-01-01,1\n2024-01-03,2\n", {{"frequency", "D"}}) == std::pair(std::string("D"), int64_t{1}));
+  CHECK(csv({{"files", dir + "/h.csv"}, {"holdout", 0.0}, {"frequency", "D"}})->describe()["steps"] == 3);
+  // several frequencies in one source: no single season
+  auto mixed = csv({{"files", dir + "/{t,m}.csv"}, {"holdout", 0.0}})->describe();
+  CHECK(mixed["frequency"].is_null());
+  CHECK(mixed["season"] == 1);
+  CHECK(mixed["frequencies"] == Json{{"15T", 1}, {"M", 1}});
+}
+
+TEST_CASE("file patterns: globs, braces, sorted, and none matching is an error") {
+  auto dir = test::temp_dir("csv-glob");
+  write(dir, "b2.csv", "v\n3\n4\n");
+  write(dir, "b1.csv", "v\n1\n2\n");
+  write(dir, "c.csv", "v\n5\n6\n");
+  auto d = csv({{"files", dir + "/b*.csv"}, {"holdout", 0.0}});
+  CHECK(d->describe()["files"] == Json{dir + "/b1.csv", dir + "/b2.csv"});
+  CHECK(whole_series(*d) == std::set<std::string>{"1,2", "3,4"});
+  auto braces = csv({{"files", dir + "/{c,b1}.csv"}, {"holdout", 0.0}});
+  CHECK(braces->describe()["files"].size() == 2);
+  CHECK(whole_series(*braces) == std::set<std::string>{"1,2", "5,6"});
+  CHECK_THROWS_WITH(csv({{"files", dir + "/z*.csv"}}), Catch::Contains("no file matches \"" + dir + "/z*.csv\""));
+  CHECK_THROWS_WITH(csv({{"files", dir + "/nope.csv"}}), Catch::Contains("no such file \"" + dir + "/nope.csv\""));
+  CHECK_THROWS_WITH(csv(Json::object()), Catch::Contains("option files is required"));
+  CHECK_THROWS_WITH(csv({{"files", dir}}), Catch::Contains("is a folder"));
+}
+
+TEST_CASE("the validation holdout: disjoint series, the same in every run and whatever the other files") {
+  auto dir = test::temp_dir("csv-holdout");
+  auto wide = [&](const std::string& name, int first, int count) {
+    std::string text;
+    // appended piecewise: GCC 12 warns falsely on literal + string
+    for (int c = 0; c < count; ++c) text.append(c ? ",c" : "c").append(std::to_string(first + c));
+    text += "\n";
+    for (int r = 0; r < 20; ++r) {
+      for (int c = 0; c < count; ++c) text.append(c ? "," : "").append(std::to_string(first + c));
+      text += "\n";
+    }
+    return write(dir, name, text);
+  };
+  wide("a.csv", 0, 100);
+  wide("b.csv", 1000, 50);
+  // the columns a source draws from (each column holds its own number)
+  auto columns = [&](const orrery::DataSource& d) {
+    std::set<int> seen;
+    for (int k = 0; k < 40; ++k) {
+      auto b = d.sample({64, 4, static_cast<uint64_t>(k)});
+      auto x = b.values.accessor<float, 3>();
+      for (int64_t i = 0; i < 64; ++i) seen.insert(static_cast<int>(x[i][0][3]));
+    }
+    return seen;
+  };
+  const Json o = {{"files", dir + "/a.csv"}, {"timestamp", "none"}, {"holdout", 0.2}};
+  auto train = csv(o, Split::train), validation = csv(o, Split::validation);
+  const int held = validation->describe()["split_series"];
+  CHECK(train->describe()["split_series"].get<int>() + held == 100);
+  CHECK(held > 8);
+  CHECK(held < 35);
+  const auto t = columns(*train), v = columns(*validation);
+  CHECK(static_cast<int>(v.size()) == held);
+  for (int c : v) CHECK(t.count(c) == 0);
+  CHECK(csv(o, Split::validation)->describe()["split_series"] == held);  // stable
+  CHECK(columns(*csv(o, Split::validation)) == v);
+  // another file beside it changes nothing of this file's split
+  Json both = o;
+  both["files"] = dir + "/{a,b}.csv";
+  std::set<int> from_a;
+  for (int c : columns(*csv(both, Split::validation)))
+    if (c < 1000) from_a.insert(c);
+  CHECK(from_a == v);
+  // no holdout: nothing to validate on
+  CHECK_THROWS_WITH(csv({{"files", dir + "/a.csv"}, {"holdout", 0.0}}, Split::validation),
+                    Catch::Contains("no series for the validation split"));
+}
+
+TEST_CASE("a file of one series is split in time: validation draws the last steps") {
+  auto dir = test::temp_dir("csv-timesplit");
+  std::string text = "v\n";
+  for (int i = 0; i < 100; ++i) text += std::to_string(i) + "\n";
+  const Json o = {{"files", write(dir, "one.csv", text)}, {"holdout", 0.1}};
+  auto train = csv(o, Split::train), validation = csv(o, Split::validation);
+  CHECK(validation->describe()["time_split_files"].size() == 1);
+  CHECK(validation->describe()["split_steps"] == 10);
+  CHECK(train->describe()["split_steps"] == 90);
+  for (int k = 0; k < 20; ++k) {
+    auto tb = train->sample({16, 8, static_cast<uint64_t>(k)});
+    auto vb = validation->sample({16, 8, static_cast<uint64_t>(k)});
+    CHECK(tb.values.masked_select(tb.observed).max().item<float>() <= 89);
+    CHECK(vb.values.masked_select(vb.observed).min().item<float>() >= 90);
+  }
+}
+
+TEST_CASE("exclude_last keeps the end of every series from both splits") {
+  auto dir = test::temp_dir("csv-exclude");
+  std::string text = "v\n";
+  for (int i = 0; i < 100; ++i) text += std::to_string(i) + "\n";
+  const Json o = {{"files", write(dir, "one.csv", text)}, {"holdout", 0.1}, {"exclude_last", 20}};
+  auto train = csv(o, Split::train), validation = csv(o, Split::validation);
+  CHECK(train->describe()["split_steps"] == 72);  // the first 80 steps, split 72 / 8 in time
+  CHECK(validation->describe()["split_steps"] == 8);
+  for (int k = 0; k < 20; ++k) {
+    auto tb = train->sample({16, 8, static_cast<uint64_t>(k)});
+    auto vb = validation->sample({16, 8, static_cast<uint64_t>(k)});
+    CHECK(tb.values.masked_select(tb.observed).max().item<float>() <= 71);
+    CHECK(vb.values.masked_select(vb.observed).max().item<float>() <= 79);
+  }
+  Json all = o;
+  all["exclude_last"] = 100;
+  CHECK_THROWS_WITH(csv(all), Catch::Contains("exclude_last = 100"));
+}
+
+TEST_CASE("sampling is deterministic in the seed, differs by rank and is safe from threads") {
+  auto dir = test::temp_dir("csv-seed");
+  std::string text = "id,v\n";
+  for (int i = 0; i < 300; ++i) text.append("s").append(std::to_string(i % 7)).append(",").append(std::to_string(i)).append("\n");
+  const Json o = {{"files", write(dir, "s.csv", text)}, {"holdout", 0.0}};
+  auto a = csv(o), b = csv(o);
+  auto x = a->sample({8, 16, 5}), y = b->sample({8, 16, 5});
+  CHECK(at::equal(x.values, y.values));
+  CHECK(at::equal(x.observed, y.observed));
+  CHECK_FALSE(at::equal(x.values, a->sample({8, 16, 6}).values));
+  CHECK_FALSE(at::equal(x.values, csv(o, Split::train, 0, 1)->sample({8, 16, 5}).values));
+  std::vector<at::Tensor> parallel(8);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 8; ++k) threads.emplace_back([&, k] { parallel[k] = a->sample({8, 16, static_cast<uint64_t>(k)}).values; });
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 8; ++k) CHECK(at::equal(parallel[k], b->sample({8, 16, static_cast<uint64_t>(k)}).values));
+}
+
+TEST_CASE("the cache is reused while the file is unchanged and rebuilt when it changes") {
+  auto dir = test::temp_dir("csv-cache");
+  const std::string path = write(dir, "c.csv", "date,v\n2024-01-01,1\n2024-01-02,2\n");
+  auto first = csv({{"files", path}, {"holdout", 0.0}})->describe();
+  CHECK(first["cache"] == dir + "/.orrery-cache");  // beside the file by default
+  CHECK(first["cache_built"] == 1);
+  fs::path index;
+  for (const auto& e : fs::directory_iterator(dir + "/.orrery-cache"))
+    if (e.path().extension() == ".json") index = e.path();
+  REQUIRE(!index.empty());
+  const auto written = fs::last_write_time(index);
+  auto second = csv({{"files", path}, {"holdout", 0.0}})->describe();
+  CHECK(second["cache_reused"] == 1);
+  CHECK(second["cache_built"] == 0);
+  CHECK(fs::last_write_time(index) == written);
+  // other content options: an entry of their own
+  CHECK(csv({{"files", path}, {"holdout", 0.0}, {"timestamp", "none"}})->describe()["cache_built"] == 1);
+  CHECK(csv({{"files", path}, {"holdout", 0.0}})->describe()["cache_reused"] == 1);
+  // the file changes: rebuilt, with the new rows
+  write(dir, "c.csv", "date,v\n2024-01-01,1\n2024-01-02,2\n2024-01-03,3\n");
+  auto third = csv({{"files", path}, {"holdout", 0.0}});
+  CHECK(third->describe()["cache_built"] == 1);
+  CHECK(whole_series(*third) == std::set<std::string>{"1,2,3"});
+  int values_files = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/.orrery-cache")) values_files += e.path().extension() == ".f32";
+  CHECK(values_files == 2);  // this option set's current values and the untimed entry's
+  // a damaged index is rebuilt, not trusted
+  std::ofstream(index) << "{not json";
+  CHECK(csv({{"files", path}, {"holdout", 0.0}})->describe()["cache_built"] == 1);
+}
+
+TEST_CASE("chunks cut rows, fields and quotes anywhere without changing what is read") {
+  auto dir = test::temp_dir("csv-chunks");
+  const std::string path = write(dir, "q.csv",
+                                 "\xEF\xBB\xBF\"id\",\"the \"\"time\"\"\",\"value, in units\"\r\n"
+                                 "\"a,1\",2024-01-01,1.5\r\n"
+                                 "\r\n"
+                                 "\"a,1\", 2024-01-02 ,\" 2.5\"\r\n"
+                                 "b,2024-01-01,-3e2\r\n"
+                                 "b,2024-01-02,NaN\r\n"
+                                 "b,2024-01-03,7\r\n");
+  const Json base = {{"files", path}, {"holdout", 0.0}, {"timestamp", "the \"time\""}};
+  auto reference = csv(base);
+  CHECK(whole_series(*reference) == std::set<std::string>{"1.5,2.5", "-300,nan,7"});
+  for (int chunk : {1, 2, 3, 5, 7, 13}) {
+    INFO("chunk_bytes " << chunk);
+    Json o = base;
+    o["chunk_bytes"] = chunk;
+    o["cache_dir"] = dir + "/c" + std::to_string(chunk);
+    auto d = csv(o);
+    CHECK(d->describe()["steps"] == reference->describe()["steps"]);
+    CHECK(at::equal(d->sample({8, 4, 3}).values, reference->sample({8, 4, 3}).values));
+  }
+}
+
+TEST_CASE("a file many times the chunk size streams through a small buffer") {
+  auto dir = test::temp_dir("csv-big");
+  std::string text = "id,time,v\n";
+  const int ids = 50, steps = 400;
+  for (int t = 0; t < steps; ++t)
+    for (int i = 0; i < ids; ++i)
+      text += "id" + std::to_string(i) + "," + std::to_string(1700000000 + 60 * t) + "," + std::to_string(i * 100000 + t) + "\n";
+  REQUIRE(text.size() > 100 * 4096);
+  auto d = csv({{"files", write(dir, "big.csv", text)}, {"holdout", 0.0}, {"timestamp_format", "unix"},
+                {"chunk_bytes", 4096}, {"buffer_bytes", 4096}});
+  const Json j = d->describe();
+  CHECK(j["rows"] == ids * steps);
+  CHECK(j["series"] == ids);
+  CHECK(j["steps"] == ids * steps);
+  CHECK(j["frequency"] == "T");
+  CHECK(j["season"] == 1440);
+  auto b = d->sample({32, 64, 9});
+  CHECK(b.observed.all().item<bool>());
+  auto diffs = b.values.narrow(2, 1, 63) - b.values.narrow(2, 0, 63);
+  CHECK(diffs.eq(1).all().item<bool>());  // consecutive steps of one series, in time order
+}
+
+TEST_CASE("malformed files: errors name the file, the line and the column") {
+  auto dir = test::temp_dir("csv-errors");
+  auto error = [&](const std::string& name, const std::string& text, Json extra = Json::object()) {
+    Json o = {{"files", write(dir, name, text)}, {"holdout", 0.0}};
+    o.update(extra);
+    try {
+      csv(o);
+    } catch (const orrery::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error("n.csv", "date,a\n2024-01-01,1\n2024-01-02,abc\n", {{"columns", "a"}}),
+             Catch::Contains(dir + "/n.csv:3: column \"a\": non-numeric value \"abc\""));
+  std::string late = "a\n";  // past the rows that choose the numeric columns
+  for (int i = 0; i < 150; ++i) late += "1\n";
+  CHECK_THAT(error("late.csv", late + "x1\n"), Catch::Contains("late.csv:152: column \"a\": non-numeric value \"x1\""));
+  CHECK_THAT(error("inf.csv", "a\n1\ninf\n"), Catch::Contains("inf.csv:3: column \"a\": infinite value \"inf\""));
+  CHECK_THAT(error("w.csv", "date,a,b\n2024-01-01,1,2\n2024-01-02,3\n"),
+             Catch::Contains("w.csv:3: expected 3 fields as in the header, found 2"));
+  CHECK_THAT(error("t.csv", "date,a\n2024-01-01,1\n2024-13-01,2\n"),
+             Catch::Contains("t.csv:3: column \"date\": cannot read \"2024-13-01\" as a time"));
+  CHECK_THAT(error("e.csv", "date,a\n2024-01-01,1\n,2\n"), Catch::Contains("e.csv:3: column \"date\": no time"));
+  CHECK_THAT(error("d.csv", "id,timestamp,v\na,2024-01-01 00:00,1\na,2024-01-01 01:00,2\nb,2024-01-01 00:00,3\n"
+                            "a,2024-01-01 01:00,4\n"),
+             Catch::Contains("d.csv:5: column \"timestamp\": the time 2024-01-01 01:00:00 repeats line 3 (series \"a\")"));
+  CHECK_THAT(error("h.csv", "date,a\n"), Catch::Contains("h.csv:1: no data rows after the header"));
+  CHECK_THAT(error("z.csv", ""), Catch::Contains("z.csv: empty file"));
+  CHECK_THAT(error("i.csv", "date,a\n2024-01-01,1\n2024-01-02,2\n2024-01-02 07:00,3\n2024-01-04,4\n"),
+             Catch::Contains("i.csv: column \"date\": irregular timestamps"));
+  CHECK_THAT(error("q.csv", "a,b\n\"1,2\n"), Catch::Contains("q.csv:2: a quoted field is not closed"));
+  CHECK_THAT(error("x.csv", "date,a,a\n2024-01-01,1,2\n"), Catch::Contains("x.csv:1: columns 2 and 3 are both named \"a\""));
+  CHECK_THAT(error("v.csv", "id,date,a\nx,2024-01-01,1\n", {{"value", "nope"}}),
+             Catch::Contains("v.csv: no column \"nope\" (option value); its columns are id, date, a"));
+  CHECK_THAT(error("l.csv", "date,a\n2024-01-01,1\n", {{"layout", "long"}}), Catch::Contains("the long layout needs an id column"));
+  CHECK_THAT(error("s.csv", "date,name\n2024-01-01,x\n"), Catch::Contains("s.csv: no value columns"));
+  CHECK_THAT(error("f.csv", "date,a\n2024-01-01,1\n", {{"frequency", "fortnightly"}}), Catch::Contains("unknown frequency"));
+  CHECK_THAT(error("o.csv", "a\n1\n", {{"chunk_size", 5}}), Catch::Contains("unknown option 'chunk_size'"));
+}
+
+// The parquet plugin shares the csv plugin's layouts, cache and sampler; it is built only where
+// the pyarrow wheel's Arrow C++ is found, and its files are written here by that same pyarrow.
+TEST_CASE("parquet and Arrow IPC files, when the parquet plugin is built") {
+  bool built = false;
+  for (const auto& p : orrery::Registry::global().plugins()) built |= p.kind == orrery::PluginKind::data && p.name == "parquet";
+  const std::string python = std::string(ORRERY_SOURCE_DIR) + "/.venv/bin/python";
+  if (!built || !fs::exists(python)) {
+    WARN("the parquet plugin or the venv's python is missing: skipped");
+    return;
+  }
+  auto dir = test::temp_dir("parquet");
+  write(dir, "make.py", R"(import sys, datetime as dt
+import pyarrow as pa, pyarrow.parquet as pq, pyarrow.feather as feather, pyarrow.ipc as ipc
+d = sys.argv[1]
+h = lambda k: dt.datetime(2024, 1, 1, k)
+pq.write_table(pa.table({
+    'item_id': pa.array(['a', 'b', 'a', 'b', 'a', 'a']).dictionary_encode(),
+    'timestamp': pa.array([h(0), h(0), h(1), h(1), h(2), h(5)], pa.timestamp('ns')),
+    'target': pa.array([1.0, 5.0, 2.0, None, 3.0, 6.0])}), d + '/long.parquet', row_group_size=2)
+feather.write_feather(pa.table({
+    'date': pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 4)], pa.date32()),
+    'a': pa.array([1, 2, 4], pa.int64()), 'b': pa.array([10.5, None, 13.0], pa.float32()),
+    'label': ['x', 'y', 'z']}), d + '/wide.feather')
+with ipc.new_stream(d + '/s.arrows', pa.schema([('time', pa.string()), ('v', pa.float64())])) as w:
+    w.write_table(pa.table({'time': ['2024-01-01', '2024-02-01', '2024-03-01'], 'v': [1.0, 2.0, 3.0]}))
+pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
+)");
+  const auto made = test::run_command("'" + python + "' '" + dir + "/make.py' '" + dir + "'");
+  REQUIRE(made.status == 0);
+  auto parquet = [&](Json o) {
+    o["holdout"] = 0.0;
+    return orrery::Registry::global().create<orrery::PluginKind::data>("parquet", o, DataContext{});
+  };
+  for (int rows : {65536, 1}) {
+    INFO("batch_rows " << rows);
+    auto d = parquet({{"files", dir + "/long.parquet"}, {"batch_rows", rows}, {"cache_dir", dir + "/c" + std::to_string(rows)}});
+    CHECK(whole_series(*d) == std::set<std::string>{"1,2,3,nan,nan,6", "5"});
+    CHECK(d->describe()["frequency"] == "H");
+    CHECK(d->describe()["rows"] == 6);
+  }
+  auto wide = parquet({{"files", dir + "/wide.feather"}});
+  CHECK(whole_series(*wide) == std::set<std::string>{"1,2,nan,4", "10.5,nan,nan,13"});
+  CHECK(wide->describe()["frequency"] == "D");
+  auto stream = parquet({{"files", dir + "/s.arrows"}});
+  CHECK(whole_series(*stream) == std::set<std::string>{"1,2,3"});
+  CHECK(stream->describe()["season"] == 12);
+  CHECK_THROWS_WITH(parquet({{"files", dir + "/bad.parquet"}, {"columns", "v"}}),
+                    Catch::Contains("bad.parquet: row 3: column \"v\": non-numeric value \"abc\""));
+  CHECK_THROWS_WITH(parquet({{"files", dir + "/make.py"}}), Catch::Contains("make.py: neither Parquet nor Arrow IPC"));
+  CHECK_THROWS_WITH(parquet({{"files", dir + "/long.parquet"}, {"layout", "wide"}}),
+                    Catch::Contains("long.parquet: row 2: column \"timestamp\": the time 2024-01-01 00:00:00 repeats row 1"));
+}

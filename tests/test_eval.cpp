@@ -1,0 +1,216 @@
+// The GIFT-Eval protocol: the frequency table, windows, ratios to seasonal naive, geometric
+// means, the bundled benchmark, and the front ends (orrery.eval, orrery eval).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "orrery/error.h"
+#include "orrery/eval_protocol.h"
+#include "orrery/frequency.h"
+#include "orrery/scoring.h"
+#include "support.h"
+
+using namespace orrery;
+namespace fs = std::filesystem;
+
+TEST_CASE("the frequency table is GIFT-Eval's") {
+  struct Row { const char* freq; int64_t season, short_len; };
+  for (const Row& r : {Row{"10S", 360, 60}, Row{"5T", 288, 48}, Row{"10T", 144, 48}, Row{"15T", 96, 48},
+                       Row{"H", 24, 48}, Row{"D", 1, 30}, Row{"B", 5, 30}, Row{"W", 1, 8}, Row{"M", 12, 12},
+                       Row{"Q", 4, 8}, Row{"A", 1, 6}, Row{"7T", 1, 48}}) {
+    INFO(r.freq);
+    const Frequency f = Frequency::parse(r.freq);
+    CHECK(seasonality(f) == r.season);
+    CHECK(prediction_length(f, Term::short_term) == r.short_len);
+  }
+  // New pandas aliases and anchors normalise as GIFT-Eval's norm_freq_str does.
+  CHECK(Frequency::parse("min").str() == "T");
+  CHECK(Frequency::parse("5min").str() == "5T");
+  CHECK(Frequency::parse("h").str() == "H");
+  CHECK(Frequency::parse("ME").str() == "M");
+  CHECK(Frequency::parse("W-SUN").str() == "W");
+  CHECK(Frequency::parse("YE").str() == "A");
+  CHECK(Frequency::parse("Q-DEC").str() == "Q");
+  // Terms: x1, x10, x15, and medium/long only at high frequencies.
+  CHECK(prediction_length(Frequency::parse("H"), Term::medium_term) == 480);
+  CHECK(prediction_length(Frequency::parse("15T"), Term::long_term) == 720);
+  CHECK(prediction_length(Frequency::parse("10S"), Term::long_term) == 900);
+  CHECK_THROWS_WITH(prediction_length(Frequency::parse("M"), Term::long_term),
+                    Catch::Contains("hourly and faster"));
+  CHECK_THROWS_WITH(Frequency::parse("fortnight"), Catch::Contains("unknown frequency 'fortnight'"));
+  CHECK_THROWS_WITH(parse_term("longest"), Catch::Contains("unknown term 'longest'"));
+  // Windows: min(max(1, ceil(0.1 * shortest / H)), 20).
+  CHECK(test_windows(144, 12) == 2);
+  CHECK(test_windows(50, 12) == 1);
+  CHECK(test_windows(100000, 48) == 20);
+  CHECK(test_windows(480, 48) == 1);
+  CHECK(test_windows(481, 48) == 2);
+}
+
+namespace {
+
+// Forecasts a known series: the truth plus `offset` at every level (an oracle when 0).
+struct Shifted final : EvalForecaster {
+  std::vector<double> series;
+  double offset = 0;
+  std::string name() const override { return "shifted"; }
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories, int64_t,
+                                                         int64_t horizon, const std::vector<double>& levels) override {
+    std::vector<std::vector<std::vector<double>>> out;
+    for (const auto& h : histories) {
+      std::vector<double> next(series.begin() + static_cast<long>(h.size()),
+                               series.begin() + static_cast<long>(h.size()) + horizon);
+      for (double& v : next) v += offset;
+      out.emplace_back(levels.size(), next);
+    }
+    return out;
+  }
+};
+
+EvalDataset yearly(std::vector<double> values) {
+  EvalDataset d;
+  d.name = "toy", d.frequency = Frequency::parse("A");
+  d.series.push_back({"toy", std::move(values), 1});
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("run_eval scores the last non-overlapping windows against seasonal naive on the same windows") {
+  std::vector<double> y;
+  for (int t = 0; t < 130; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
+  const EvalDataset d = yearly(y);
+  Shifted oracle, off;
+  oracle.series = off.series = y;
+  off.offset = 2.0;
+  const Json r = run_eval({d}, {&oracle, &off}, EvalProtocol{});
+  REQUIRE(r["configurations"].size() == 1);
+  const Json& c = r["configurations"][0];
+  CHECK(c["horizon"] == 6);
+  CHECK(c["windows"] == 3);  // ceil(0.1 * 130 / 6) = 3
+  CHECK(c["season"] == 1);
+  const Json& rows = r["rows"];
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["mase"].get<double>() == 0.0);
+  CHECK(rows[0]["crps"].get<double>() == 0.0);
+  CHECK(rows[0]["coverage"].get<double>() == 1.0);
+  // Off by +2 everywhere: MASE is the mean over the three windows of 2 / s_w, s_w the mean
+  // absolute one-step difference of the window's whole history; every quantile lies above the
+  // truth, so QL_q = 2 * 2 * (1 - q) at each step and CRPS = mean_q sum QL_q / sum |y|.
+  double mase = 0, abs_y = 0;
+  for (int w = 0; w < 3; ++w) {
+    std::vector<double> h(y.begin(), y.begin() + 130 - 18 + 6 * w);
+    mase += 2.0 / seasonal_error(h, 1) / 3;
+    for (int k = 0; k < 6; ++k) abs_y += std::fabs(y[static_cast<size_t>(130 - 18 + 6 * w + k)]);
+  }
+  double ql = 0;
+  for (double q : EvalProtocol{}.levels) ql += 2 * 2 * (1 - q) * 18;
+  CHECK(rows[1]["mase"].get<double>() == Approx(mase).epsilon(1e-12));
+  CHECK(rows[1]["crps"].get<double>() == Approx(ql / 9 / abs_y).epsilon(1e-12));
+  CHECK(rows[1]["coverage"].get<double>() == 0.0);  // the truth lies below the 10% quantile
+  // Ratios to seasonal naive computed on the same windows.
+  auto naive = baseline_forecaster("seasonal_naive");
+  const Json n = run_eval({d}, {naive.get()}, EvalProtocol{});
+  CHECK(n["rows"][0]["mase_ratio"].get<double>() == 1.0);
+  CHECK(n["rows"][0]["crps_ratio"].get<double>() == 1.0);
+  CHECK(rows[1]["mase_ratio"].get<double>() == Approx(mase / n["rows"][0]["mase"].get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("the summary is the geometric mean of the ratios across configurations") {
+  std::vector<double> a, b;
+  for (int t = 0; t < 60; ++t) a.push_back(50 + (t % 5) * 2.0 + t), b.push_back(10 + 0.5 * t + (t % 3));
+  Shifted fa, fb;
+  fa.series = a, fa.offset = 1;
+  const Json ra = run_eval({yearly(a)}, {&fa}, EvalProtocol{});
+  fb.series = b, fb.offset = 1;
+  const Json rb = run_eval({yearly(b)}, {&fb}, EvalProtocol{});
+  // Both data sets with one forecaster that knows each: pair them through one forecaster.
+  struct Either final : EvalForecaster {
+    Shifted *x, *y;
+    std::string name() const override { return "either"; }
+    std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& h, int64_t s,
+                                                           int64_t H, const std::vector<double>& l) override {
+      return h[0][0] == x->series[0] ? x->forecast(h, s, H, l) : y->forecast(h, s, H, l);
+    }
+  } either;
+  either.x = &fa, either.y = &fb;
+  EvalDataset da = yearly(a), db = yearly(b);
+  db.name = "other";
+  const Json r = run_eval({da, db}, {&either}, EvalProtocol{});
+  const double ma = ra["rows"][0]["mase_ratio"], mb = rb["rows"][0]["mase_ratio"];
+  const double ca = ra["rows"][0]["crps_ratio"], cb = rb["rows"][0]["crps_ratio"];
+  CHECK(r["summary"][0]["mase"].get<double>() == Approx(std::sqrt(ma * mb)).epsilon(1e-12));
+  CHECK(r["summary"][0]["crps"].get<double>() == Approx(std::sqrt(ca * cb)).epsilon(1e-12));
+  CHECK(r["summary"][0]["configurations"] == 2);
+}
+
+TEST_CASE("the bundled benchmark loads every data set its manifest lists") {
+  const auto sets = load_eval_datasets(ORRERY_SOURCE_DIR "/assets/data");
+  std::ifstream in(ORRERY_SOURCE_DIR "/assets/data/manifest.json");
+  const Json m = Json::parse(in);
+  REQUIRE(sets.size() == m["datasets"].size());
+  std::set<std::string> freqs;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    INFO(sets[i].name);
+    CHECK(sets[i].name == m["datasets"][i]["name"]);
+    CHECK(static_cast<int64_t>(sets[i].series.size()) == m["datasets"][i]["series"].get<int64_t>());
+    CHECK(static_cast<int64_t>(sets[i].series[0].values.size()) == m["datasets"][i]["length"].get<int64_t>());
+    freqs.insert(sets[i].frequency.str());
+  }
+  // Every frequency R's datasets package offers: yearly to 10-minute.
+  CHECK(freqs == std::set<std::string>{"A", "Q", "M", "B", "D", "10T", "T"});
+}
+
+TEST_CASE("benchmark errors name the manifest entry or file at fault") {
+  const fs::path dir = fs::temp_directory_path() / "orrery_eval_errors";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.csv") << "time,value\n1,2\n2,3\n";
+  std::ofstream(dir / "manifest.json") << R"({"datasets": [{"name": "a", "file": "a.csv", "frequency": "M"},
+                                                           {"name": "b", "file": "a.csv"}]})";
+  CHECK_THROWS_WITH(load_eval_datasets(dir.string()), Catch::Contains("datasets[2] needs a \"frequency\" string"));
+  std::ofstream(dir / "manifest.json") << R"({"datasets": [{"name": "a", "file": "a.csv", "frequency": "fortnightly"}]})";
+  CHECK_THROWS_WITH(load_eval_datasets(dir.string()),
+                    Catch::Contains("datasets[1]") && Catch::Contains("unknown frequency 'fortnightly'"));
+  std::ofstream(dir / "manifest.json") << R"({"datasets": [{"name": "gone", "file": "gone.csv", "frequency": "M"}]})";
+  CHECK_THROWS_WITH(load_eval_datasets(dir.string()), Catch::Contains("gone.csv"));
+  CHECK_THROWS_WITH(load_eval_datasets((dir / "a.csv").string()), Catch::Contains("needs its frequency"));
+  // ISO dates in "time" give the frequency; a given one wins.
+  std::ofstream(dir / "hourly.csv") << "time,a,b\n2024-01-01 00:00,1,2\n2024-01-01 01:00,2,\n2024-01-01 02:00,3,4\n";
+  const auto hourly = load_eval_datasets((dir / "hourly.csv").string());
+  CHECK(hourly[0].frequency.str() == "H");
+  CHECK(hourly[0].series.size() == 2);
+  CHECK(hourly[0].series[0].season == 24);
+  CHECK(std::isnan(hourly[0].series[1].values[1]));
+  CHECK(load_eval_datasets((dir / "hourly.csv").string(), "2H")[0].series[0].season == 12);
+  // Too short for one window after a history: refused, naming the series and the term.
+  std::vector<double> shorty = {1, 2, 3, 4, 5, 6, 7};
+  auto naive = baseline_forecaster("naive");
+  CHECK_THROWS_WITH(run_eval({yearly(shorty)}, {naive.get()}, EvalProtocol{}),
+                    Catch::Contains("series 'toy' has 7 steps") && Catch::Contains("short term at A"));
+  EvalProtocol longer;
+  longer.terms = {Term::long_term};
+  CHECK_THROWS_WITH(run_eval({yearly(shorty)}, {naive.get()}, longer), Catch::Contains("no data set has the requested terms"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a model is scored on every window in batched forward passes") {
+  auto model = test::tiny_model();
+  std::vector<double> y;
+  for (int t = 0; t < 200; ++t) y.push_back(20 + 5 * std::sin(2 * M_PI * t / 12.0) + 0.1 * t);
+  EvalDataset d;
+  d.name = "monthly", d.frequency = Frequency::parse("M");
+  d.series.push_back({"a", y, 12});
+  d.series.push_back({"b", std::vector<double>(y.begin(), y.begin() + 150), 12});
+  // batch 1 and batch 64 give the same forecasts: batching does not change a window's answer.
+  auto one = model_forecaster(*model, "tiny", 64, 1), all = model_forecaster(*model, "tiny", 64, 64);
+  const Json r1 = run_eval({d}, {one.get()}, EvalProtocol{}), r64 = run_eval({d}, {all.get()}, EvalProtocol{});
+  CHECK(r1["configurations"][0]["items"] == 4);  // 2 series x ceil(0.1 * 150 / 12) = 2 windows
+  CHECK(r1["rows"][0]["mase"].get<double>() == Approx(r64["rows"][0]["mase"].get<double>()).epsilon(1e-5));
+  CHECK(std::isfinite(r1["rows"][0]["crps_ratio"].get<double>()));
+  const std::string table = format_eval_table(r1);
+  CHECK_THAT(table, Catch::Contains("monthly/M/short") && Catch::Contains("geometric mean"));
+}
