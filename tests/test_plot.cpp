@@ -362,3 +362,128 @@ TEST_CASE("orrery plot's report writes the views it has data for") {
   CHECK_THROWS_WITH(ui::write_svg_report(*w.snapshot(), "/proc/no/such/dir"), Catch::Contains("/proc/no/such/dir"));
   std::filesystem::remove_all(root);
 }
+
+TEST_CASE("eval.json makes an evaluation: in a run's folder or a folder of its own, never half-written") {
+  auto root = test::fresh_dir("evalfile");
+  const Json eval = test::eval_json({"quickstart", "theta"}, {"co2", "nile"}, [](size_t k, size_t d) { return 0.5 + k + d; });
+  // A copy broken off half-way: nothing readable yet, so no run.
+  const std::string text = eval.dump();
+  test::write_text(root / "eval" / "eval.json", text.substr(0, text.size() / 2));
+  ui::RunWatcher w(root.string());
+  w.poll();
+  CHECK(w.snapshot()->runs.empty());
+  test::write_text(root / "eval" / "eval.json", text);
+  CHECK(w.poll());
+  REQUIRE(w.snapshot()->runs.size() == 1);
+  auto run = w.snapshot()->runs[0];
+  CHECK(run->name == "eval");
+  REQUIRE(run->eval);
+  CHECK(run->status(1e12) == ui::RunStatus::done);  // eval.json is written whole at the end
+  CHECK(run->eval->configurations.size() == 2);
+  REQUIRE(run->eval->results.size() == 4);
+  CHECK(run->eval->results[1].model == "theta");
+  CHECK(run->eval->results[1].scores.crps_ratio == 1.5);
+  CHECK(run->eval->summary[0].crps == Approx(std::sqrt(0.5 * 1.5)));
+  // Beside a training run's files; nulls (NaN in the file) stay NaN; removing it drops it.
+  test::write_run(root / "r", test::run_config("sp", 64, 1e-3), 100, 10, [](int s) { return 1.0 / s; });
+  Json with_null = eval;
+  with_null["rows"][0]["mase_ratio"] = nullptr;
+  with_null["rows"][1]["model"] = 3;  // the wrong type: that row alone is skipped
+  test::write_text(root / "r" / "eval.json", with_null.dump());
+  w.poll();
+  REQUIRE(w.snapshot()->runs.size() == 2);
+  run = w.snapshot()->runs[1];
+  REQUIRE(run->eval);
+  CHECK(run->eval->results.size() == 3);
+  CHECK(std::isnan(run->eval->results[0].scores.mase_ratio));
+  CHECK(run->status(1e12) == ui::RunStatus::done);  // by its summary
+  std::filesystem::remove(root / "r" / "eval.json");
+  CHECK(w.poll());
+  CHECK_FALSE(w.snapshot()->runs[1]->eval);
+  // A root that is itself an evaluation folder, as `orrery plot runs/eval` watches it.
+  ui::RunWatcher single((root / "eval").string());
+  single.poll();
+  REQUIRE(single.snapshot()->runs.size() == 1);
+  CHECK(single.snapshot()->runs[0]->eval);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("the evaluation view: a row per configuration, a dot per model, the rule at 1, a legend of geometric means") {
+  auto root = test::fresh_dir("evalview");
+  const std::vector<std::string> datasets = {"air_passengers", "co2", "nottem", "uk_gas"};
+  // Two runs that both evaluated a model called "quickstart": each gets its run's name.
+  test::write_text(root / "eval" / "eval.json",
+                   test::eval_json({"quickstart", "naive", "seasonal_naive", "theta", "ets"}, datasets,
+                                   [](size_t k, size_t d) { return k == 2 ? 1.0 : 0.4 + 0.3 * k + 0.05 * d; }).dump());
+  test::write_text(root / "eval-1" / "eval.json",
+                   test::eval_json({"quickstart", "big"}, datasets, [](size_t k, size_t d) { return 0.2 + 0.1 * k + 0.01 * d; }).dump());
+  ui::RunWatcher w(root.string());
+  w.poll();
+  const auto table = ui::merge_evaluations(w.snapshot()->runs);
+  REQUIRE(table.models.size() == 7);
+  REQUIRE(table.rows.size() == 4);
+  CHECK(table.rows[1].label == "co2/M/short");
+  // Orrery models first; a shared name is prefixed, keeps its colour and changes its marker.
+  CHECK(table.models[0].label == "eval: quickstart");
+  CHECK(table.models[1].label == "eval-1: quickstart");
+  CHECK(table.models[2].label == "big");
+  CHECK(table.models[3].label == "naive");
+  CHECK(table.models[0].color.r == table.models[1].color.r);
+  CHECK(table.models[0].marker != table.models[1].marker);
+  CHECK_FALSE(table.models[0].baseline);
+  CHECK(table.models[4].baseline);
+  CHECK(table.models[3].color.r != table.models[2].color.r);
+
+  plot::SvgCanvas c(1200, 700, plot::Color{});
+  plot::drawn_frames().clear();
+  const auto frames = ui::draw_eval_view(c, {0, 0, 1200, 700}, table, ui::EvalViewOptions{});
+  REQUIRE(frames.size() == 1);
+  const std::string svg = c.str();
+  for (const auto& d : datasets) CHECK(svg.find(">" + d + "/M/short</text>") != std::string::npos);
+  CHECK(svg.find(">geometric mean</text>") != std::string::npos);
+  for (const auto& m : table.models) {
+    INFO(m.label);
+    CHECK(svg.find(">" + m.label + "</text>") != std::string::npos);
+    char mean[32];
+    std::snprintf(mean, sizeof mean, ">%.3f</text>", m.summary.crps);
+    CHECK(svg.find(mean) != std::string::npos);
+  }
+  // The reference: a dashed rule from the top to the bottom of the data area at x = 1.
+  const plot::PlotFrame& f = frames[0];
+  CHECK(f.x.log);
+  char rule[64];
+  std::snprintf(rule, sizeof rule, "points=\"%.1f,%.1f %.1f,%.1f ", f.to_pixel(1, 0).x, f.area.y0, f.to_pixel(1, 0).x, f.area.y1);
+  bool dashed_rule = false;  // the grid line of the tick at 1 lies there too, solid
+  for (size_t at = svg.find(rule); at != std::string::npos; at = svg.find(rule, at + 1)) {
+    const size_t start = svg.rfind('\n', at) + 1;
+    dashed_rule |= svg.substr(start, at - start).find("stroke-dasharray=\"6 4\"") != std::string::npos;
+  }
+  CHECK(dashed_rule);
+  // A dot where big's CRPS ratio on co2 says, and the hover finds it there.
+  CHECK(table.rows[1].cells[2].crps_ratio == Approx(0.31));
+  const plot::Vec2 dot = f.to_pixel(table.rows[1].cells[2].crps_ratio, ui::eval_dot_y(table, 1, 2));
+  const auto hit = ui::eval_hit(table, f, dot, ui::EvalMetric::crps);
+  REQUIRE(hit);
+  CHECK(hit->row == 1);
+  CHECK(hit->model == 2);
+  char circle[64];
+  std::snprintf(circle, sizeof circle, "cx=\"%.1f\" cy=\"%.1f\"", dot.x, dot.y);
+  CHECK(svg.find(circle) != std::string::npos);
+  // The geometric-mean row follows the last configuration, set apart.
+  CHECK(ui::eval_dot_y(table, 4, 0) < ui::eval_dot_y(table, 3, 6) - 0.8);
+
+  ui::EvalViewOptions mase;
+  mase.metric = ui::EvalMetric::mase;
+  plot::SvgCanvas m(1200, 700, plot::Color{});
+  ui::draw_eval_view(m, {0, 0, 1200, 700}, table, mase);
+  CHECK(m.str().find("MASE ratio to seasonal naive") != std::string::npos);
+
+  // orrery plot writes it as eval.svg; with no evaluation the view says how to make one.
+  const auto files = ui::write_svg_report(*w.snapshot(), (root / "plots").string());
+  REQUIRE(files.size() == 1);
+  CHECK(std::filesystem::path(files[0]).filename() == "eval.svg");
+  plot::SvgCanvas none(600, 300, plot::Color{});
+  ui::draw_eval_view(none, {0, 0, 600, 300}, ui::EvalTable{}, ui::EvalViewOptions{});
+  CHECK(none.str().find("orrery eval") != std::string::npos);
+  std::filesystem::remove_all(root);
+}

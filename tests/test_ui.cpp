@@ -11,7 +11,9 @@
 #include <memory>
 #include <set>
 
+#include "runs/run_watcher.h"
 #include "ui_fixtures.h"
+#include "views/views.h"
 
 using orrery::Json;
 
@@ -187,6 +189,43 @@ TEST_CASE("the LR-transfer view has a panel per parametrisation") {
   CHECK(sp["area"][2].get<double>() < umup["area"][0].get<double>());  // side by side
   CHECK(sp["x"]["lo"].get<double>() < -3);
   CHECK(sp["x"]["hi"].get<double>() > -1);
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("the Evaluation tab puts each model's dot in its colour at its ratio") {
+  auto root = test::fresh_dir("eval");
+  const std::vector<std::string> datasets = {"air_passengers", "co2", "nottem", "uk_gas", "sunspot_month"};
+  // Each model far from the others in every row, so no dot hides another.
+  test::write_text(root / "eval" / "eval.json",
+                   test::eval_json({"quickstart", "naive", "theta"}, datasets,
+                                   [](size_t k, size_t d) { return std::exp2(2.0 * k - 2) * (1 + 0.05 * d); }).dump());
+  test::write_text(root / "eval-1" / "eval.json",
+                   test::eval_json({"big"}, datasets, [](size_t, size_t d) { return 0.1 * (1 + 0.05 * d); }).dump());
+  const std::string png = (root / "eval.png").string(), layout_path = (root / "eval.json").string();
+  REQUIRE(run("ui " + root.string() + " --view eval --screenshot " + png + " --layout " + layout_path) == 0);
+  Image img(png);
+  std::ifstream lf(layout_path);
+  const Json f = frame(Json::parse(lf), "CRPS ratio to seasonal naive");
+  // The colours the view gives the models, from the same files.
+  orrery::ui::RunWatcher w(root.string());
+  w.poll();
+  const auto table = orrery::ui::merge_evaluations(w.snapshot()->runs);
+  REQUIRE(table.models.size() == 4);
+  std::set<int> distinct;
+  for (size_t k = 0; k < table.models.size(); ++k) {
+    const auto c = table.models[k].color;
+    const Json colour = {c.r, c.g, c.b};
+    distinct.insert((c.r << 16) | (c.g << 8) | c.b);
+    for (size_t row = 0; row <= table.rows.size(); ++row) {
+      const double ratio = row < table.rows.size() ? table.rows[row].cells[k].crps_ratio : table.models[k].summary.crps;
+      INFO(table.models[k].label << " in row " << row << " at " << ratio);
+      CHECK(colour_near(img, pixel(f, ratio, orrery::ui::eval_dot_y(table, row, k)), colour));
+      // Nor a little to the right, still inside the plot: a dot is where its ratio says.
+      if (ratio * 1.6 < f["x"]["hi"].get<double>())
+        CHECK_FALSE(colour_near(img, pixel(f, ratio * 1.6, orrery::ui::eval_dot_y(table, row, k)), colour));
+    }
+  }
+  CHECK(distinct.size() == 4);
   std::filesystem::remove_all(root);
 }
 

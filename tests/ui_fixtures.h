@@ -63,4 +63,29 @@ inline Json flat_fan_event(int step, int horizon, int history) {
                        {"target", std::vector<double>(horizon, 0.0)}, {"quantiles", q}}}}};
 }
 
+// eval.json as `orrery eval` writes it (core/src/eval_protocol.cpp): every model on every data
+// set (monthly, short term), ratio(model, data set) as both ratios and a tenth of it as the raw
+// metrics, the summary's geometric means over the data sets.
+template <class F>
+Json eval_json(const std::vector<std::string>& models, const std::vector<std::string>& datasets, F ratio) {
+  Json configs = Json::array(), rows = Json::array(), summary = Json::array();
+  for (const auto& d : datasets)
+    configs.push_back({{"dataset", d}, {"frequency", "M"}, {"term", "short"}, {"horizon", 12}, {"windows", 2},
+                       {"items", 2}, {"season", 12}});
+  for (size_t i = 0; i < datasets.size(); ++i)
+    for (size_t k = 0; k < models.size(); ++k) {
+      const double r = ratio(k, i);
+      rows.push_back({{"dataset", datasets[i]}, {"frequency", "M"}, {"term", "short"}, {"model", models[k]},
+                      {"mase", r / 10}, {"crps", r / 10}, {"coverage", 0.8}, {"mase_ratio", r}, {"crps_ratio", r}});
+    }
+  for (size_t k = 0; k < models.size(); ++k) {
+    double log_sum = 0;
+    for (size_t i = 0; i < datasets.size(); ++i) log_sum += std::log(ratio(k, i));
+    const double g = std::exp(log_sum / static_cast<double>(datasets.size()));
+    summary.push_back({{"model", models[k]}, {"mase", g}, {"crps", g}, {"coverage", 0.8}, {"configurations", datasets.size()}});
+  }
+  return {{"protocol", {{"name", "GIFT-Eval"}, {"terms", {"short"}}, {"normaliser", "seasonal_naive"}}},
+          {"configurations", configs}, {"rows", rows}, {"summary", summary}, {"table", ""}};
+}
+
 }  // namespace test

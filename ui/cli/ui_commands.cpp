@@ -21,13 +21,14 @@ int cmd_ui(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery ui [RUNS_DIR | SCRIPT.lua [key=value ...]] [options]\n\n"
         "The live dashboard: a table of runs, loss and learning-rate curves, quantile fans of the\n"
-        "forecast snapshots, learning-rate transfer across widths, coordinate checks and update RMS.\n"
+        "forecast snapshots, learning-rate transfer across widths, coordinate checks, update RMS and\n"
+        "`orrery eval` results (eval.json) per data set.\n"
         "It tails the run folders under RUNS_DIR (default runs/), whoever writes them: other\n"
         "processes, or other machines on a shared disk. With SCRIPT.lua it runs the script on a\n"
         "worker thread (pairs reach it as `args`) and shows its runs as they train; closing the\n"
         "window interrupts the script.\n\n"
         "  --runs DIR          the folder to watch with a script (default runs)\n"
-        "  --view V            first tab: loss, forecasts, lr, diagnostics (default loss)\n"
+        "  --view V            first tab: loss, forecasts, lr, diagnostics, eval (default loss)\n"
         "  --filter TEXT       the runs table's filter: a,b = a or b, -c = not c\n"
         "  --size WxH          window size (default 1600x900)\n"
         "  --screenshot PNG    headless: render --after N frames (default 3) into a hidden window,\n"
@@ -107,8 +108,9 @@ int cmd_plot(const std::vector<std::string>& args) {
         "Writes the dashboard's views as SVG files, for machines with no display. DIR is a run\n"
         "folder or a folder of runs (an experiment, or runs/). OUT defaults to DIR/plots.\n"
         "Files: loss.svg, forecasts.svg, lr_transfer.svg (a sweep across learning rates),\n"
-        "coord_check.svg (a coordinate check's results), optimizer.svg (update RMS per group);\n"
-        "each only when DIR has the data for it.\n");
+        "coord_check.svg (a coordinate check's results), optimizer.svg (update RMS per group),\n"
+        "eval.svg (eval.json's ratios to seasonal naive per data set); each only when DIR has the\n"
+        "data for it.\n");
     return args.empty() ? 2 : 0;
   }
   std::string dir, out;

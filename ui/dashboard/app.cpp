@@ -17,7 +17,8 @@ Tab parse_tab(const std::string& name) {
   if (name == "forecasts" || name == "forecast") return Tab::forecasts;
   if (name == "lr" || name == "lr_transfer") return Tab::lr;
   if (name == "diagnostics") return Tab::diagnostics;
-  throw Error("ui: --view must be loss, forecasts, lr or diagnostics, got '" + name + "'");
+  if (name == "eval" || name == "evaluation") return Tab::eval;
+  throw Error("ui: --view must be loss, forecasts, lr, diagnostics or eval, got '" + name + "'");
 }
 
 namespace {
@@ -111,6 +112,7 @@ void App::frame(const Workspace& ws, const std::string& job_line) {
     if (tab("Forecasts", Tab::forecasts)) forecasts_tab(selected, shown), ImGui::EndTabItem();
     if (tab("LR transfer", Tab::lr)) lr_tab(shown), ImGui::EndTabItem();
     if (tab("Diagnostics", Tab::diagnostics)) diagnostics_tab(ws, selected), ImGui::EndTabItem();
+    if (tab("Evaluation", Tab::eval)) eval_tab(shown), ImGui::EndTabItem();
     ImGui::EndTabBar();
   }
   ImGui::EndChild();
@@ -222,7 +224,8 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
     ImGui::TableSetColumnIndex(status);
     ImGui::TextColored(status_color(st), "%s", status_name(st));
     ImGui::TableSetColumnIndex(step);
-    if (r.planned_steps > 0) ImGui::Text("%lld/%lld", static_cast<long long>(r.step), static_cast<long long>(r.planned_steps));
+    if (r.eval && r.config.is_null() && r.train_loss.empty()) ImGui::TextDisabled("eval");  // trains nothing
+    else if (r.planned_steps > 0) ImGui::Text("%lld/%lld", static_cast<long long>(r.step), static_cast<long long>(r.planned_steps));
     else ImGui::Text("%lld", static_cast<long long>(r.step));
     ImGui::TableSetColumnIndex(loss);
     if (std::isfinite(r.latest_loss())) ImGui::Text("%.4f", r.latest_loss());
@@ -416,6 +419,46 @@ void App::diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& sel
   const auto rows = split_rows(claim_region(), weights, 14);
   draw_coord_check(canvas, rows[0], *cc, coord_step_);
   draw_optimizer_view(canvas, rows[1], selected);
+}
+
+void App::eval_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
+  const EvalTable table = merge_evaluations(shown);
+  int metric = eval_.metric == EvalMetric::crps ? 0 : 1;
+  ImGui::RadioButton("CRPS", &metric, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("MASE", &metric, 1);
+  eval_.metric = metric == 0 ? EvalMetric::crps : EvalMetric::mase;
+  ImGui::SameLine();
+  ImGui::TextDisabled("every run passing the filter with an eval.json; each model's metric over seasonal naive's "
+                      "on the same windows");
+  // A long benchmark scrolls instead of squeezing its rows below a readable height.
+  ImGui::BeginChild("eval", {0, 0}, false);
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const auto frames = draw_eval_view(canvas, claim_region(eval_view_height(canvas, table, 21)), table, eval_);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (!frames.empty() && hovering(frames[0]))
+    if (const auto hit = eval_hit(table, frames[0], {mouse.x, mouse.y}, eval_.metric)) {
+      const EvalModel& m = table.models[hit->model];
+      const auto c = m.color;
+      if (const auto dot = eval_dot(table, frames[0], hit->row, hit->model, eval_.metric))
+        canvas.circle(*dot, 8, plot::theme().text, false);
+      ImGui::BeginTooltip();
+      ImGui::TextColored({c.r / 255.f, c.g / 255.f, c.b / 255.f, 1}, "%s", m.label.c_str());
+      if (hit->row < table.rows.size()) {
+        const EvalScores& s = table.rows[hit->row].cells[hit->model];
+        ImGui::Text("%s", table.rows[hit->row].label.c_str());
+        ImGui::Text("CRPS %.4g  ratio %.3f", s.crps, s.crps_ratio);
+        ImGui::Text("MASE %.4g  ratio %.3f", s.mase, s.mase_ratio);
+        if (std::isfinite(s.coverage)) ImGui::Text("10-90 coverage %.2f", s.coverage);
+      } else {
+        const EvalModelSummary& s = m.summary;
+        ImGui::Text("geometric mean over %lld configurations", static_cast<long long>(s.configurations));
+        ImGui::Text("CRPS ratio %.3f  MASE ratio %.3f", s.crps, s.mase);
+        if (std::isfinite(s.coverage)) ImGui::Text("mean 10-90 coverage %.2f", s.coverage);
+      }
+      ImGui::EndTooltip();
+    }
+  ImGui::EndChild();
 }
 
 }  // namespace orrery::ui

@@ -13,7 +13,7 @@
 
 namespace orrery::ui {
 
-enum class Tab { loss, forecasts, lr, diagnostics };
+enum class Tab { loss, forecasts, lr, diagnostics, eval };
 Tab parse_tab(const std::string& name);  // errors name the option
 
 class App {
@@ -32,6 +32,7 @@ class App {
   void forecasts_tab(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown);
   void lr_tab(const std::vector<std::shared_ptr<const Run>>& shown);
   void diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& selected);
+  void eval_tab(const std::vector<std::shared_ptr<const Run>>& shown);
   plot::Color color_of(const std::string& name);
 
   Tab first_tab_;
@@ -46,6 +47,7 @@ class App {
   int snapshot_ = 0, series_ = 0;
   bool latest_snapshot_ = true, grid_ = false;
   int coord_index_ = 0, coord_step_ = -1;
+  EvalViewOptions eval_;
   double now_ = 0;
 };
 

@@ -62,6 +62,8 @@ const char* status_name(RunStatus s) {
 RunStatus Run::status(double now) const {
   if (!error.empty()) return RunStatus::failed;
   if (finished) return interrupted ? RunStatus::interrupted : RunStatus::done;
+  // A folder of its own for an evaluation (runs/eval): eval.json is written whole at the end.
+  if (eval && config.is_null() && train_loss.empty()) return RunStatus::done;
   // No summary yet: running while its files keep changing (a log line at least every few
   // minutes for any sensible log_every), stale after that (killed, or its machine went away).
   return now - last_write < 300 ? RunStatus::running : RunStatus::stale;

@@ -1,7 +1,8 @@
 #pragma once
 // What the dashboard knows about one run, read from its folder (config.json, metrics.jsonl,
-// forecasts.jsonl, summary.json, evaluation.json), and what it knows about experiments that
-// wrote their own results (coord_check.json). Plain values only: no torch, no ImGui.
+// forecasts.jsonl, summary.json, evaluation.json, eval.json), and what it knows about
+// experiments that wrote their own results (coord_check.json). Plain values only: no torch, no
+// ImGui.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -38,6 +39,39 @@ struct ForecastSnapshot {
   std::vector<ForecastSeries> series;
 };
 
+// eval.json, written by `orrery eval` (core/src/eval_protocol.cpp): every model's scores per
+// configuration (data set, frequency, term), raw and as ratios to seasonal naive on the same
+// windows. Not to be confused with evaluation.json, a run's final forecast snapshot.
+struct EvalScores {
+  double mase = kNaN, crps = kNaN, coverage = kNaN;  // NaN = null in the file
+  double mase_ratio = kNaN, crps_ratio = kNaN;       // below 1 beats seasonal naive
+};
+struct EvalConfiguration {
+  std::string dataset, frequency, term;
+  int64_t horizon = 0, windows = 0, items = 0;
+  std::string label() const { return dataset + "/" + frequency + "/" + term; }
+};
+struct EvalResult {
+  EvalConfiguration where;  // only dataset, frequency and term are filled
+  std::string model;
+  EvalScores scores;
+};
+struct EvalModelSummary {
+  std::string model;
+  double mase = kNaN, crps = kNaN, coverage = kNaN;  // geometric means of the ratios (coverage: mean)
+  int64_t configurations = 0;
+};
+struct Evaluation {
+  std::string protocol;  // "GIFT-Eval"
+  std::vector<std::string> terms;
+  std::vector<EvalConfiguration> configurations;  // in the file's order
+  std::vector<EvalResult> results;
+  std::vector<EvalModelSummary> summary;          // one per model, in the order it was run
+};
+// nullptr when `j` holds no evaluation (an empty object: the file is gone); entries of the
+// wrong shape are skipped, never thrown on.
+std::shared_ptr<const Evaluation> parse_eval(const Json& j);
+
 enum class RunStatus { running, done, interrupted, failed, stale };
 const char* status_name(RunStatus s);
 
@@ -65,6 +99,7 @@ struct Run {
   std::string error;
   bool interrupted = false;
   std::vector<std::shared_ptr<const ForecastSnapshot>> forecasts;  // training steps, then evaluation
+  std::shared_ptr<const Evaluation> eval;  // from eval.json; nullptr until one is readable
   double last_write = 0;      // newest modification time of its files (seconds since epoch)
   int bad_lines = 0;          // lines of metrics.jsonl that were not JSON
   RunStatus status(double now) const;

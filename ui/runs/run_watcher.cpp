@@ -29,9 +29,15 @@ Json read_json(const fs::path& p) {
   return Json::parse(in, nullptr, /*allow_exceptions=*/false);  // discarded on a parse error
 }
 
-bool is_run_dir(const fs::path& p) {
+bool is_training_run(const fs::path& p) {
   std::error_code ec;
   return fs::exists(p / "metrics.jsonl", ec) || fs::exists(p / "config.json", ec);
+}
+
+// A training run, or a folder `orrery eval` wrote on its own (runs/eval, runs/eval-1).
+bool is_run_dir(const fs::path& p) {
+  std::error_code ec;
+  return is_training_run(p) || fs::exists(p / "eval.json", ec);
 }
 
 }  // namespace
@@ -84,7 +90,7 @@ struct RunWatcher::Tracked {
   std::shared_ptr<const Run> published;
   Run working;
   FileState metrics, forecasts;
-  std::string config_stamp, summary_stamp, evaluation_stamp;
+  std::string config_stamp, summary_stamp, evaluation_stamp, eval_stamp;
   std::vector<std::shared_ptr<const ForecastSnapshot>> training_forecasts;
   std::shared_ptr<const ForecastSnapshot> evaluation;
 };
@@ -129,7 +135,7 @@ bool RunWatcher::refresh(Tracked& t) {
       fresh.name = run.name, fresh.dir = run.dir;
       apply_config(fresh, run.config);
       run = std::move(fresh);
-      t.summary_stamp.clear();
+      t.summary_stamp.clear(), t.eval_stamp.clear();  // read again into the fresh run
     }
     for (const auto& line : lines) {
       Json e = Json::parse(line, nullptr, false);
@@ -153,6 +159,8 @@ bool RunWatcher::refresh(Tracked& t) {
   if (Json s = reread("summary.json", t.summary_stamp); !s.is_null()) guarded([&] { apply_summary(run, s); });
   if (Json e = reread("evaluation.json", t.evaluation_stamp); !e.is_null())
     guarded([&] { t.evaluation = parse_evaluation(e); });
+  // Half-written (mid-copy) is retried next poll; gone is no evaluation.
+  if (Json e = reread("eval.json", t.eval_stamp); !e.is_null()) guarded([&] { run.eval = parse_eval(e); });
   if (changed) {
     run.forecasts = t.training_forecasts;
     if (t.evaluation) run.forecasts.push_back(t.evaluation);
@@ -166,9 +174,11 @@ bool RunWatcher::poll() {
   std::vector<fs::path> run_dirs, coord_files;
   std::error_code ec;
   const fs::path root(root_);
-  if (is_run_dir(root)) {
+  if (is_training_run(root)) {
     run_dirs.push_back(root);
   } else if (fs::is_directory(root, ec)) {
+    // A folder with eval.json is a run, yet may also hold runs (`orrery eval --out runs`).
+    if (is_run_dir(root)) run_dirs.push_back(root);
     fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       const fs::path& p = it->path();

@@ -24,7 +24,10 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
   };
 
   // The newest runs first, coloured as the dashboard colours them (by position in the list).
-  std::vector<std::shared_ptr<const Run>> runs(ws.runs.begin(), ws.runs.end());
+  // A folder with only an eval.json trained nothing: it has no curves to draw.
+  std::vector<std::shared_ptr<const Run>> runs;
+  for (const auto& r : ws.runs)
+    if (!r->eval || !r->config.is_null() || !r->train_loss.empty()) runs.push_back(r);
   std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
   std::vector<StyledRun> shown;
   for (size_t i = 0; i < runs.size() && i < 10; ++i) shown.push_back({runs[i], plot::run_color(i)});
@@ -60,6 +63,15 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
     plot::SvgCanvas c(W, H, plot::theme().background);
     draw_optimizer_view(c, page, shown);
     save(c, "optimizer.svg");
+  }
+  // Every run's evaluation in one table; as tall as its rows need, so no label is squeezed.
+  if (std::any_of(ws.runs.begin(), ws.runs.end(), [](const auto& r) { return r->eval != nullptr; })) {
+    const EvalTable table = merge_evaluations(ws.runs);
+    plot::SvgCanvas measure(W, H, plot::theme().background);
+    const float h = std::max(H * 0.75f, eval_view_height(measure, table, 24) + 32);
+    plot::SvgCanvas c(W, h, plot::theme().background);
+    draw_eval_view(c, {16, 16, W - 16, h - 16}, table, EvalViewOptions{});
+    save(c, "eval.svg");
   }
   return written;
 }

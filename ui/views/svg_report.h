@@ -13,6 +13,7 @@ namespace orrery::ui {
 //   lr_transfer.svg when runs span learning rates at a width (a sweep)
 //   coord_check.svg the newest coordinate check's last step
 //   optimizer.svg   update RMS per optimizer group and gradient norm, when recorded
+//   eval.svg        CRPS ratios per data set of every model in the runs' eval.json files
 // Returns the paths written.
 std::vector<std::string> write_svg_report(const Workspace& ws, const std::string& out_dir);
 

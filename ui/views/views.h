@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -93,6 +94,57 @@ std::vector<plot::PlotFrame> draw_coord_check(plot::Canvas& c, plot::Rect r, con
 // Update RMS per optimizer group (top) and the gradient norm (bottom) of the runs.
 std::vector<plot::PlotFrame> draw_optimizer_view(plot::Canvas& c, plot::Rect r, std::span<const StyledRun> runs,
                                                  bool log_y = true);
+
+// ---- evaluation (eval.json) ----------------------------------------------------------------
+enum class EvalMetric { crps, mase };
+struct EvalViewOptions {
+  EvalMetric metric = EvalMetric::crps;
+};
+// A model of the merged table and how it is drawn.
+struct EvalModel {
+  std::string label;  // its name, or "run: name" when two runs have a model of that name
+  std::string run, name;
+  bool baseline = false;  // one of `orrery eval`'s classical baselines
+  plot::Color color;      // by name: the same wherever the model appears
+  plot::Marker marker = plot::Marker::circle;  // tells apart runs that share a model name
+  EvalModelSummary summary;  // geometric means of its ratios
+};
+struct EvalTableRow {
+  std::string label;              // dataset/frequency/term
+  std::vector<EvalScores> cells;  // one per model; NaN where the model has no result
+};
+// Every model of every run's evaluation against the union of their configurations.
+struct EvalTable {
+  std::string title;              // "GIFT-Eval, short term"
+  std::vector<EvalModel> models;  // Orrery models first, then baselines
+  std::vector<EvalTableRow> rows; // configurations in the order first seen
+};
+// Runs (in their order) without an evaluation are skipped.
+EvalTable merge_evaluations(std::span<const std::shared_ptr<const Run>> runs);
+bool is_eval_baseline(const std::string& model);
+// Baselines get muted colours, Orrery models strong ones; `probe` > 0 picks the next strong
+// colour when another model of the table already has this one.
+plot::Color eval_model_color(const std::string& model, bool baseline, size_t probe = 0);
+double eval_ratio(const EvalScores& s, EvalMetric m);
+double eval_raw(const EvalScores& s, EvalMetric m);
+// The data y of model k's dot in row `row` (rows.size() = the geometric-mean row): rows go down
+// the plot, the models of a row a little apart so equal ratios stay visible.
+double eval_dot_y(const EvalTable& t, size_t row, size_t model);
+// The height the view needs with `pitch` pixels a row (for scrolling and for SVG pages).
+float eval_view_height(const plot::Canvas& c, const EvalTable& t, float pitch);
+// The pixel of a model's dot in a row (an outlier on the axis' edge); none without a ratio.
+std::optional<plot::Vec2> eval_dot(const EvalTable& t, const plot::PlotFrame& f, size_t row, size_t model, EvalMetric m);
+// The dot under the mouse (within a few pixels), if any.
+struct EvalHit {
+  size_t row = 0, model = 0;  // row == rows.size(): the geometric mean
+};
+std::optional<EvalHit> eval_hit(const EvalTable& t, const plot::PlotFrame& f, plot::Vec2 mouse, EvalMetric m);
+// One row per configuration and a final geometric-mean row set apart, a dot per model at its
+// ratio to seasonal naive on a log x axis, a dashed rule at 1, a legend with each model's
+// geometric mean beside the plot. Rows are at most a comfortable height; the rest of `r` stays
+// empty. Frames: {the plot}.
+std::vector<plot::PlotFrame> draw_eval_view(plot::Canvas& c, plot::Rect r, const EvalTable& t,
+                                            const EvalViewOptions& o);
 
 // Splits r into n columns (or rows) with a gap.
 std::vector<plot::Rect> split_columns(plot::Rect r, size_t n, float gap = 12);
