@@ -26,6 +26,14 @@ TEST_CASE("MASE and CRPS match the hand-worked GIFT-Eval vector") {
   acc.add({100, 90, 110, 95, 105, 100, 98}, 3, {101, 97, 120}, fan({100, 100, 100}, 20));
   CHECK(acc.mase() == Approx(0.9848484848).epsilon(1e-9));
   CHECK(acc.crps() == Approx(0.0652469136).epsilon(1e-8));
+  const double wql[] = {0.0254444444, 0.0428888889, 0.0545555556, 0.0660000000, 0.0750000000,
+                        0.0815555556, 0.0856666667, 0.0828888889, 0.0732222222};
+  for (size_t i = 0; i < levels.size(); ++i) CHECK(acc.weighted_quantile_loss(i) == Approx(wql[i]).margin(1e-6));
+  CHECK(acc.coverage(0) == 0.0);
+  CHECK(acc.coverage(4) == Approx(0.5).margin(1e-9));
+  CHECK(acc.coverage(8) == Approx(0.833333).margin(1e-6));
+  CHECK(acc.mae_coverage() == Approx(0.0703703704).margin(1e-6));
+  CHECK(acc.band_coverage(0.1, 0.9) == Approx(0.833333).margin(1e-6));
   CHECK(orrery::seasonal_error({100, 90, 110, 95, 105, 100, 98}, 3) == Approx(8.25));
 }
 

@@ -57,9 +57,11 @@ double run_reference(const BenchOptions& o) {
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "data") return cmd_bench_data({args.begin() + 1, args.end()});
   if (args.empty() || wants_help(args) || args[0] != "forecast") {
     std::printf(
-        "usage: orrery bench forecast [--preset toto2-4m] [--context 4096] [--horizon 1024]\n"
+        "usage: orrery bench data [options]   (see orrery bench data --help)\n"
+        "       orrery bench forecast [--preset toto2-4m] [--context 4096] [--horizon 1024]\n"
         "                             [--batch 8] [--variates 1] [--repeats 10] [--warmup 2]\n"
         "                             [--decode-block-size 0] [--device cpu|cuda]\n"
         "                             [--reference COMMAND]\n\n"

@@ -14,6 +14,7 @@ int64_t parse_whole_number(const std::string& flag, const std::string& value);
 
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);   // eval.cpp
+int cmd_bench_data(const std::vector<std::string>& args);  // bench_data.cpp
 // The Lua libraries the program adds to the core's `orrery` table (ui/cli/ui_commands.cpp).
 std::vector<LuaLibrary> program_lua_libraries();
 int cmd_ui(const std::vector<std::string>& args);    // ui/cli/ui_commands.cpp

@@ -52,6 +52,7 @@ const char* kUsage =
     "                                   quantile forecasts of every series in a CSV\n"
     "  eval [--model M]... [--data D]   GIFT-Eval scores of models and baselines on a benchmark\n"
     "  bench forecast [options]         latency of one forecast of a Toto 2.0 preset\n"
+    "  bench data [options]             batch generation time against the training step\n"
     "  ui [RUNS_DIR | SCRIPT.lua]       the live dashboard (loss, forecasts, LR transfer)\n"
     "  plot RUN_DIR [--out DIR]         the dashboard's views as SVG files\n"
     "  version                          print the version\n"

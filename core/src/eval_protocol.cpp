@@ -204,22 +204,8 @@ struct Scores {
 Scores score(const Windows& w, const std::vector<std::vector<std::vector<double>>>& q,
              const std::vector<double>& levels) {
   ScoreAccumulator acc(levels);
-  size_t lo = 0, hi = 0;
-  for (size_t i = 0; i < levels.size(); ++i) {
-    if (std::fabs(levels[i] - 0.1) < 1e-9) lo = i;
-    if (std::fabs(levels[i] - 0.9) < 1e-9) hi = i;
-  }
-  int64_t inside = 0, counted = 0;
-  for (size_t i = 0; i < w.histories.size(); ++i) {
-    acc.add(w.histories[i], w.season, w.targets[i], q[i]);
-    for (size_t h = 0; h < w.targets[i].size(); ++h) {
-      const double y = w.targets[i][h];
-      if (!std::isfinite(y)) continue;
-      ++counted;
-      inside += y >= q[i][lo][h] && y <= q[i][hi][h];
-    }
-  }
-  return {acc.mase(), acc.crps(), counted ? static_cast<double>(inside) / static_cast<double>(counted) : NAN};
+  for (size_t i = 0; i < w.histories.size(); ++i) acc.add(w.histories[i], w.season, w.targets[i], q[i]);
+  return {acc.mase(), acc.crps(), acc.band_coverage(0.1, 0.9)};
 }
 
 double geometric_mean(const std::vector<double>& x) {

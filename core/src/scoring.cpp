@@ -60,7 +60,7 @@ std::vector<std::vector<double>> seasonal_naive_quantiles(const std::vector<doub
 }
 
 ScoreAccumulator::ScoreAccumulator(std::vector<double> levels)
-    : levels_(std::move(levels)), ql_sum_(levels_.size(), 0.0) {}
+    : levels_(std::move(levels)), ql_sum_(levels_.size(), 0.0), below_(levels_.size(), 0), strictly_below_(levels_.size(), 0) {}
 
 void ScoreAccumulator::add(const std::vector<double>& history, int64_t season,
                            const std::vector<double>& target,
@@ -79,6 +79,8 @@ void ScoreAccumulator::add(const std::vector<double>& history, int64_t season,
     for (size_t i = 0; i < levels_.size(); ++i) {
       const double f = quantiles[i][t];
       ql_sum_[i] += 2 * std::fabs(y - f) * std::fabs((f >= y ? 1.0 : 0.0) - levels_[i]);
+      below_[i] += y <= f;
+      strictly_below_[i] += y < f;
     }
     ++count_;
   }
@@ -86,6 +88,30 @@ void ScoreAccumulator::add(const std::vector<double>& history, int64_t season,
 
 double ScoreAccumulator::mase() const {
   return count_ ? scaled_abs_sum_ / count_ : std::numeric_limits<double>::quiet_NaN();
+}
+
+double ScoreAccumulator::weighted_quantile_loss(size_t level) const { return ql_sum_.at(level) / abs_target_sum_; }
+
+double ScoreAccumulator::coverage(size_t level) const {
+  return count_ ? static_cast<double>(below_.at(level)) / static_cast<double>(count_)
+                : std::numeric_limits<double>::quiet_NaN();
+}
+
+double ScoreAccumulator::mae_coverage() const {
+  double s = 0;
+  for (size_t i = 0; i < levels_.size(); ++i) s += std::fabs(coverage(i) - levels_[i]);
+  return s / static_cast<double>(levels_.size());
+}
+
+double ScoreAccumulator::band_coverage(double lo, double hi) const {
+  auto index = [&](double q) {
+    for (size_t i = 0; i < levels_.size(); ++i)
+      if (std::fabs(levels_[i] - q) < 1e-9) return i;
+    throw Error("no quantile level " + std::to_string(q) + " among the scored levels");
+  };
+  if (!count_) return std::numeric_limits<double>::quiet_NaN();
+  // Quantiles rise with the level, so q_lo <= y <= q_hi counts y <= q_hi less y < q_lo.
+  return static_cast<double>(below_[index(hi)] - strictly_below_[index(lo)]) / static_cast<double>(count_);
 }
 
 double ScoreAccumulator::crps() const {

@@ -26,9 +26,15 @@ class ScoreAccumulator {
            const std::vector<std::vector<double>>& quantiles);
   double mase() const;  // pooled over items and steps
   double crps() const;  // mean over levels of sum QL_q / sum |y|
+  double weighted_quantile_loss(size_t level) const;  // sum QL_q / sum |y| at levels[level]
+  double coverage(size_t level) const;                // share of targets at or below the quantile
+  double mae_coverage() const;                        // mean over levels of |coverage - level|
+  // Share of targets with q_lo <= y <= q_hi, e.g. the 10-90 band.
+  double band_coverage(double lo, double hi) const;
   int64_t count() const { return count_; }
  private:
   std::vector<double> levels_, ql_sum_;
+  std::vector<int64_t> below_, strictly_below_;
   double scaled_abs_sum_ = 0, abs_target_sum_ = 0;
   int64_t count_ = 0;
 };
