@@ -194,6 +194,19 @@ TEST_CASE("benchmark errors name the manifest entry or file at fault") {
   EvalProtocol longer;
   longer.terms = {Term::long_term};
   CHECK_THROWS_WITH(run_eval({yearly(shorty)}, {naive.get()}, longer), Catch::Contains("no data set has the requested terms"));
+  // A data set too short for a longer term's horizon is left out of that term, and said so.
+  EvalDataset by_hour;
+  by_hour.name = "by_hour", by_hour.frequency = Frequency::parse("H");
+  std::vector<double> days(600);
+  for (size_t t = 0; t < days.size(); ++t) days[t] = 10 + std::sin(2 * M_PI * static_cast<double>(t) / 24);
+  by_hour.series.push_back({"h", days, 24});
+  EvalProtocol all;
+  all.terms = {Term::short_term, Term::medium_term, Term::long_term};
+  const Json r = run_eval({by_hour}, {naive.get()}, all);
+  CHECK(r["configurations"].size() == 2);  // short (48) and medium (480); long (720) > 600 steps
+  REQUIRE(r["skipped"].size() == 1);
+  CHECK(r["skipped"][0]["term"] == "long");
+  CHECK_THROWS_WITH(load_eval_datasets((dir / "nowhere").string()), Catch::Contains("no such file or folder"));
   fs::remove_all(dir);
 }
 

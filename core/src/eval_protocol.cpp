@@ -74,6 +74,9 @@ std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::
   std::error_code ec;
   fs::path manifest = path;
   if (fs::is_directory(path, ec)) manifest = fs::path(path) / "manifest.json";
+  if (!fs::exists(path, ec))
+    throw Error("no such file or folder: " + path + " (evaluation data is a folder with a manifest.json, a manifest, "
+                "or a CSV file)");
   if (manifest.extension() != ".json")
     return {dataset_from_csv(fs::path(path).stem().string(), path, frequency, path)};
   std::ifstream in(manifest);
@@ -222,13 +225,23 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   if (datasets.empty()) throw Error("evaluation needs at least one data set");
   if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
   auto normaliser = baseline_forecaster("seasonal_naive");
-  Json configs = Json::array(), rows = Json::array();
+  Json configs = Json::array(), rows = Json::array(), skipped = Json::array();
   std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, coverages;
   for (const auto& d : datasets)
     for (Term term : protocol.terms) {
       if (!has_term(d.frequency, term)) continue;
       if (interrupt && interrupt->requested()) throw Error("evaluation interrupted");
-      const Windows w = make_windows(d, term);
+      Windows w;
+      try {
+        w = make_windows(d, term);
+      } catch (const Error& e) {
+        // A short series is refused; one too short for a longer term's horizon is left out of
+        // that term, as GIFT-Eval defines medium and long terms only for long enough data sets.
+        if (term == Term::short_term) throw;
+        skipped.push_back({{"dataset", d.name}, {"term", term_name(term)}, {"why", e.what()}});
+        if (progress) progress(d.name + "/" + d.frequency.str() + "/" + term_name(term) + ": skipped, " + e.what());
+        continue;
+      }
       configs.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
                          {"horizon", w.horizon}, {"windows", w.count}, {"items", w.histories.size()},
                          {"season", w.season}});
@@ -271,7 +284,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   for (Term t : protocol.terms) terms.push_back(term_name(t));
   return {{"protocol", {{"name", "GIFT-Eval"}, {"terms", terms}, {"levels", protocol.levels},
                         {"normaliser", "seasonal_naive"}, {"aggregate", "geometric mean of ratios"}}},
-          {"configurations", configs}, {"rows", rows}, {"summary", summary}};
+          {"configurations", configs}, {"skipped", skipped}, {"rows", rows}, {"summary", summary}};
 }
 
 std::string format_eval_table(const Json& r) {

@@ -55,7 +55,8 @@ struct EvalProtocol {
 };
 
 // Every forecaster on every data set and term. `progress` gets a line per configuration.
-// Returns {"protocol", "configurations": [{dataset, frequency, term, horizon, windows, items,
+// Returns {"protocol", "skipped": [{dataset, term, why}] (too short for a medium or long term),
+// "configurations": [{dataset, frequency, term, horizon, windows, items,
 // season}], "rows": [{dataset, frequency, term, model, mase, crps, coverage, mase_ratio,
 // crps_ratio}], "summary": [{model, mase, crps, coverage, configurations}]} where the summary's
 // mase and crps are geometric means of the ratios to seasonal naive.
