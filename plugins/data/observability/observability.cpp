@@ -18,6 +18,7 @@
 #include <string>
 
 #include "metric.h"
+#include "../common/named_weights.h"
 #include "orrery/error.h"
 #include "orrery/plugin.h"
 
@@ -35,39 +36,11 @@ constexpr std::array<Kind, 6> kKinds{{
     {"counter", 0.03, "a monotone counter with resets", obs::counter},
 }};
 
-std::string kind_names() {
-  std::string s;
-  for (const auto& k : kKinds) s += (s.empty() ? "" : ", ") + std::string(k.name);
-  return s;
-}
-
-// Weights in kKinds order from the `kinds` option (only the kinds named are drawn) or the
-// defaults.
-std::vector<double> kind_weights(const Json& option) {
-  std::vector<double> w;
-  for (const auto& k : kKinds) w.push_back(option.is_null() ? k.weight : 0);
-  if (option.is_null()) return w;
-  std::vector<std::string> known;
-  for (const auto& k : kKinds) known.emplace_back(k.name);
-  double total = 0;
-  for (const auto& [name, value] : option.items()) {
-    size_t i = 0;
-    while (i < kKinds.size() && name != kKinds[i].name) ++i;
-    if (i == kKinds.size()) {
-      std::string msg = "data plugin 'observability': unknown kind '" + name + "' in option 'kinds'";
-      const std::string near = closest_name(name, known);
-      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
-      throw Error(msg + "; the kinds are: " + kind_names());
-    }
-    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
-      throw Error("data plugin 'observability': the weight of kind '" + name +
-                  "' must be a non-negative number, got " + value.dump());
-    total += w[i] = value.get<double>();
-  }
-  if (!(total > 0))
-    throw Error("data plugin 'observability': option 'kinds' gives no kind a positive weight; the kinds are: " +
-                kind_names());
-  return w;
+// The kinds and their default weights, as the `kinds` option reads them.
+data::NamedParts kind_parts() {
+  data::NamedParts p{"data plugin 'observability'", "kinds", "kind", {}, {}};
+  for (const auto& x : kKinds) p.names.emplace_back(x.name), p.defaults.push_back(x.weight);
+  return p;
 }
 
 class Observability final : public DataSource {
@@ -75,7 +48,7 @@ class Observability final : public DataSource {
   Observability(const Json& o, const DataContext& ctx)
       : variates_(o["variates"]), missing_prob_(o["missing_prob"]),
         intervals_(o["intervals"].get<std::vector<double>>()),
-        weights_(kind_weights(o["kinds"])),
+        weights_(kind_parts().weights(o["kinds"])),
         base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), static_cast<uint64_t>(ctx.rank))) {
     if (intervals_.empty()) throw Error("data plugin 'observability': option 'intervals' must not be empty");
     for (double s : intervals_)

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "family.h"
+#include "../common/named_weights.h"
 #include "orrery/error.h"
 #include "orrery/plugin.h"
 
@@ -44,45 +45,17 @@ constexpr std::array<Family, 7> kFamilies{{
     {"intermittent", 1, false, "zero-inflated Poisson / negative-binomial counts", synth::intermittent},
 }};
 
-std::string family_names() {
-  std::string s;
-  for (const auto& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.name);
-  return s;
-}
-
-// The weight of each family in kFamilies order, from the `families` option (a table of
-// name = weight: only the families named there are drawn) or the defaults.
-std::vector<double> family_weights(const Json& option) {
-  std::vector<double> w;
-  for (const auto& f : kFamilies) w.push_back(option.is_null() ? f.weight : 0);
-  if (option.is_null()) return w;
-  std::vector<std::string> known;
-  for (const auto& f : kFamilies) known.emplace_back(f.name);
-  double total = 0;
-  for (const auto& [name, value] : option.items()) {
-    size_t i = 0;
-    while (i < kFamilies.size() && name != kFamilies[i].name) ++i;
-    if (i == kFamilies.size()) {
-      std::string msg = "data plugin 'synthetic': unknown family '" + name + "' in option 'families'";
-      const std::string near = closest_name(name, known);
-      if (!near.empty()) msg += " (did you mean '" + near + "'?)";
-      throw Error(msg + "; the families are: " + family_names());
-    }
-    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
-      throw Error("data plugin 'synthetic': the weight of family '" + name +
-                  "' must be a non-negative number, got " + value.dump());
-    total += w[i] = value.get<double>();
-  }
-  if (!(total > 0))
-    throw Error("data plugin 'synthetic': option 'families' gives no family a positive weight; the families are: " +
-                family_names());
-  return w;
+// The families and their default weights, as the `families` option reads them.
+data::NamedParts family_parts() {
+  data::NamedParts p{"data plugin 'synthetic'", "families", "family", {}, {}};
+  for (const auto& x : kFamilies) p.names.emplace_back(x.name), p.defaults.push_back(x.weight);
+  return p;
 }
 
 class Synthetic final : public DataSource {
  public:
   Synthetic(const Json& o, const DataContext& ctx)
-      : variates_(o["variates"]), missing_prob_(o["missing_prob"]), weights_(family_weights(o["families"])),
+      : variates_(o["variates"]), missing_prob_(o["missing_prob"]), weights_(family_parts().weights(o["families"])),
         base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), static_cast<uint64_t>(ctx.rank))) {
     settings_.periods = o["periods"].get<std::vector<double>>();
     settings_.shift_rate = o["shift_rate"];
