@@ -3,24 +3,40 @@
 -- model trains on everything before them, and both the pretrained and the tuned model are
 -- scored on those windows next to the classical baselines.
 --
---   orrery run scripts/finetune.lua model=PATH data=FILE.csv [frequency=H] [steps=300]
---                                   [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune]
+--   orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H]
+--                                   [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu]
+--                                   [name=finetune]
 --
 -- PATH: a Hugging Face Toto 2.0 folder, an Orrery run folder or a model.safetensors.
--- FILE.csv: a "time" column (ISO dates, from which the frequency is inferred unless given) and
--- one column per series; empty fields are missing values.
+-- FILE: a CSV, Parquet or Arrow file, or a glob of them. Wide: a time column and one column per
+-- series; long: rows of (id, time, value). The frequency is inferred from the times unless given;
+-- empty fields are missing values.
 
-local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE.csv [frequency=H] [steps=300] " ..
-              "[lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune]"
+local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
+              "[steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune]"
 if not args.model or not args.data then error(usage, 0) end
 local device = args.device or "cpu"
 local context = tonumber(args.context) or 512
+
+-- One reading of the files serves training and the test alike: the same plugin and options.
+local format = "csv"
+for _, ext in ipairs{"parquet", "arrow", "feather", "ipc"} do
+  if args.data:lower():match("%." .. ext .. "$") then format = "parquet" end
+end
+local function series(extra)
+  local choice = {format, files = args.data, layout = args.layout, frequency = args.frequency}
+  for k, v in pairs(extra or {}) do choice[k] = v end
+  return choice
+end
 
 local pretrained = orrery.load(args.model, device)
 local tuned = orrery.load(args.model, device)
 
 -- Where the test windows start: orrery.eval reports them per data set.
-local probe = orrery.eval{data = args.data, frequency = args.frequency, baselines = {"seasonal_naive"}, quiet = true}
+local probe = orrery.eval{data = series(), baselines = {"seasonal_naive"}, quiet = true}
+if #probe.configurations > 1 then
+  error(args.data .. " holds series at several frequencies; fine-tune on one frequency at a time", 0)
+end
 local test = probe.configurations[1]
 local held_out = test.windows * test.horizon
 print(string.format("%s: %d series at %s; the last %d steps of each (%d window(s) of %d) are held out for the test",
@@ -28,7 +44,7 @@ print(string.format("%s: %d series at %s; the last %d steps of each (%d window(s
 
 local run = orrery.train{
   model          = tuned,
-  data           = {"csv", files = args.data, frequency = args.frequency, exclude_last = held_out},
+  data           = series{exclude_last = held_out},
   optimizer      = {"adamw", lr = tonumber(args.lr) or 3e-4, weight_decay = 0.01},
   steps          = tonumber(args.steps) or 300,
   batch_size     = tonumber(args.batch) or 16,
@@ -42,8 +58,7 @@ tuned:save(run.run_dir .. "/model.safetensors")
 
 local eval = orrery.eval{
   models  = {pretrained = pretrained, tuned = tuned},
-  data    = args.data,
-  frequency = args.frequency,
+  data    = series(),
   context = context,
   out     = run.run_dir,
 }

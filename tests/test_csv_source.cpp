@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "orrery/error.h"
+#include "orrery/eval_protocol.h"
 #include "orrery/registry.h"
 #include "support.h"
 
@@ -308,6 +309,60 @@ TEST_CASE("exclude_last keeps the end of every series from both splits") {
   CHECK_THROWS_WITH(csv(all), Catch::Contains("exclude_last = 100"));
 }
 
+// Evaluation reads a file source's series whole (both splits, exclude_last ignored): a long
+// file scores exactly as the same series laid out wide.
+TEST_CASE("a file source's series feed evaluation, whatever the layout") {
+  auto dir = test::temp_dir("csv-eval");
+  std::string wide = "date,a,b\n", long_form = "id,date,v\n", untimed = "v\n";
+  for (int t = 0; t < 60; ++t) {
+    char date[16];
+    std::snprintf(date, sizeof date, "%04d-%02d-01", 2000 + t / 12, t % 12 + 1);
+    const double a = 10 + t + 3 * std::sin(t * 0.52), b = 50 - 0.5 * t + (t % 12 == 0 ? 6 : 0);
+    wide += std::string(date) + "," + std::to_string(a) + "," + (t == 7 ? "" : std::to_string(b)) + "\n";
+    long_form += "a," + std::string(date) + "," + std::to_string(a) + "\n";
+    if (t != 7) long_form += "b," + std::string(date) + "," + std::to_string(b) + "\n";
+    untimed += std::to_string(a) + "\n";
+  }
+  const Json base = {{"holdout", 0.5}, {"exclude_last", 12}};
+  auto source = [&](const std::string& file, Json extra = Json::object()) {
+    Json o = base;
+    o["files"] = write(dir, file.substr(0, file.find('|')), file.substr(file.find('|') + 1));
+    o.update(extra);
+    return csv(o, Split::validation);
+  };
+  auto w = source("wide.csv|" + wide), l = source("long.csv|" + long_form);
+  const auto dw = orrery::eval_datasets(*w, "csv"), dl = orrery::eval_datasets(*l, "csv");
+  REQUIRE(dw.size() == 1);
+  REQUIRE(dl.size() == 1);
+  CHECK(dw[0].name == "wide");
+  CHECK(dw[0].frequency.str() == "M");
+  REQUIRE(dl[0].series.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(dl[0].series[i].name == std::string(i ? "b" : "a"));
+    CHECK(dl[0].series[i].values.size() == 60);  // whole: neither the holdout nor exclude_last applies
+    CHECK(std::isnan(dl[0].series[1].values[7]));
+    for (size_t t = 0; t < 60; ++t)
+      if (!std::isnan(dw[0].series[i].values[t])) CHECK(dl[0].series[i].values[t] == dw[0].series[i].values[t]);
+  }
+  auto naive = orrery::baseline_forecaster("seasonal_naive"), theta = orrery::baseline_forecaster("theta");
+  const Json rw = orrery::run_eval(dw, {naive.get(), theta.get()}, {}), rl = orrery::run_eval(dl, {naive.get(), theta.get()}, {});
+  CHECK(rw["summary"] == rl["summary"]);
+  CHECK(rw["configurations"][0]["items"] == 2);
+
+  // Without times the frequency must be given; series at two frequencies are two data sets.
+  CHECK_THROWS_WITH(orrery::eval_datasets(*source("untimed.csv|" + untimed), "csv"),
+                    Catch::Contains("untimed: series 'v' has no times to infer its frequency from"));
+  CHECK(orrery::eval_datasets(*source("untimed.csv|" + untimed), "csv", "W")[0].frequency.str() == "W");
+  write(dir, "daily.csv", "date,d\n2024-01-01,1\n2024-01-02,2\n2024-01-03,3\n");
+  auto both = csv({{"files", Json::array({dir + "/wide.csv", dir + "/daily.csv"})}});
+  const auto two = orrery::eval_datasets(*both, "csv");
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].name == "csv/D");
+  CHECK(two[1].name == "csv/M");
+  auto generator = orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", Json::object(), DataContext{});
+  CHECK_THROWS_WITH(orrery::eval_datasets(*generator, "synthetic"), Catch::Contains("it holds no fixed series"));
+}
+
 TEST_CASE("sampling is deterministic in the seed, differs by rank and is safe from threads") {
   auto dir = test::temp_dir("csv-seed");
   std::string text = "id,v\n";
@@ -483,6 +538,11 @@ pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
     CHECK(d->describe()["frequency"] == "H");
     CHECK(d->describe()["rows"] == 6);
   }
+  const auto sets = orrery::eval_datasets(*parquet({{"files", dir + "/long.parquet"}}), "parquet");
+  REQUIRE(sets.size() == 1);
+  CHECK(sets[0].name == "long");
+  CHECK(sets[0].frequency.str() == "H");
+  CHECK(sets[0].series.size() == 2);
   auto wide = parquet({{"files", dir + "/wide.feather"}});
   CHECK(whole_series(*wide) == std::set<std::string>{"1,2,nan,4", "10.5,nan,nan,13"});
   CHECK(wide->describe()["frequency"] == "D");

@@ -71,6 +71,9 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
     {"build/bin/orrery eval --baselines theta,ets --data assets/data/airquality.csv --out runs/aq-eval", "",
      "file:runs/aq-eval/eval.csv"},
+    {"build/bin/orrery eval --baselines theta --data '{\"name\": \"csv\", \"options\": {\"files\": "
+     "\"assets/data/uk_lung_deaths.csv\", \"timestamp_format\": \"year\"}}'",
+     "", "uk_lung_deaths/M/short"},
     {"build/bin/orrery ui runs --view eval --screenshot eval.png",
      kXvfb + "build/bin/orrery ui runs --view eval --screenshot eval.png", "file:eval.png"},
     {"build/bin/orrery run scripts/zero_shot.lua", "build/bin/orrery run scripts/zero_shot.lua steps=4 batch=4",

@@ -40,7 +40,8 @@ int cmd_bench_data(const std::vector<std::string>& args) {
         "zero-shot script's mixture, 57.5%% synthetic and 42.5%% observability.\n");
     return 0;
   }
-  Json data = Json::parse(kDefaultData);
+  const Json data = Json::parse(kDefaultData);
+  PluginSpec spec{data["name"].get<std::string>(), data["options"]};
   int64_t batch = 64, length = 2048, batches = 20;
   double step_ms = 36;
   std::vector<int> workers = {1, 2, 4};
@@ -49,9 +50,7 @@ int cmd_bench_data(const std::vector<std::string>& args) {
     if (i + 1 >= args.size()) throw Error("bench data: " + a + " needs a value (see orrery bench data --help)");
     const std::string v = args[++i];
     if (a == "--data") {
-      data = v.starts_with("{") ? Json::parse(v, nullptr, false) : Json{{"name", v}, {"options", Json::object()}};
-      if (data.is_discarded() || !data.contains("name"))
-        throw Error("bench data: --data takes a plugin name or {\"name\": ..., \"options\": {...}}, got " + v);
+      spec = parse_plugin_choice("bench data: --data", v);
     } else if (a == "--workers") {
       workers.clear();
       size_t start = 0;
@@ -73,7 +72,6 @@ int cmd_bench_data(const std::vector<std::string>& args) {
       else throw Error("bench data: unknown argument '" + a + "' (see orrery bench data --help)");
     }
   }
-  PluginSpec spec{data["name"].get<std::string>(), data.value("options", Json::object())};
   auto source = make_data_source(Registry::global(), spec, DataContext{});
   std::printf("bench data: %s, %lld batches of %lld x %lld steps; the step to keep ahead of: %.1f ms\n",
               spec.to_json().dump().c_str(), (long long)batches, (long long)batch, (long long)length, step_ms);

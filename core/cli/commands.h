@@ -5,12 +5,15 @@
 #include <vector>
 
 #include "orrery/lua_session.h"
+#include "orrery/model_spec.h"
 
 namespace orrery {
 
 bool wants_help(const std::vector<std::string>& args);
 // A whole number given to `flag`, or an error naming both.
 int64_t parse_whole_number(const std::string& flag, const std::string& value);
+// A plugin given to `flag`: its name, or a choice as JSON {"name": ..., "options": {...}}.
+PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value);
 
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);   // eval.cpp

@@ -1,11 +1,13 @@
 // `orrery eval`: models and classical baselines on a benchmark, the GIFT-Eval way.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "orrery/data_mixture.h"
 #include "orrery/error.h"
 #include "orrery/eval_protocol.h"
 #include "orrery/load_model.h"
@@ -29,7 +31,7 @@ std::vector<std::string> comma_list(const std::string& s) {
 int cmd_eval(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf(
-        "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv] [--frequency F]\n"
+        "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--context N] [--batch-size N]\n"
         "                   [--device cpu|cuda] [--out DIR]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
@@ -40,7 +42,10 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --model PATH[=NAME]  a run folder, a model.safetensors or a Hugging Face Toto 2.0 folder;\n"
         "                       repeat for several (NAME labels it; default: the folder or file name)\n"
         "  --data               a folder with manifest.json (default assets/data, the bundled R\n"
-        "                       benchmark), or one CSV (every column but \"time\" a series) with --frequency\n"
+        "                       benchmark), one CSV (every column but \"time\" a series), or a data\n"
+        "                       plugin as JSON: every series of its files, e.g. a long-layout Parquet:\n"
+        "                       '{\"name\": \"parquet\", \"options\": {\"files\": \"d/*.parquet\"}}'\n"
+        "  --frequency F        the data's frequency (M, W, D, H, 5T...) when it has no times to infer it\n"
         "  --baselines          comma-separated, from naive,seasonal_naive,theta,ets (default all);\n"
         "                       \"none\" for none\n"
         "  --terms              short,medium,long (default short; medium and long for H, T, S data)\n"
@@ -52,6 +57,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   }
   EvalRequest r;
   std::string device = "cpu";
+  std::optional<PluginSpec> source;  // --data as a plugin choice
   std::vector<std::pair<std::string, std::string>> models;  // path, name
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
@@ -68,7 +74,10 @@ int cmd_eval(const std::vector<std::string>& args) {
         name = p.substr(p.find_last_of('/') + 1);
       }
       models.emplace_back(path, name);
-    } else if (a == "--data") r.data = value();
+    } else if (a == "--data") {
+      r.data = value();
+      if (r.data.starts_with("{")) source = parse_plugin_choice("eval: --data", r.data);
+    }
     else if (a == "--frequency") r.frequency = value();
     else if (a == "--baselines") {
       const std::string v = value();
@@ -84,6 +93,10 @@ int cmd_eval(const std::vector<std::string>& args) {
   }
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   Registry& registry = Registry::global();
+  if (source) {
+    r.data = source->name;
+    r.source = make_data_source(registry, *source, DataContext{});
+  }
   std::vector<std::unique_ptr<Model>> held;
   for (const auto& [path, name] : models) {
     held.push_back(load_model(path, registry, device));

@@ -34,6 +34,15 @@ int64_t parse_whole_number(const std::string& flag, const std::string& v) {
   return static_cast<int64_t>(n);
 }
 
+PluginSpec parse_plugin_choice(const std::string& flag, const std::string& v) {
+  if (!v.starts_with("{")) return PluginSpec{v};
+  const Json j = Json::parse(v, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("name") || !j["name"].is_string() ||
+      (j.contains("options") && !j["options"].is_object()))
+    throw Error(flag + " takes a plugin name or {\"name\": ..., \"options\": {...}} as JSON, got " + v);
+  return PluginSpec{j["name"].get<std::string>(), j.value("options", Json::object())};
+}
+
 }  // namespace orrery
 
 namespace {

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include "orrery/data_mixture.h"
 #include "orrery/eval_protocol.h"
 #include "orrery/load_model.h"
 #include "orrery/model.h"
+#include "orrery/registry.h"
 
 namespace orrery {
 namespace {
@@ -28,7 +30,8 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
   return out;
 }
 
-// orrery.eval{model = m | "path", name = "model" | models = {name = m, ...}, data = "assets/data",
+// orrery.eval{model = m | "path", name = "model" | models = {name = m, ...},
+//             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, context = 2048,
 //             batch_size = 64, out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
@@ -57,7 +60,16 @@ int l_eval(lua_State* L) {
     std::sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [name, m] : named) held.push_back(m), r.models.emplace_back(name, m.get());
   }
-  if (auto v = string_field(L, 1, "data", fn)) r.data = *v;
+  if (field(L, 1, "data")) {  // a benchmark path, or a data source: its files' series
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      r.data = lua_tostring(L, -1);
+    } else {
+      DataArgument d = to_data(L, -1, fn + ": data (a path, a plugin choice such as {\"csv\", files = ...}, or a data object)");
+      r.data = d.spec.name;
+      r.source = d.source ? d.source : std::shared_ptr<DataSource>(make_data_source(host(L).registry, d.spec, DataContext{}));
+    }
+    lua_pop(L, 1);
+  }
   if (auto v = string_field(L, 1, "frequency", fn)) r.frequency = *v;
   if (field(L, 1, "baselines")) r.baselines = to_strings(L, -1, fn + ": baselines"), lua_pop(L, 1);
   if (field(L, 1, "terms")) {

@@ -101,6 +101,46 @@ std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::
   return out;
 }
 
+std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::string& label, const std::string& frequency) {
+  std::string name = label;
+  const Json about = source.describe();
+  if (about.contains("files") && about["files"].is_array() && about["files"].size() == 1)
+    name = fs::path(about["files"][0].get<std::string>()).stem().string();
+  const std::vector<StoredSeries> stored = source.stored_series();
+  if (stored.empty())
+    throw Error("evaluating on '" + label + "': it holds no fixed series (a generator draws new ones for every "
+                "batch); evaluate on files: data = {\"csv\", files = ...} or {\"parquet\", files = ...}");
+  std::map<std::string, EvalDataset> by_frequency;  // canonical frequency name -> data set
+  for (const auto& s : stored) {
+    const std::string given = frequency.empty() ? s.frequency : frequency;
+    if (given.empty())
+      throw Error(name + ": series '" + s.name + "' has no times to infer its frequency from: give the frequency "
+                  "(e.g. frequency = \"H\")");
+    Frequency f;
+    try {
+      f = Frequency::parse(given);
+    } catch (const Error& e) {
+      throw Error(name + ": frequency: " + e.what());
+    }
+    EvalDataset& d = by_frequency[f.str()];
+    d.frequency = f;
+    d.origin = about.contains("files") ? about["files"].dump() : label;
+    for (size_t v = 0; v < s.values.size(); ++v) {
+      SeriesInput item;
+      item.name = s.values.size() == 1 ? s.name : s.name + "/" + (v < s.columns.size() ? s.columns[v] : std::to_string(v + 1));
+      item.values.assign(s.values[v].begin(), s.values[v].end());
+      item.season = seasonality(f);
+      d.series.push_back(std::move(item));
+    }
+  }
+  std::vector<EvalDataset> out;
+  for (auto& [freq, d] : by_frequency) {
+    d.name = by_frequency.size() == 1 ? name : name + "/" + freq;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 // ---- forecasters -------------------------------------------------------------------------
 
 namespace {
@@ -354,7 +394,8 @@ void write_eval(const Json& r, const std::string& dir) {
 }
 
 Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
-  const std::vector<EvalDataset> datasets = load_eval_datasets(r.data, r.frequency);
+  const std::vector<EvalDataset> datasets =
+      r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   for (const auto& [name, model] : r.models) owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt));
   for (const auto& b : r.baselines) owned.push_back(baseline_forecaster(b));

@@ -1,6 +1,8 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "orrery/batch.h"
 #include "orrery/json.h"
@@ -30,6 +32,14 @@ struct SampleRequest {
   uint64_t seed = 0;
 };
 
+// A series a source holds, whole: what evaluation forecasts the end of.
+struct StoredSeries {
+  std::string name;
+  std::vector<std::string> columns;        // one name per variate
+  std::string frequency;                   // "" when the source has no times for it
+  std::vector<std::vector<float>> values;  // [variate][step], NaN = unobserved
+};
+
 class DataSource {
  public:
   virtual ~DataSource() = default;
@@ -38,6 +48,9 @@ class DataSource {
   // What the source holds or generates, for config.json and `orrery data` (series counts,
   // files, families and their weights...). Empty when there is nothing beyond the options.
   virtual Json describe() const { return Json::object(); }
+  // Every series the source reads from files, whole: both splits, and the steps exclude_last
+  // keeps from training (evaluation scores exactly those). Generators hold none: empty.
+  virtual std::vector<StoredSeries> stored_series() const { return {}; }
 };
 
 using DataSourceFactory = std::unique_ptr<DataSource> (*)(const Json& options, const DataContext&);

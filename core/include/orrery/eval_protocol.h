@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/data_source.h"
 #include "orrery/evaluate.h"
 #include "orrery/frequency.h"
 #include "orrery/interrupt.h"
@@ -32,6 +33,13 @@ struct EvalDataset {
 // series, one row per step; its frequency is `frequency`, or inferred from a "time" column of
 // ISO dates. Errors name the manifest entry or file at fault.
 std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::string& frequency = "");
+
+// The series a data source reads from files (csv, parquet: any layout), whole: one data set per
+// frequency, each variate an item. `frequency` overrides the series' own (needed when they have
+// no times); `label` names the set ("csv"), or its file's stem when the source reads one file.
+// A generator holds no fixed series: an error says to evaluate on files.
+std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::string& label,
+                                       const std::string& frequency = "");
 
 class EvalForecaster {
  public:
@@ -73,8 +81,9 @@ void write_eval(const Json& result, const std::string& dir);
 // What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol.
 struct EvalRequest {
   std::vector<std::pair<std::string, Model*>> models;
-  std::string data = "assets/data";  // see load_eval_datasets
-  std::string frequency;             // for a single CSV
+  std::string data = "assets/data";  // see load_eval_datasets; with `source`, the plugin's name
+  std::shared_ptr<const DataSource> source;  // when set, evaluate its series (eval_datasets)
+  std::string frequency;             // for a single CSV, or a source's untimed series
   std::vector<std::string> baselines{"naive", "seasonal_naive", "theta", "ets"};
   EvalProtocol protocol;
   int64_t context = 2048, batch_size = 64;

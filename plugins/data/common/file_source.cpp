@@ -64,6 +64,18 @@ class FileSource final : public DataSource {
 
   Batch sample(const SampleRequest& r) const override { return sampler_->sample(r); }
 
+  std::vector<StoredSeries> stored_series() const override {
+    std::vector<StoredSeries> out;
+    for (size_t f = 0; f < entries_.size(); ++f)
+      for (const auto& s : entries_[f].series) {
+        StoredSeries o{s.name, s.columns, s.frequency, {}};
+        const float* data = maps_[f].floats() + s.offset;
+        for (int64_t v = 0; v < s.variates; ++v) o.values.emplace_back(data + v * s.length, data + (v + 1) * s.length);
+        out.push_back(std::move(o));
+      }
+    return out;
+  }
+
   Json describe() const override {
     int64_t built = 0, rows = 0, dropped = 0;
     for (const auto& e : entries_) built += !e.reused, rows += e.rows, dropped += e.dropped;
