@@ -101,6 +101,23 @@ class Background {
     return false;
   }
   void signal(int sig) const { kill(pid_, sig); }
+  // Whether it has not exited yet (reaps it when it has; exit_status() then tells how).
+  bool running() {
+    if (done_) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    done_ = true, status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+    return false;
+  }
+  // Kills it with SIGKILL now and reaps it.
+  void kill_now() {
+    if (done_) return;
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    done_ = true, status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+  }
+  int exit_status() const { return status_; }
   // The exit status after at most `seconds` (-1: still running, then killed; -2: killed by a signal).
   int wait_exit(double seconds) {
     for (auto end = clock::now() + to_duration(seconds); clock::now() < end;) {
@@ -123,6 +140,7 @@ class Background {
   std::string output_;
   pid_t pid_ = -1;
   bool done_ = false;
+  int status_ = -1;
 };
 
 }  // namespace test

@@ -79,7 +79,9 @@ print("run_dir=" .. r.run_dir)
     REQUIRE(ev.contains("event"));
     events += ev["event"].get<std::string>() + " ";
   }
-  CHECK(events == "train train train val end ");  // validation at the last step by default
+  // Validation at the last step by default, after the final checkpoint (on by default: every
+  // 30 minutes, on Ctrl-C and at the end).
+  CHECK(events == "train train train checkpoint val end ");
   CHECK(std::ifstream(dir + "/runs/t/forecasts.jsonl").good());
 
   // A second run with the same name never overwrites the first.
@@ -109,10 +111,10 @@ print("b: " .. events(b.run_dir, "metrics.jsonl") .. " | " .. events(b.run_dir, 
 )lua", "runs=" + dir + "/runs");
   INFO(r.output);
   REQUIRE(r.status == 0);
-  CHECK(r.output.find("a: train@5 train@10 val@10 train@15 train@20 val@20 end@ | forecast@10 forecast@20") !=
+  CHECK(r.output.find("a: train@5 train@10 val@10 train@15 train@20 val@20 checkpoint@20 end@ | forecast@10 forecast@20") !=
         std::string::npos);
   // A data object: the held-out source is made from its plugin choice; no validation batches.
-  CHECK(r.output.find("b: train@2 train@4 end@ | forecast@4") != std::string::npos);
+  CHECK(r.output.find("b: train@2 train@4 checkpoint@4 end@ | forecast@4") != std::string::npos);
 }
 
 TEST_CASE("an error inside a training callback points at the callback's line") {
@@ -330,7 +332,7 @@ print(select(2, pcall(orrery.model, {"toto2"})))
   CHECK(r.output.find("option 'steps' of orrery.train must be <= 1e+12") != std::string::npos);
   CHECK(r.output.find("option 'steps' of orrery.train must be an integer, got number 2.5") != std::string::npos);
   CHECK(r.output.find("unknown option 'stepz' for orrery.train (did you mean 'steps'?)") != std::string::npos);
-  CHECK(r.output.find("model, data, optimizer, on_step, name, runs_dir, every, steps") != std::string::npos);
+  CHECK(r.output.find("model, data, optimizer, on_step, name, runs_dir, every, resume, steps") != std::string::npos);
   CHECK(r.output.find("option 'warmup' of the learning-rate schedule must be a finite number") != std::string::npos);
   CHECK(r.output.find("model:forecast: values is empty: there is nothing to forecast from") != std::string::npos);
   CHECK(r.output.find("model:forecast: series[2] has no observed value") != std::string::npos);

@@ -57,6 +57,11 @@ TEST_CASE("the batch queue hands out the same batches whatever the number of wor
       CHECK(q.stats().batches == 12);
     }
   }
+  // A queue that starts at batch 5 (a resumed run) hands out batch 5 onwards.
+  BatchQueueConfig later{8, 128, 42, 2, 3};
+  later.first = 5;
+  BatchQueue resumed(*src, later);
+  for (int i = 5; i < 12; ++i) CHECK(same(resumed.next(), reference[static_cast<size_t>(i)]));
   // Another seed, other batches; the batch size and length are as asked.
   BatchQueue other(*src, {8, 128, 43, 2, 4});
   const Batch b = other.next();

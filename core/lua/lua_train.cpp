@@ -59,6 +59,7 @@ int l_train(lua_State* L) {
     lua_pop(L, 1);
   }
   RunRequest run;
+  run.resume = h.resume_runs;
   run.set_options(options, "orrery.train", kTrainObjects);
   if (!field(L, 1, "model")) throw Error("orrery.train: model = orrery.model{...} is required");
   run.model = check_box<Model>(L, -1, kModelMeta, "orrery.train: model");

@@ -1,5 +1,6 @@
 #include "orrery/atomic_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,9 +47,24 @@ void remove_stale_temporaries(const fs::path& path, const std::string& host) {
 
 }  // namespace
 
+void sync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open " + path + " to sync it to disk: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems cannot sync a folder (EINVAL); their renames are as durable as they get.
+  if (rc != 0 && err != EINVAL) throw Error("cannot sync " + path + " to disk: " + std::strerror(err));
+}
+
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error("cannot write " + path + ": it is a folder");
+  // A device, pipe or socket is not replaced by a regular file (as root, a rename over
+  // /dev/full would do just that).
+  if (fs::exists(fs::symlink_status(path, ec)) && !fs::is_regular_file(fs::symlink_status(path, ec)) &&
+      !fs::is_symlink(fs::symlink_status(path, ec)))
+    throw Error("cannot write " + path + ": it is not a regular file");
   const std::string host = host_name();
   remove_stale_temporaries(path, host);
   // A per-process temporary name: concurrent writers of one path never share a temporary.
@@ -56,12 +72,22 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
+    errno = 0;
     write(out);
     if (!out.flush()) {
+      const int err = errno;
       out.close();
       fs::remove(tmp, ec);
-      throw Error("cannot write " + path + " (disk full?)");
+      throw Error("cannot write " + path + (err ? ": " + std::string(std::strerror(err)) : " (disk full?)"));
     }
+  }
+  // On disk before the rename, and the rename on disk before returning: after a power cut the
+  // path holds the old bytes or the new ones, never an empty file.
+  try {
+    sync_path(tmp);
+  } catch (const Error&) {
+    fs::remove(tmp, ec);
+    throw;
   }
   fs::rename(tmp, path, ec);
   if (ec) {
@@ -69,6 +95,8 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     fs::remove(tmp, ec);
     throw Error("cannot replace " + path + ": " + why);
   }
+  const fs::path parent = fs::path(path).parent_path();
+  sync_path(parent.empty() ? "." : parent.string());
 }
 
 }  // namespace orrery

@@ -15,7 +15,7 @@ Batch to_device(const Batch& b, c10::Device device, bool non_blocking) {
 }
 
 BatchQueue::BatchQueue(const DataSource& source, BatchQueueConfig config)
-    : source_(source), cfg_(config) {
+    : source_(source), cfg_(config), claimed_(config.first), consumed_(config.first) {
   for (int i = 0; i < cfg_.workers; ++i) workers_.emplace_back([this] { work(); });
 }
 

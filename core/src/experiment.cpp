@@ -2,8 +2,15 @@
 
 #include <c10/util/Exception.h>
 
-#include <cstdio>
+#include <ATen/Parallel.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include "orrery/checkpoint.h"
 #include "orrery/data_mixture.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
@@ -14,6 +21,8 @@
 #include "orrery/routed_optimizer.h"
 #include "orrery/run_store.h"
 
+namespace fs = std::filesystem;
+
 namespace orrery {
 
 const OptionSchema& RunRequest::schema() {
@@ -21,6 +30,7 @@ const OptionSchema& RunRequest::schema() {
                                     .string("name", "run", "the run's folder name under runs_dir (a taken name gets -1, -2, ...)")
                                     .string("runs_dir", "runs", "where run folders go")
                                     .integer("every", 0, "on_step is called at most every N steps; 0 = at every train event", 0)
+                                    .boolean("resume", false, "continue the run `name` from its newest valid checkpoint; a fresh run when it does not exist")
                                     .extend(TrainConfig::schema());
   return s;
 }
@@ -29,7 +39,8 @@ void RunRequest::set_options(const Json& options, const std::string& owner,
                              const std::vector<std::string>& also_known) {
   Json o = schema().validate(options, owner, also_known);
   name = o["name"], runs_dir = o["runs_dir"], listen_every = o["every"];
-  for (const char* own : {"name", "runs_dir", "every"}) o.erase(own);
+  if (o["resume"].get<bool>()) resume = true;  // `orrery run --resume` may have set it already
+  for (const char* own : {"name", "runs_dir", "every", "resume"}) o.erase(own);
   train = TrainConfig::from_json(o, owner);
 }
 
@@ -38,6 +49,74 @@ namespace {
 std::string what_of(const std::exception& e) {
   const auto* ce = dynamic_cast<const c10::Error*>(&e);
   return ce ? ce->what_without_backtrace() : e.what();
+}
+
+// How a resumed run's request differs from its config.json. Options that shape the saved state
+// or the data stream (model, data, optimizer groups, batch geometry, masking, seed) must match:
+// the checkpoint means nothing otherwise. Logging, checkpoint and worker options may change
+// freely. The rest (steps, learning rates and other optimizer options, schedules, clipping) may
+// change too, as a researcher lowering the learning rate after a NaN storm wants, but the run then
+// no longer reproduces an uninterrupted one: those are reported.
+const std::set<std::string> kFreeOnResume = {
+    "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "data_workers", "prefetch",
+    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor"};
+const std::set<std::string> kFixedOnResume = {"batch_size", "accumulate", "context_length", "cpm", "cpm_max_span",
+                                              "cpm_max_rate", "seed"};
+
+struct RunDifferences {
+  std::vector<std::string> refused, changed;
+  static std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size() && i < 4; ++i) {
+      std::string d = items[i];
+      if (d.size() > 300) d = d.substr(0, 300) + "...";
+      out += (i ? "; " : "") + d;
+    }
+    if (items.size() > 4) out += "; and " + std::to_string(items.size() - 4) + " more";
+    return out;
+  }
+};
+
+RunDifferences compare_runs(const Json& saved, const Json& wanted) {
+  RunDifferences d;
+  auto differ = [](std::vector<std::string>& into, const std::string& what, const Json& a, const Json& b) {
+    if (a != b) into.push_back(what + " was " + a.dump() + ", now " + b.dump());
+  };
+  differ(d.refused, "model", saved.value("model", Json()), wanted.value("model", Json()));
+  Json sd = saved.value("data", Json::object()), wd = wanted.value("data", Json::object());
+  sd.erase("describe"), wd.erase("describe");  // cache counts and such differ from run to run
+  differ(d.refused, "data", sd, wd);
+  // The optimizer: its groups (names and parameter selectors) fixed, their options free.
+  auto groups = [](Json o) {
+    Json shape = o.is_array() ? o : Json::array({o}), options = Json::array();
+    for (auto& g : shape) options.push_back(g.value("options", Json::object())), g.erase("options");
+    return std::pair{shape, options};
+  };
+  const auto [saved_groups, saved_options] = groups(saved.value("optimizer", Json()));
+  const auto [wanted_groups, wanted_options] = groups(wanted.value("optimizer", Json()));
+  differ(d.refused, "optimizer groups", saved_groups, wanted_groups);
+  if (saved_groups == wanted_groups)
+    for (size_t i = 0; i < saved_options.size(); ++i)
+      differ(d.changed, "optimizer group " + std::to_string(i + 1) + " options", saved_options[i], wanted_options[i]);
+  const Json st = saved.value("train", Json::object()), wt = wanted.value("train", Json::object());
+  for (const auto& [k, v] : wt.items())
+    if (!kFreeOnResume.count(k)) differ(kFixedOnResume.count(k) ? d.refused : d.changed, "train." + k, st.value(k, Json()), v);
+  return d;
+}
+
+Json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) throw Error("cannot read " + p.string());
+  try {
+    return Json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(p.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+void warn(const std::string& message) {
+  std::fprintf(stderr, "warning: %s\n", message.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace
@@ -66,13 +145,62 @@ Json run_training(const RunRequest& r, const Registry& registry,
   if (Json d = data->describe(); !d.empty()) data_json["describe"] = d;
   const Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
                        {"routing", routing}, {"train", cfg.to_json()}};
-  RunStore store(r.runs_dir, r.name, config);
-  if (!cfg.quiet)
+  // A resumed run reopens its folder; any other claims a fresh one.
+  const fs::path existing = fs::path(r.runs_dir) / r.name;
+  std::error_code ec;
+  const bool resuming = r.resume && fs::exists(existing / "config.json", ec);
+  std::unique_ptr<RunStore> store;
+  std::optional<Checkpoint> from;
+  if (resuming) {
+    const std::string dir = existing.string();
+    const RunDifferences diff = compare_runs(read_json(existing / "config.json"), config);
+    if (!diff.refused.empty())
+      throw Error("cannot resume run " + dir + ": this script asks for another run (" + RunDifferences::join(diff.refused) +
+                  "). Give it another name to start a new run");
+    if (!diff.changed.empty())
+      warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
+           "): it will not reproduce an uninterrupted run");
+    if (fs::exists(existing / "summary.json", ec)) {
+      Json done = read_json(existing / "summary.json");
+      if (!done.contains("error") && !done.value("interrupted", false) && done.value("steps", int64_t{0}) >= cfg.steps) {
+        // Not trained again; the script goes on with the model as the run left it.
+        RunStore finished(dir);
+        const auto last = load_latest_checkpoint(dir, model, optimizer, warn);
+        const int64_t steps = done.value("steps", int64_t{0});
+        if (!last || last->state.step != steps)
+          throw Error("run " + dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that step " +
+                      "to load its model from (it ran with checkpoints off); give the script another name to train anew");
+        std::printf("run %s finished before (%lld steps): its final checkpoint is loaded, nothing to train\n",
+                    dir.c_str(), static_cast<long long>(steps));
+        std::fflush(stdout);
+        done["run_dir"] = dir;
+        return done;
+      }
+    }
+    store = std::make_unique<RunStore>(dir);
+    from = load_latest_checkpoint(dir, model, optimizer, warn);
+    store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
+    if (!from) {
+      warn("run " + dir + " has no checkpoint to resume from: it starts over");
+    } else if (from->threads != at::get_num_threads()) {
+      warn("checkpoint " + from->dir + " was written with " + std::to_string(from->threads) +
+           " LibTorch threads, this process has " + std::to_string(at::get_num_threads()) +
+           ": losses may differ from an uninterrupted run's in their last bits");
+    }
+    write_json_file(dir + "/config.json", config);  // the options that may change, as they now are
+  } else {
+    store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
+  }
+  if (from)  // said even when quiet: where a run goes on from is not a progress line
+    std::printf("run %s: resuming at step %lld/%lld from %s\n", r.name.c_str(),
+                static_cast<long long>(from->state.step), static_cast<long long>(cfg.steps), from->dir.c_str());
+  else if (!cfg.quiet)
     std::printf("run %s: %lld parameters, writing %s\n", r.name.c_str(),
-                static_cast<long long>(model.num_parameters()), store.dir().c_str());
+                static_cast<long long>(model.num_parameters()), store->dir().c_str());
+  std::fflush(stdout);
 
   MetricsBus bus;
-  bus.subscribe([&](const Json& ev) { store.append_metrics(ev); });
+  bus.subscribe([&](const Json& ev) { store->append_metrics(ev); });
   if (listener)
     bus.subscribe([&, last = int64_t{0}](const Json& ev) mutable {
       if (event_kind(ev) != EventKind::train || (interrupt && interrupt->requested())) return;
@@ -81,19 +209,27 @@ Json run_training(const RunRequest& r, const Registry& registry,
       last = step;
       listener(ev);
     });
-  const Json identity = {{"parameters", model.num_parameters()}, {"run_dir", store.dir()}};
+  if (from) bus.publish(make_event(EventKind::resume, {{"step", from->state.step}, {"checkpoint", from->dir}}));
+  const Json identity = {{"parameters", model.num_parameters()}, {"run_dir", store->dir()},
+                         {"resumed_from", from ? Json(from->state.step) : Json(nullptr)}};
+  TrainHooks hooks;
+  if (from) hooks.resume = &from->state;
+  hooks.checkpoint = [&](const TrainState& st) {
+    write_checkpoint(store->dir(), model, optimizer, st, store->metrics_bytes(), store->forecasts_bytes(),
+                     cfg.checkpoint_keep);
+  };
   TrainResult result;
   try {
-    result = train(model, *data, optimizer, cfg, bus, validation.get(), interrupt);
+    result = train(model, *data, optimizer, cfg, bus, validation.get(), interrupt, hooks);
   } catch (const std::exception& e) {  // leave a summary that says why the run stopped
     Json failed = identity;
     failed["error"] = what_of(e);
-    store.write_summary(failed);
+    store->write_summary(failed);
     throw;
   }
   Json summary = result.to_json();
   summary.update(identity);
-  store.write_summary(summary);
+  store->write_summary(summary);
   return summary;
 }
 

@@ -143,6 +143,26 @@ std::vector<ParamGroupView> RoutedOptimizer::groups() const {
   return out;
 }
 
+NamedTensors RoutedOptimizer::state_tensors() const {
+  NamedTensors out;
+  for (const auto& r : routed_)
+    for (auto& t : r.optimizer->state_tensors()) out.push_back(std::move(t));
+  return out;
+}
+
+Json RoutedOptimizer::counters() const {
+  Json out = Json::array();
+  for (const auto& r : routed_) out.push_back(r.optimizer->counters());
+  return out;
+}
+
+void RoutedOptimizer::restore_counters(const Json& c) {
+  if (!c.is_array() || c.size() != routed_.size())
+    throw Error("the saved optimizer state has " + std::to_string(c.is_array() ? c.size() : 0) + " group(s), this run " +
+                std::to_string(routed_.size()));
+  for (size_t i = 0; i < routed_.size(); ++i) routed_[i].optimizer->restore_counters(c[i]);
+}
+
 Json RoutedOptimizer::describe() const {
   Json out = Json::array();
   for (const auto& r : routed_)

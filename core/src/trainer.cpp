@@ -132,6 +132,45 @@ Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizo
                     {{"step", step}, {"levels", f.levels}, {"horizon", horizon}, {"series", list}});
 }
 
+// A generator's state as hex text and back, for the checkpoint's JSON.
+std::string generator_state(at::Generator& gen) {
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  const at::Tensor t = gen.get_state().contiguous();
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  const uint8_t* p = t.data_ptr<uint8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) out += digits[p[i] >> 4], out += digits[p[i] & 15];
+  return out;
+}
+
+void set_generator_state(at::Generator& gen, const std::string& hex) {
+  auto nibble = [](char c) -> int {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  if (hex.empty() || hex.size() % 2) throw Error("the masking generator's saved state is not hex");
+  const at::Tensor t = at::empty({static_cast<int64_t>(hex.size() / 2)}, at::kByte);
+  uint8_t* p = t.data_ptr<uint8_t>();
+  for (size_t i = 0; i < hex.size() / 2; ++i) {
+    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) throw Error("the masking generator's saved state is not hex");
+    p[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  try {
+    gen.set_state(t);
+  } catch (const std::exception& e) {
+    throw Error(std::string("the masking generator's saved state does not fit: ") + e.what());
+  }
+}
+
+// The median of a few numbers.
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+constexpr size_t kSpikeWindow = 64, kSpikeWarmup = 16;
+
 }  // namespace
 
 const OptionSchema& TrainConfig::schema() {
@@ -158,6 +197,11 @@ const OptionSchema& TrainConfig::schema() {
           .integer("seed", 0, "seed of the masking and of the data source when it has none", 0)
           .integer("data_workers", 1, "threads drawing batches ahead of the step; 0 = on the step's thread (the batches are the same)", 0, 64)
           .integer("prefetch", 4, "batches drawn ahead at most", 1, 1024)
+          .integer("checkpoint_every", 0, "a checkpoint (weights, optimizer, data and random state) every N steps; 0 = not by steps", 0)
+          .number("checkpoint_minutes", 30.0, "and every M minutes of training (and on Ctrl-C); 0 = not by time; both 0 = no checkpoints", 0.0)
+          .integer("checkpoint_keep", 3, "checkpoints kept, the newest", 1, 1 << 20)
+          .integer("max_skipped_steps", 10, "steps in a row with a non-finite loss or gradient (each skipped) that stop the run", 1)
+          .number("spike_factor", 4.0, "a step loss above this x the running median is reported as a spike; 0 = off", 0.0)
           .boolean("quiet", false, "no progress lines");
   return s;
 }
@@ -175,6 +219,9 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.forecast_every = o["forecast_every"], c.forecast_series = o["forecast_series"];
   c.seed = o["seed"], c.quiet = o["quiet"];
   c.data_workers = o["data_workers"], c.prefetch = o["prefetch"];
+  c.checkpoint_every = o["checkpoint_every"], c.checkpoint_minutes = o["checkpoint_minutes"];
+  c.checkpoint_keep = o["checkpoint_keep"], c.max_skipped_steps = o["max_skipped_steps"];
+  c.spike_factor = o["spike_factor"];
   return c;
 }
 
@@ -186,16 +233,44 @@ Json TrainConfig::to_json() const {
           {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
           {"log_every", log_every}, {"val_every", val_every}, {"val_batches", val_batches},
           {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
-          {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch}, {"quiet", quiet}};
+          {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch},
+          {"checkpoint_every", checkpoint_every}, {"checkpoint_minutes", checkpoint_minutes},
+          {"checkpoint_keep", checkpoint_keep}, {"max_skipped_steps", max_skipped_steps},
+          {"spike_factor", spike_factor}, {"quiet", quiet}};
+}
+
+Json TrainState::to_json() const {
+  return {{"step", step}, {"elapsed_s", elapsed_s}, {"skipped_steps", skipped_steps},
+          {"skipped_in_row", skipped_in_row}, {"window_sum", window_sum}, {"window_n", window_n},
+          {"window_series", window_series}, {"first_window", first_window}, {"first_loss", first_loss},
+          {"final_loss", final_loss}, {"last_val", last_val}, {"last_forecast", last_forecast},
+          {"recent_losses", recent_losses}, {"masking_rng", masking_rng}};
+}
+
+TrainState TrainState::from_json(const Json& j) {
+  TrainState s;
+  try {
+    s.step = j.at("step"), s.elapsed_s = j.at("elapsed_s"), s.skipped_steps = j.at("skipped_steps");
+    s.skipped_in_row = j.at("skipped_in_row"), s.window_sum = j.at("window_sum"), s.window_n = j.at("window_n");
+    s.window_series = j.at("window_series"), s.first_window = j.at("first_window");
+    s.first_loss = j.at("first_loss"), s.final_loss = j.at("final_loss"), s.last_val = j.at("last_val");
+    s.last_forecast = j.at("last_forecast");
+    s.recent_losses = j.at("recent_losses").get<std::vector<double>>();
+    s.masking_rng = j.at("masking_rng");
+  } catch (const Json::exception& e) {
+    throw Error(std::string("the training state is malformed: ") + e.what());
+  }
+  if (s.step < 0 || s.window_n < 0) throw Error("the training state is malformed: negative counts");
+  return s;
 }
 
 Json TrainResult::to_json() const {
   return {{"steps", steps}, {"first_loss", first_loss}, {"final_loss", final_loss},
-          {"seconds", seconds}, {"interrupted", interrupted}};
+          {"skipped_steps", skipped_steps}, {"seconds", seconds}, {"interrupted", interrupted}};
 }
 
 TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
-                  MetricsBus& bus, DataSource* validation, const Interrupt* interrupt) {
+                  MetricsBus& bus, DataSource* validation, const Interrupt* interrupt, const TrainHooks& hooks) {
   const int64_t P = model.patch_size();
   if (cfg.context_length % P != 0 || cfg.context_length < 2 * P)
     throw Error("context_length " + std::to_string(cfg.context_length) +
@@ -208,6 +283,15 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   ctx.batch_multiplier = cfg.accumulate;
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(cfg.seed * 7919 + 17);
   auto& params = model.params();
+  TrainState st;  // where the run stands; a resumed run starts from its saved state
+  if (hooks.resume) {
+    st = *hooks.resume;
+    if (st.step > cfg.steps)
+      throw Error("the checkpoint is at step " + std::to_string(st.step) + ", past this run's " +
+                  std::to_string(cfg.steps) + " steps");
+    set_generator_state(gen, st.masking_rng);
+  }
+  const int64_t first_step = st.step;
 
   // Diagnostics. Update and weight RMS per optimizer group, measured on logging steps only.
   std::vector<ParamGroupView> groups = opt.groups();
@@ -231,6 +315,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   BatchQueueConfig queue_cfg;
   queue_cfg.batch = cfg.batch_size, queue_cfg.length = cfg.context_length;
   queue_cfg.seed = mix_seed(cfg.seed, 0x7261696e);  // "rain": a stream of its own
+  queue_cfg.first = st.step * cfg.accumulate;
   queue_cfg.workers = static_cast<int>(cfg.data_workers), queue_cfg.depth = static_cast<int>(cfg.prefetch);
   queue_cfg.device = model.device();
   BatchQueue batches(data, queue_cfg);
@@ -238,39 +323,48 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
 
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+  const double elapsed_before = st.elapsed_s;
+  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(clock::now() - start).count(); };
 
   TrainResult result;
-  double window_sum = 0;
-  int64_t window_n = 0, window_series = 0;
-  double window_start = 0;
+  result.steps = st.step;
+  double window_start = elapsed_before;
   double window_paused = 0;  // seconds of the window spent on validation and snapshots
-  bool first_window = true;
 
   // Validation and snapshots due after `done` steps; at the end, whichever the last step
   // has not had yet.
-  int64_t last_val = 0, last_forecast = 0;
   auto diagnose = [&](int64_t done, bool at_end) {
     const double t0 = elapsed();
-    if (validate && (at_end ? last_val != done : done % val_every == 0)) {
+    if (validate && (at_end ? st.last_val != done : done % val_every == 0)) {
       double sum = 0;
       {
         at::NoGradGuard no_grad;
         for (const auto& b : held_out) sum += model.loss(b).item<double>();
       }
-      last_val = done;
+      st.last_val = done;
       bus.publish(make_event(EventKind::val, {{"step", done}, {"loss", sum / static_cast<double>(held_out.size())},
                                               {"elapsed_s", elapsed()}}));
     }
-    if (snapshots && (at_end ? last_forecast != done : done % forecast_every == 0)) {
-      last_forecast = done;
+    if (snapshots && (at_end ? st.last_forecast != done : done % forecast_every == 0)) {
+      st.last_forecast = done;
       Json ev = forecast_event(model, held_out.front(), cfg.forecast_series, horizon, done);
       if (!ev.is_null()) bus.publish(ev);
     }
     window_paused += elapsed() - t0;
   };
+  // A checkpoint of the state after st.step steps, through the caller's hook.
+  double last_checkpoint = elapsed();
+  int64_t checkpointed = st.step;
+  auto checkpoint = [&] {
+    if (!hooks.checkpoint || !cfg.checkpoints() || checkpointed == st.step) return;
+    st.elapsed_s = elapsed();
+    st.masking_rng = generator_state(gen);
+    bus.publish(make_event(EventKind::checkpoint, {{"step", st.step}}));
+    hooks.checkpoint(st);
+    checkpointed = st.step, last_checkpoint = elapsed();
+  };
 
-  for (int64_t step = 0; step < cfg.steps; ++step) {
+  for (int64_t step = st.step; step < cfg.steps; ++step) {
     if (interrupt && interrupt->requested()) {
       result.interrupted = true;
       break;
@@ -283,76 +377,115 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
     const StepScalars scalars{lr_factor, cfg.weight_decay_schedule.factor(progress),
                               cfg.momentum.value(step, progress)};
-    // Checked before any update, so a bad step never writes NaN into the weights or the state.
-    auto refuse = [&](const char* what) {
-      throw Error(std::string("training ") + what + " became non-finite at step " +
-                  std::to_string(step + 1) + " (lr " + lr_text(groups, lr_factor) +
-                  "); the model is left as it was after the previous step. Lower the learning "
-                  "rate or tighten clipping");
-    };
     for (auto& p : params) p.tensor.mutable_grad().reset();
     double l = 0;
+    int64_t series = 0;
+    const char* fault = nullptr;  // what was not finite: the step is skipped
     for (int64_t micro = 0; micro < cfg.accumulate; ++micro) {
+      // Every batch and mask of the step is drawn even after a fault, so batch k stays batch k.
       Batch b = batches.next();
       at::Tensor keep;
       if (cfg.cpm)
         keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
                                      cfg.cpm_max_rate, gen).to(model.device());
+      if (fault) continue;
       // Each micro-batch carries 1/accumulate of the step's mean loss.
       at::Tensor loss = model.loss(b, keep, ctx) / static_cast<double>(cfg.accumulate);
       const double part = loss.item<double>();
-      if (!std::isfinite(part)) refuse("loss");
+      if (!std::isfinite(part)) {
+        fault = "loss";
+        continue;
+      }
       loss.backward();
       l += part;
-      window_series += b.values.size(0) * b.values.size(1);
+      series += b.values.size(0) * b.values.size(1);
     }
-    const double gnorm = clip_global_norm(params, cfg.clip);
-    if (!std::isfinite(gnorm)) refuse("gradient norm");
+    const double gnorm = fault ? NAN : clip_global_norm(params, cfg.clip);
+    if (!fault && !std::isfinite(gnorm)) fault = "gradient";
     const bool logs = (step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps;
-    std::vector<std::vector<at::Tensor>> before;
-    if (logs) before = snapshot(groups);
-    opt.step(scalars);
-    window_sum += l;
-    ++window_n;
-    result.steps = step + 1;
-
-    if (logs) {
-      const double now = elapsed();
-      const double mean = window_sum / window_n;
-      const double series_per_s = window_series / std::max(now - window_start - window_paused, 1e-9);
-      double eta = (cfg.steps - step - 1) * now / (step + 1);
-      if (cfg.max_seconds > 0) eta = std::min(eta, std::max(cfg.max_seconds - now, 0.0));
-      if (first_window) result.first_loss = mean, first_window = false;
-      result.final_loss = mean;
-      Json lrs = Json::object();
-      for (const auto& g : groups) lrs[g.label] = g.base_lr * lr_factor;
-      // Data: mean milliseconds to draw a batch (on a worker) and that the step waited for one.
-      const BatchQueueStats data_now = batches.stats();
-      const double drawn = std::max<double>(1, static_cast<double>(data_now.batches - data_before.batches));
-      const double draw_ms = 1e3 * (data_now.draw_seconds - data_before.draw_seconds) / drawn;
-      const double wait_ms = 1e3 * (data_now.wait_seconds - data_before.wait_seconds) / drawn;
-      data_before = data_now;
-      Json ev = make_event(EventKind::train, {{"step", step + 1}, {"loss", mean}, {"lr", lrs},
-                                              {"grad_norm", gnorm}, {"series_per_s", series_per_s},
-                                              {"data_draw_ms", draw_ms}, {"data_wait_ms", wait_ms},
-                                              {"elapsed_s", now}, {"eta_s", eta}});
-      add_group_rms(ev, groups, before);
-      bus.publish(ev);
+    st.step = result.steps = step + 1;
+    if (fault) {
+      // Checked before any update: a bad step writes nothing into the weights or the state.
+      for (auto& p : params) p.tensor.mutable_grad().reset();
+      ++st.skipped_steps, ++st.skipped_in_row;
+      bus.publish(make_event(EventKind::skip, {{"step", st.step}, {"reason", fault}, {"skipped_steps", st.skipped_steps},
+                                               {"skipped_in_row", st.skipped_in_row}}));
       if (!cfg.quiet) {
-        std::printf("step %6lld/%lld  loss %.4f  lr %s  gnorm %.3g  %.0f series/s  ETA %s\n",
-                    static_cast<long long>(step + 1), static_cast<long long>(cfg.steps), mean,
-                    lr_text(groups, lr_factor).c_str(), gnorm, series_per_s, format_duration(eta).c_str());
+        std::printf("step %6lld/%lld  skipped: the %s is not finite (%lld in a row, lr %s)\n",
+                    static_cast<long long>(st.step), static_cast<long long>(cfg.steps), fault,
+                    static_cast<long long>(st.skipped_in_row), lr_text(groups, lr_factor).c_str());
         std::fflush(stdout);
       }
-      window_sum = 0, window_n = 0, window_series = 0, window_start = now, window_paused = 0;
+      if (st.skipped_in_row >= cfg.max_skipped_steps)
+        throw Error("training stopped at step " + std::to_string(st.step) + ": " + std::to_string(st.skipped_in_row) +
+                    " steps in a row had a non-finite loss or gradient (max_skipped_steps = " +
+                    std::to_string(cfg.max_skipped_steps) + "; lr " + lr_text(groups, lr_factor) +
+                    "). The weights are those after step " + std::to_string(st.step - st.skipped_in_row) +
+                    " and the checkpoints are intact: lower the learning rate, tighten clipping or check the data, "
+                    "then resume");
+    } else {
+      st.skipped_in_row = 0;
+      if (cfg.spike_factor > 0 && st.recent_losses.size() >= kSpikeWarmup) {
+        const double m = median(st.recent_losses);
+        if (l > cfg.spike_factor * m)
+          bus.publish(make_event(EventKind::spike, {{"step", st.step}, {"loss", l}, {"median", m}}));
+      }
+      st.recent_losses.push_back(l);
+      if (st.recent_losses.size() > kSpikeWindow) st.recent_losses.erase(st.recent_losses.begin());
+      std::vector<std::vector<at::Tensor>> before;
+      if (logs) before = snapshot(groups);
+      opt.step(scalars);
+      st.window_sum += l;
+      ++st.window_n;
+      st.window_series += series;
+      if (logs) {
+        const double now = elapsed();
+        const double mean = st.window_sum / st.window_n;
+        const double series_per_s = st.window_series / std::max(now - window_start - window_paused, 1e-9);
+        // From this process's pace: a resumed run's earlier steps ran elsewhere.
+        double eta = static_cast<double>(cfg.steps - st.step) * (now - elapsed_before) /
+                     static_cast<double>(st.step - first_step);
+        if (cfg.max_seconds > 0) eta = std::min(eta, std::max(cfg.max_seconds - now, 0.0));
+        if (st.first_window) st.first_loss = mean, st.first_window = false;
+        st.final_loss = mean;
+        Json lrs = Json::object();
+        for (const auto& g : groups) lrs[g.label] = g.base_lr * lr_factor;
+        // Data: mean milliseconds to draw a batch (on a worker) and that the step waited for one.
+        const BatchQueueStats data_now = batches.stats();
+        const double drawn = std::max<double>(1, static_cast<double>(data_now.batches - data_before.batches));
+        const double draw_ms = 1e3 * (data_now.draw_seconds - data_before.draw_seconds) / drawn;
+        const double wait_ms = 1e3 * (data_now.wait_seconds - data_before.wait_seconds) / drawn;
+        data_before = data_now;
+        Json ev = make_event(EventKind::train, {{"step", st.step}, {"loss", mean}, {"lr", lrs},
+                                                {"grad_norm", gnorm}, {"series_per_s", series_per_s},
+                                                {"data_draw_ms", draw_ms}, {"data_wait_ms", wait_ms},
+                                                {"skipped_steps", st.skipped_steps},
+                                                {"elapsed_s", now}, {"eta_s", eta}});
+        add_group_rms(ev, groups, before);
+        bus.publish(ev);
+        if (!cfg.quiet) {
+          std::printf("step %6lld/%lld  loss %.4f  lr %s  gnorm %.3g  %.0f series/s  ETA %s\n",
+                      static_cast<long long>(st.step), static_cast<long long>(cfg.steps), mean,
+                      lr_text(groups, lr_factor).c_str(), gnorm, series_per_s, format_duration(eta).c_str());
+          std::fflush(stdout);
+        }
+        st.window_sum = 0, st.window_n = 0, st.window_series = 0, window_start = now, window_paused = 0;
+      }
     }
-    diagnose(step + 1, false);
+    diagnose(st.step, false);
+    if ((cfg.checkpoint_every > 0 && st.step % cfg.checkpoint_every == 0) ||
+        (cfg.checkpoint_minutes > 0 && elapsed() - last_checkpoint >= 60 * cfg.checkpoint_minutes))
+      checkpoint();
   }
-  if (result.steps > 0) diagnose(result.steps, true);
-  if (window_n > 0) {  // a run cut by time or Ctrl-C: report the partial window
-    result.final_loss = window_sum / window_n;
-    if (first_window) result.first_loss = result.final_loss;
+  // Ctrl-C: the run can go on from here. At the end: a resumed script finds the final weights.
+  checkpoint();
+  if (st.step > 0) diagnose(st.step, true);
+  result.first_loss = st.first_loss, result.final_loss = st.final_loss;
+  if (st.window_n > 0) {  // a run cut by time or Ctrl-C: report the partial window
+    result.final_loss = st.window_sum / st.window_n;
+    if (st.first_window) result.first_loss = result.final_loss;
   }
+  result.skipped_steps = st.skipped_steps;
   result.seconds = elapsed();
   bus.publish(make_event(EventKind::end, result.to_json()));
   return result;

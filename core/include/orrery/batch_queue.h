@@ -25,6 +25,7 @@ struct BatchQueueConfig {
   int workers = 2;      // threads drawing batches; 0 = draw in next()
   int depth = 4;        // batches drawn ahead at most
   c10::Device device = c10::kCPU;
+  int64_t first = 0;    // the index of the first batch handed out: a resumed run's position
 };
 
 // Seconds spent drawing batches (summed over workers) and waiting for them in next().

@@ -30,6 +30,8 @@ struct RunRequest {
   std::string name = "run", runs_dir = "runs";
   int64_t listen_every = 0;              // train events reach the listener at most every N
                                          // steps (0 = every one logged) and at the last step
+  bool resume = false;                   // continue runs_dir/name from its newest valid
+                                         // checkpoint (a fresh run when there is no such folder)
 
   // The named options beside the objects: name, runs_dir, every, then every training option
   // (TrainConfig::schema()). The one list orrery.train checks and the docs test reads.
@@ -42,10 +44,23 @@ struct RunRequest {
 
 // Claims runs_dir/name (or name-1, -2, ... when taken: no run is overwritten), writes
 // config.json (model, optimizer, routing, training options), trains with every event appended
-// to the run's files, and writes summary.json, also when training fails (with the error) or is
-// interrupted. Returns the summary {steps, first_loss, final_loss, seconds, interrupted,
-// parameters, run_dir}. `listener` gets the train events (see listen_every); an exception it
-// throws ends the run and propagates.
+// to the run's files and checkpoints as the options ask (checkpoint.h), and writes summary.json,
+// also when training fails (with the error) or is interrupted. Returns the summary {steps,
+// first_loss, final_loss, skipped_steps, seconds, interrupted, parameters, run_dir, resumed_from}.
+// `listener` gets the train events (see listen_every); an exception it throws ends the run and
+// propagates.
+//
+// With `resume`, an existing runs_dir/name is continued instead: its config must match the
+// request in what shapes the saved state and the data stream (model, data, optimizer groups,
+// batch geometry, masking, seed); steps, optimizer options, schedules and clipping may change,
+// with a warning that the run no longer reproduces an uninterrupted one (logging, checkpoint and
+// worker options change silently). The newest checkpoint
+// that passes its checks is loaded into the model and optimizer (damaged ones are skipped with a
+// warning naming them), metrics.jsonl and forecasts.jsonl are cut back to it, and training goes
+// on from its step: on the CPU the losses and final weights are the uninterrupted run's, bit for
+// bit, with the same thread count. Without a checkpoint the run starts over in its folder. A run
+// whose summary says it finished its steps is not trained again: its final checkpoint is loaded
+// into the model and its summary returned; asking for more steps trains it on from there.
 Json run_training(const RunRequest& request, const Registry& registry,
                   const std::function<void(const Json&)>& listener = {},
                   const Interrupt* interrupt = nullptr);

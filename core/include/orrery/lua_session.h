@@ -21,6 +21,7 @@ class Registry;
 struct LuaHost {
   Registry& registry;
   Interrupt& interrupt;
+  bool resume_runs = false;  // `orrery run --resume`: every orrery.train continues its run
 };
 
 // Adds functions to the `orrery` table on top of the stack (e.g. the dashboard's orrery.plot and
@@ -35,6 +36,9 @@ class LuaSession {
   LuaSession& operator=(const LuaSession&) = delete;
 
   lua_State* state() { return L_; }
+  // `orrery run --resume`: every orrery.train of the script continues its run from its newest
+  // checkpoint (or starts it, the first time), as if it said resume = true.
+  void resume_runs(bool on) { host_.resume_runs = on; }
 
   // Runs a script; `args` (key=value pairs from the command line, numbers and booleans
   // converted) become the global table `args` and the chunk's `...`. Returns the process exit

@@ -9,6 +9,7 @@
 
 #include "orrery/json.h"
 #include "orrery/param.h"
+#include "orrery/safetensors.h"
 
 namespace orrery {
 
@@ -38,7 +39,20 @@ class Optimizer {
   // The groups it steps, labelled. Empty (the default) = one group the caller labels itself:
   // the trainer calls it "all" and takes every model parameter.
   virtual std::vector<ParamGroupView> groups() const { return {}; }
+
+  // Checkpoints. Every tensor it keeps across steps, as handles (not copies) named
+  // "<parameter name>.<what>" ("layers.0.ff.in.weight.m"), and its counters (step counts,
+  // running products) as JSON. Resuming copies a saved state into an optimizer made with the
+  // same options over the same parameters (load_optimizer_state), then restore_counters.
+  virtual NamedTensors state_tensors() const = 0;
+  virtual Json counters() const { return Json::object(); }
+  virtual void restore_counters(const Json& counters) {}
 };
+
+// Copies `saved` into `opt`'s state tensors by name and restores its counters. Every state
+// tensor must be there with its shape and dtype, and nothing else: errors name `file` and the
+// tensors, and no tensor is touched unless all fit.
+void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json& counters, const std::string& file);
 
 using OptimizerFactory = std::unique_ptr<Optimizer> (*)(const Json& options,
                                                         std::vector<Param>& params,

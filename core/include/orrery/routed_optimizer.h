@@ -44,6 +44,11 @@ class RoutedOptimizer final : public Optimizer {
   // when the selector gives no roles; "rest" when it gives neither), e.g. "normuon:hidden",
   // "adamw:rest". Labels that would repeat get "#<group number>" (1-based) appended.
   std::vector<ParamGroupView> groups() const override;
+  // Every group's state tensors (parameter names are unique across groups) and counters, a
+  // list with one entry per group.
+  NamedTensors state_tensors() const override;
+  Json counters() const override;
+  void restore_counters(const Json& counters) override;
   // Which optimizer took which parameters: [{optimizer, tensors, parameters, names}].
   Json describe() const;
 

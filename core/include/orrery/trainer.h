@@ -1,6 +1,8 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "orrery/interrupt.h"
 #include "orrery/json.h"
@@ -34,7 +36,13 @@ struct TrainConfig {
   uint64_t seed = 0;
   int64_t data_workers = 1;   // threads drawing batches ahead of the step (0 = on the step's thread)
   int64_t prefetch = 4;       // batches drawn ahead at most
+  int64_t checkpoint_every = 0;     // a checkpoint every N steps; 0 = not by steps
+  double checkpoint_minutes = 30;   // and every M minutes of training; 0 = not by time
+  int64_t checkpoint_keep = 3;      // the newest K are kept
+  int64_t max_skipped_steps = 10;   // non-finite steps in a row that stop the run
+  double spike_factor = 4;          // a loss above this x the running median is a spike; 0 = off
   bool quiet = false;
+  bool checkpoints() const { return checkpoint_every > 0 || checkpoint_minutes > 0; }
   // Every option above: name, type, default, range and what it does. The one list that
   // from_json, orrery.train and the docs test read.
   static const OptionSchema& schema();
@@ -44,9 +52,39 @@ struct TrainConfig {
   Json to_json() const;
 };
 
+// Where a run stands after `step` steps: with the weights and the optimizer's state, everything
+// continuing it exactly needs. Batch k is drawn with mix_seed(seed, k), so the data's position
+// (every worker's) is the step count; the masking generator's state is kept whole; the rest is
+// the logging window and the fault counters in progress, so the resumed run logs what the
+// uninterrupted one would have.
+struct TrainState {
+  int64_t step = 0;
+  double elapsed_s = 0;  // training time so far: time budgets and time-based schedules go on from it
+  int64_t skipped_steps = 0, skipped_in_row = 0;
+  double window_sum = 0;
+  int64_t window_n = 0, window_series = 0;
+  bool first_window = true;
+  double first_loss = 0, final_loss = 0;
+  int64_t last_val = 0, last_forecast = 0;
+  std::vector<double> recent_losses;  // the last step losses, for spikes
+  std::string masking_rng;            // the masking generator's state, hex
+  Json to_json() const;
+  static TrainState from_json(const Json& j);  // throws orrery::Error on a malformed state
+};
+
+// How a caller takes part in a run: `resume` continues from a saved state (weights and optimizer
+// already loaded); `checkpoint` is called with the state when a checkpoint is due (every
+// checkpoint_every steps, every checkpoint_minutes, and when an interrupt stops the run), after
+// the step's events are published.
+struct TrainHooks {
+  const TrainState* resume = nullptr;
+  std::function<void(const TrainState&)> checkpoint;
+};
+
 struct TrainResult {
   int64_t steps = 0;
   double first_loss = 0, final_loss = 0;  // means over the first/last logging windows
+  int64_t skipped_steps = 0;              // steps not applied: a non-finite loss or gradient
   double seconds = 0;
   bool interrupted = false;
   Json to_json() const;
@@ -69,13 +107,21 @@ struct TrainResult {
 //   observation to forecast from, over their last `horizon` = max(P, context_length/4 rounded
 //   down to a multiple of P) steps; history holds at most 4 x horizon steps; unobserved values
 //   are null;
-//  {"event":"end", steps, first_loss, final_loss, seconds, interrupted} last.
+//  {"event":"skip", step, reason ("loss" or "gradient"), skipped_steps, skipped_in_row} for a
+//   step whose loss or gradient norm is not finite: its update is not applied (the batches are
+//   still drawn, so the data goes on as if it had been); max_skipped_steps of them in a row end
+//   the run with an error, the weights those of the last good step;
+//  {"event":"spike", step, loss, median} when a step's loss exceeds spike_factor x the median of
+//   the last 64 step losses (from the 16th step on);
+//  {"event":"checkpoint", step} just before hooks.checkpoint is called;
+//  {"event":"end", steps, first_loss, final_loss, skipped_steps, seconds, interrupted} last.
+// Train events also carry skipped_steps, the run's total so far.
 // "The end" is the last step run, also when max_seconds or `interrupt` cut the run short (an
 // interrupt ends the run after the step in progress; the request stays set for the caller).
 // Validation and snapshots draw nothing from the training data or its random stream, so the
 // training is the same with or without them.
 TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainConfig& cfg,
                   MetricsBus& bus, DataSource* validation = nullptr,
-                  const Interrupt* interrupt = nullptr);
+                  const Interrupt* interrupt = nullptr, const TrainHooks& hooks = {});
 
 }  // namespace orrery

@@ -18,7 +18,7 @@ class AdamW final : public orrery::Optimizer {
     const bool decay_vectors = o["decay_vectors"];
     for (auto& p : params) {
       const bool is_vector = p.info.role == orrery::Role::bias || p.info.role == orrery::Role::gain;
-      slots_.push_back({p.tensor, at::zeros_like(p.tensor), at::zeros_like(p.tensor),
+      slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor), at::zeros_like(p.tensor),
                         param.lr_multiplier(p.info, orrery::OptimizerFamily::adam_like),
                         decay_vectors || !is_vector});
     }
@@ -47,8 +47,17 @@ class AdamW final : public orrery::Optimizer {
 
   double base_lr() const override { return lr_; }
 
+  orrery::NamedTensors state_tensors() const override {
+    orrery::NamedTensors out;
+    for (const auto& s : slots_) out.emplace_back(s.name + ".m", s.m), out.emplace_back(s.name + ".v", s.v);
+    return out;
+  }
+  orrery::Json counters() const override { return {{"t", t_}, {"beta1_prod", beta1_prod_}}; }
+  void restore_counters(const orrery::Json& c) override { t_ = c.at("t"), beta1_prod_ = c.at("beta1_prod"); }
+
  private:
   struct Slot {
+    std::string name;
     at::Tensor param, m, v;
     double lr_mult;
     bool decays;

@@ -33,7 +33,7 @@ class Dion2 final : public orrery::Optimizer {
       const int64_t dim = rows <= cols ? 0 : 1;  // select among the fewer slices
       const int64_t size = dim == 0 ? rows : cols;
       const auto k = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(fraction_ * size)));
-      slots_.push_back({p.tensor, at::zeros({rows, cols}, p.tensor.options()),
+      slots_.push_back({p.info.name, p.tensor, at::zeros({rows, cols}, p.tensor.options()),
                         param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
                         orrery::shape_scale(scale, rows, cols),
                         orrery::orthogonalise_dtype(dtype, p.tensor.device()), rows, cols, dim,
@@ -61,8 +61,15 @@ class Dion2 final : public orrery::Optimizer {
 
   double base_lr() const override { return lr_; }
 
+  orrery::NamedTensors state_tensors() const override {
+    orrery::NamedTensors out;
+    for (const auto& s : slots_) out.emplace_back(s.name + ".M", s.M);
+    return out;
+  }
+
  private:
   struct Slot {
+    std::string name;
     at::Tensor param, M;  // M is the (rows, cols) momentum of the flattened parameter
     double lr_mult, scale;
     at::ScalarType dtype;

@@ -24,7 +24,7 @@ class Muon final : public orrery::Optimizer {
     for (auto& p : params) {
       orrery::require_matrix_param(p, "muon");
       const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
-      slots_.push_back({p.tensor, at::zeros_like(p.tensor),
+      slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor),
                         param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
                         orrery::shape_scale(scale, rows, cols),
                         orrery::orthogonalise_dtype(dtype, p.tensor.device())});
@@ -48,8 +48,15 @@ class Muon final : public orrery::Optimizer {
 
   double base_lr() const override { return lr_; }
 
+  orrery::NamedTensors state_tensors() const override {
+    orrery::NamedTensors out;
+    for (const auto& s : slots_) out.emplace_back(s.name + ".m", s.m);
+    return out;
+  }
+
  private:
   struct Slot {
+    std::string name;
     at::Tensor param, m;
     double lr_mult, scale;
     at::ScalarType dtype;

@@ -31,7 +31,7 @@ class NorMuon final : public orrery::Optimizer {
       // already has orthonormal; the official code always normalises rows.
       const int64_t dim = longer && rows < cols ? -2 : -1;
       const auto v_shape = dim == -1 ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{1, cols};
-      slots_.push_back({p.tensor, at::zeros_like(p.tensor), at::zeros(v_shape, p.tensor.options()),
+      slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor), at::zeros(v_shape, p.tensor.options()),
                         param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
                         orrery::shape_scale(scale, rows, cols),
                         orrery::orthogonalise_dtype(dtype, p.tensor.device()), rows, cols, dim});
@@ -60,8 +60,15 @@ class NorMuon final : public orrery::Optimizer {
 
   double base_lr() const override { return lr_; }
 
+  orrery::NamedTensors state_tensors() const override {
+    orrery::NamedTensors out;
+    for (const auto& s : slots_) out.emplace_back(s.name + ".m", s.m), out.emplace_back(s.name + ".v", s.v);
+    return out;
+  }
+
  private:
   struct Slot {
+    std::string name;
     at::Tensor param, m, v;
     double lr_mult, scale;
     at::ScalarType dtype;

@@ -21,7 +21,7 @@ class Sgd final : public orrery::Optimizer {
     if (nesterov_ && (momentum_ <= 0 || dampening_ != 0))
       throw orrery::Error("sgd: nesterov needs momentum > 0 and dampening = 0");
     for (auto& p : params)
-      slots_.push_back({p.tensor, at::Tensor(),
+      slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor),
                         param.lr_multiplier(p.info, orrery::OptimizerFamily::sgd_like)});
   }
 
@@ -35,7 +35,7 @@ class Sgd final : public orrery::Optimizer {
       const double lr = lr_ * sc.lr_factor * s.lr_mult;
       at::Tensor d = wd != 0 ? g.add(s.param, wd) : g;  // a new tensor: .grad() stays as it was
       if (momentum != 0) {
-        if (!s.buf.defined()) s.buf = d.clone();  // torch: the first buffer is the gradient
+        if (!s.started) s.buf.copy_(d), s.started = true;  // torch: the first buffer is the gradient
         else s.buf.mul_(momentum).add_(d, 1.0 - dampening_);
         d = nesterov_ ? d.add(s.buf, momentum) : s.buf;
       }
@@ -43,12 +43,31 @@ class Sgd final : public orrery::Optimizer {
     }
   }
 
+  orrery::NamedTensors state_tensors() const override {
+    orrery::NamedTensors out;
+    for (const auto& s : slots_) out.emplace_back(s.name + ".buf", s.buf);
+    return out;
+  }
+  orrery::Json counters() const override {
+    orrery::Json started = orrery::Json::array();
+    for (const auto& s : slots_) started.push_back(s.started);
+    return {{"started", started}};
+  }
+  void restore_counters(const orrery::Json& c) override {
+    const orrery::Json& started = c.at("started");
+    if (started.size() != slots_.size()) throw orrery::Error("sgd: the saved state has " + std::to_string(started.size()) +
+                                                             " momentum flags for " + std::to_string(slots_.size()) + " parameters");
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].started = started[i];
+  }
+
   double base_lr() const override { return lr_; }
 
  private:
   struct Slot {
-    at::Tensor param, buf;  // buf: momentum buffer, created on the first step with momentum
+    std::string name;
+    at::Tensor param, buf;  // buf: momentum buffer, the gradient itself on its first step
     double lr_mult;
+    bool started = false;
   };
   double lr_, momentum_, dampening_, weight_decay_;
   bool nesterov_;

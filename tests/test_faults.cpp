@@ -1,0 +1,180 @@
+// Numerical faults in training: a step whose loss or gradient is not finite is skipped and
+// counted, too many in a row stop the run with its last checkpoint intact, and loss spikes far
+// above the running median are reported. Faults are injected through the data.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <map>
+
+#include "orrery/checkpoint.h"
+#include "orrery/error.h"
+#include "orrery/experiment.h"
+#include "orrery/metrics_bus.h"
+#include "orrery/registry.h"
+#include "orrery/routed_optimizer.h"
+#include "orrery/trainer.h"
+#include "support.h"
+
+namespace fs = std::filesystem;
+using orrery::Json;
+
+namespace {
+
+enum class Poison { nan, overflow, huge, shift };
+
+// Synthetic batches, some of them poisoned: the k-th call (data_workers = 0 draws batch k on
+// the step's thread, in order) gets NaN values, values beyond float32 (infinite), values of
+// 1e30 times their size, or a level shift of 1000 standard deviations over its last quarter.
+struct Poisoned : orrery::DataSource {
+  std::unique_ptr<orrery::DataSource> inner =
+      orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", Json::object(), orrery::DataContext{});
+  std::map<int64_t, Poison> at;
+  mutable int64_t calls = 0;
+  orrery::Batch sample(const orrery::SampleRequest& r) const override {
+    orrery::Batch b = inner->sample(r);
+    const auto it = at.find(calls++);
+    if (it == at.end()) return b;
+    const int64_t T = b.values.size(2);
+    if (it->second == Poison::nan) b.values.narrow(2, T / 2, 4).fill_(NAN);
+    if (it->second == Poison::overflow) b.values.narrow(2, T / 2, 4).fill_(INFINITY);
+    if (it->second == Poison::huge) b.values.mul_(1e30);
+    if (it->second == Poison::shift) {
+      const at::Tensor scale = b.values.std(-1, true, true) + 1;
+      b.values.narrow(2, 3 * T / 4, T / 4).add_(1000 * scale);
+    }
+    return b;
+  }
+};
+
+orrery::TrainConfig config(Json extra = Json::object()) {
+  Json j = {{"steps", 30}, {"batch_size", 4}, {"context_length", 128}, {"log_every", 1}, {"quiet", true},
+            {"data_workers", 0}, {"val_batches", 0}, {"forecast_series", 0}};
+  j.update(extra);
+  return orrery::TrainConfig::from_json(j);
+}
+
+std::vector<at::Tensor> weights(orrery::Model& m) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : m.params()) out.push_back(p.tensor.detach().clone());
+  return out;
+}
+
+bool same(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!at::equal(a[i], b[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a step with a non-finite loss is skipped and counted, the weights untouched") {
+  auto& reg = orrery::Registry::global();
+  for (Poison poison : {Poison::nan, Poison::overflow}) {
+    INFO((poison == Poison::nan ? "NaN values" : "infinite values"));
+    auto model = test::tiny_model();
+    auto opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, model->params(),
+                                                         model->parametrisation());
+    Poisoned data;
+    data.at = {{9, poison}, {10, poison}, {20, poison}};  // steps 10, 11 and 21
+    orrery::MetricsBus bus;
+    std::vector<Json> skips, trains;
+    std::vector<at::Tensor> last_good;
+    bool untouched = true;
+    bus.subscribe([&](const Json& e) {
+      if (e["event"] == "train") trains.push_back(e), last_good = weights(*model);
+      if (e["event"] == "skip") skips.push_back(e), untouched = untouched && same(last_good, weights(*model));
+    });
+    const auto r = orrery::train(*model, data, *opt, config(), bus);
+    CHECK(r.steps == 30);
+    CHECK(r.skipped_steps == 3);
+    REQUIRE(skips.size() == 3);
+    CHECK(skips[0]["step"] == 10);
+    CHECK(skips[1]["step"] == 11);
+    CHECK(skips[1]["skipped_in_row"] == 2);
+    CHECK(skips[2]["step"] == 21);
+    CHECK(skips[2]["skipped_in_row"] == 1);
+    CHECK(skips[2]["skipped_steps"] == 3);
+    CHECK(untouched);
+    CHECK(trains.size() == 27);  // a skipped step logs no loss
+    CHECK(trains.back()["skipped_steps"] == 3);
+    for (const auto& w : weights(*model)) CHECK(at::isfinite(w).all().item<bool>());
+  }
+}
+
+TEST_CASE("max_skipped_steps non-finite steps in a row stop the run; its last checkpoint is intact") {
+  auto& reg = orrery::Registry::global();
+  const std::string dir = test::temp_dir("faults-storm");
+  auto data = std::make_shared<Poisoned>();
+  for (int64_t k = 6; k < 30; ++k) data->at[k] = Poison::nan;  // from step 7 on, every step
+  orrery::RunRequest req;
+  req.model = test::tiny_model();
+  req.source = data;
+  req.runs_dir = dir, req.name = "storm";
+  req.train = config({{"checkpoint_every", 2}, {"max_skipped_steps", 4}});
+  CHECK_THROWS_WITH(orrery::run_training(req, reg),
+                    Catch::Contains("training stopped at step 10: 4 steps in a row had a non-finite loss or gradient "
+                                    "(max_skipped_steps = 4") &&
+                        Catch::Contains("The weights are those after step 6 and the checkpoints are intact"));
+  const Json summary = Json::parse(test::read_text(dir + "/storm/summary.json"));
+  CHECK_THAT(summary["error"].get<std::string>(), Catch::Contains("training stopped at step 10"));
+  // Checkpoints were written into the storm (step 8 holds step 6's weights) and are whole.
+  auto check = test::tiny_model();
+  orrery::RoutedOptimizer opt(reg, orrery::optimizer_groups_from_json({{"name", "adamw"}}), check->params(),
+                              check->parametrisation());
+  std::vector<std::string> warnings;
+  const auto newest = orrery::load_latest_checkpoint(dir + "/storm", *check, opt,
+                                                     [&](const std::string& w) { warnings.push_back(w); });
+  REQUIRE(newest);
+  CHECK(warnings.empty());
+  CHECK(newest->state.step == 8);
+  CHECK(newest->state.skipped_in_row == 2);
+  CHECK(same(weights(*check), weights(*req.model)));
+}
+
+TEST_CASE("huge values are no fault: the causal scaler takes them in its stride") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, model->params(),
+                                                       model->parametrisation());
+  Poisoned data;
+  data.at = {{9, Poison::huge}, {10, Poison::huge}};
+  orrery::MetricsBus bus;
+  std::vector<Json> faults;
+  bus.subscribe([&](const Json& e) {
+    if (e["event"] == "skip" || e["event"] == "spike") faults.push_back(e);
+  });
+  const auto r = orrery::train(*model, data, *opt, config(), bus);
+  CHECK(r.skipped_steps == 0);
+  CHECK(faults.empty());
+  for (const auto& w : weights(*model)) CHECK(at::isfinite(w).all().item<bool>());
+}
+
+TEST_CASE("a loss far above the running median is reported as a spike") {
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, model->params(),
+                                                       model->parametrisation());
+  Poisoned data;
+  data.at = {{24, Poison::shift}};  // step 25
+  orrery::MetricsBus bus;
+  std::vector<Json> spikes;
+  bus.subscribe([&](const Json& e) {
+    if (e["event"] == "spike") spikes.push_back(e);
+  });
+  orrery::train(*model, data, *opt, config(), bus);
+  REQUIRE(spikes.size() == 1);
+  CHECK(spikes[0]["step"] == 25);
+  CHECK(spikes[0]["loss"].get<double>() > 4 * spikes[0]["median"].get<double>());
+
+  // Off with spike_factor = 0.
+  auto quiet_model = test::tiny_model();
+  auto quiet_opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, quiet_model->params(),
+                                                             quiet_model->parametrisation());
+  Poisoned again;
+  again.at = data.at;
+  spikes.clear();
+  orrery::train(*quiet_model, again, *quiet_opt, config({{"spike_factor", 0}}), bus);
+  CHECK(spikes.empty());
+}
