@@ -4,7 +4,8 @@
 -- assets/data) and score it against classical baselines on the same windows. A fixed step
 -- count makes the printed figures the same on any machine; `seconds=` adds a time budget instead.
 --
---   orrery run scripts/quickstart.lua [steps=2400] [seconds=N] [name=quickstart]
+--   orrery run scripts/quickstart.lua [--resume] [steps=2400] [seconds=N] [name=quickstart]
+--                                     [checkpoint_every=N]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local assets = here .. "../assets/"
@@ -28,6 +29,7 @@ local run = orrery.train{
   cpm_max_span   = 4,                     -- masked spans up to 4 of the 16 context patches
   name           = args.name or "quickstart",
   log_every      = 50,
+  checkpoint_every = args.checkpoint_every, -- also every 30 minutes, on Ctrl-C and at the end
 }
 
 -- The bundled benchmark (assets/data: 25 real data sets from R, yearly to 10-minute), scored

@@ -109,6 +109,11 @@ TEST_CASE("run files fold into a Run") {
                               {"update_rms", {{"normuon:hidden", 0.01}, {"adamw:rest", 0.02}}}});
   ui::apply_metrics_event(r, {{"event", "val"}, {"step", 10}, {"loss", 0.6}});
   ui::apply_metrics_event(r, {{"event", "mystery"}});
+  ui::apply_metrics_event(r, {{"event", "skip"}, {"step", 11}, {"reason", "loss"}});
+  ui::apply_metrics_event(r, {{"event", "spike"}, {"step", 12}, {"loss", 9.0}, {"median", 0.5}});
+  CHECK(r.skipped == std::vector<double>{11});
+  CHECK(r.spikes.x == std::vector<double>{12});
+  CHECK(r.spikes.last() == 9.0);
   CHECK(r.step == 10);
   CHECK(r.val_loss.last() == 0.6);
   CHECK(r.update_rms.size() == 2);
@@ -117,7 +122,7 @@ TEST_CASE("run files fold into a Run") {
   ui::apply_summary(r, {{"final_loss", 0.4}});
   CHECK(r.status(1e9) == ui::RunStatus::done);
   CHECK(r.latest_loss() == 0.4);
-  ui::apply_summary(r, {{"error", "training loss became non-finite"}});
+  ui::apply_summary(r, {{"error", "training stopped at step 12: 10 steps in a row had a non-finite loss"}});
   CHECK(r.status(0) == ui::RunStatus::failed);
   // A routed optimizer: the first group's rate is the run's.
   Json c = test::run_config("sp", 64, 1);
@@ -318,6 +323,33 @@ TEST_CASE("a sweep's variants, depths and seeds: each seed's optimum and the opt
   const std::string svg = canvas.str();
   CHECK(svg.find("depth 8") != std::string::npos);
   CHECK(svg.find("moves +1.00 octave, depth 2 to 8 (seeds +1.00..+1.00)") != std::string::npos);
+}
+
+TEST_CASE("the loss view marks skipped steps and loss spikes") {
+  auto run = std::make_shared<ui::Run>();
+  ui::Run& r = *run;
+  r.name = "faulty";
+  for (int step = 1; step <= 40; ++step) {
+    if (step == 20) {
+      ui::apply_metrics_event(r, {{"event", "skip"}, {"step", step}, {"reason", "loss"}});
+      continue;
+    }
+    ui::apply_metrics_event(r, {{"event", "train"}, {"step", step}, {"loss", step == 30 ? 50.0 : 1.0 / step}});
+    if (step == 30) ui::apply_metrics_event(r, {{"event", "spike"}, {"step", step}, {"loss", 50.0}, {"median", 0.05}});
+  }
+  const std::vector<ui::StyledRun> runs = {{run, plot::Color{200, 30, 30, 255}}};
+  plot::SvgCanvas c(800, 500, plot::Color{});
+  ui::draw_loss_view(c, {0, 0, 800, 500}, runs, ui::LossViewOptions{});
+  const std::string svg = c.str();
+  CHECK(svg.find("skipped step") != std::string::npos);
+  CHECK(svg.find("loss spike") != std::string::npos);
+  auto clean = std::make_shared<ui::Run>(r);
+  clean->skipped.clear(), clean->spikes = {};
+  plot::SvgCanvas c2(800, 500, plot::Color{});
+  const std::vector<ui::StyledRun> clean_runs = {{clean, plot::Color{200, 30, 30, 255}}};
+  ui::draw_loss_view(c2, {0, 0, 800, 500}, clean_runs, ui::LossViewOptions{});
+  CHECK(c2.str().find("loss spike") == std::string::npos);
+  CHECK(c2.str().size() < svg.size());
 }
 
 TEST_CASE("plots draw known data where the axes say, and SVG files hold it") {

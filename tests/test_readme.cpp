@@ -67,6 +67,8 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery ui runs --view lr --screenshot lr.png", kXvfb + "build/bin/orrery ui runs --view lr --screenshot lr.png",
      "file:lr.png"},
     {"build/bin/orrery plot runs/quickstart --out plots", "", "loss.svg"},
+    {"build/bin/orrery run scripts/quickstart.lua --resume name=long checkpoint_every=200",
+     kQuick + " --resume name=long checkpoint_every=10 steps=20", "Run directory: runs/long"},
     {"build/bin/orrery bench data", "build/bin/orrery bench data --batches 2 --workers 1,2", "2 workers: a batch every"},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
     {"build/bin/orrery eval --baselines theta,ets --data assets/data/airquality.csv --out runs/aq-eval", "",

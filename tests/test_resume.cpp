@@ -246,7 +246,7 @@ TEST_CASE("every optimizer's state round-trips: a reloaded optimizer steps exact
     orrery::TrainState st;
     st.step = 3;
     st.masking_rng = "00";
-    orrery::write_checkpoint(dir, *a, oa, st, 0, 0, 1);
+    orrery::write_checkpoint(dir, *a, oa, {st, 0, 0, Json::object()}, 1);
     const auto loaded = orrery::load_latest_checkpoint(dir, *b, ob, {});
     REQUIRE(loaded);
     CHECK(loaded->state.step == 3);

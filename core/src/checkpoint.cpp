@@ -94,7 +94,8 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir) {
 }
 
 void write_checkpoint(const std::string& run_dir, const Model& model, const Optimizer& optimizer,
-                      const TrainState& state, int64_t metrics_bytes, int64_t forecasts_bytes, int64_t keep) {
+                      const CheckpointRecord& r, int64_t keep) {
+  const TrainState& state = r.state;
   const fs::path root = fs::path(run_dir) / "checkpoints";
   std::error_code ec;
   fs::create_directories(root, ec);
@@ -115,8 +116,8 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Opti
     files[f] = {{"bytes", static_cast<int64_t>(fs::file_size(p))}, {"crc32", file_crc32(p)}};
   }
   const Json record = {{"format", "orrery-checkpoint-1"}, {"step", state.step}, {"state", state.to_json()},
-                       {"metrics_bytes", metrics_bytes}, {"forecasts_bytes", forecasts_bytes},
-                       {"threads", at::get_num_threads()}, {"files", files}};
+                       {"metrics_bytes", r.metrics_bytes}, {"forecasts_bytes", r.forecasts_bytes},
+                       {"threads", at::get_num_threads()}, {"config", r.config}, {"files", files}};
   write_file_atomically((tmp / "checkpoint.json").string(), [&](std::ostream& o) { o << record.dump(1) << "\n"; });
   sync_path(tmp.string());
 

@@ -215,7 +215,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   TrainHooks hooks;
   if (from) hooks.resume = &from->state;
   hooks.checkpoint = [&](const TrainState& st) {
-    write_checkpoint(store->dir(), model, optimizer, st, store->metrics_bytes(), store->forecasts_bytes(),
+    write_checkpoint(store->dir(), model, optimizer, {st, store->metrics_bytes(), store->forecasts_bytes(), config},
                      cfg.checkpoint_keep);
   };
   TrainResult result;

@@ -123,6 +123,10 @@ void apply_metrics_event(Run& run, const Json& e) {
           (*into)[group].add(step, v.is_number() ? v.get<double>() : kNaN);
   } else if (kind == EventKind::val && std::isfinite(step)) {
     run.val_loss.add(step, number(e, "loss"));
+  } else if (kind == EventKind::skip && std::isfinite(step)) {
+    run.skipped.push_back(step);
+  } else if (kind == EventKind::spike && std::isfinite(step)) {
+    run.spikes.add(step, number(e, "loss"));
   } else if (kind == EventKind::end) {
     run.eta_s = 0;
   }

@@ -88,6 +88,8 @@ struct Run {
   uint64_t seed = 0;
   // From metrics.jsonl.
   Curve train_loss, val_loss, grad_norm, elapsed;
+  Curve spikes;                // (step, loss) of each loss spike
+  std::vector<double> skipped;  // steps skipped for a non-finite loss or gradient
   // Per optimizer group ("normuon:hidden", "adamw:rest"); a run logged before learning rates
   // were per group has one curve, "lr".
   std::map<std::string, Curve> lr_curves, update_rms, param_rms;

@@ -81,6 +81,14 @@ std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::
       loss.line(x_val, run.val_loss.y, s.color, 1.5f, plot::Stroke::dashed);
       for (size_t i = 0; i < x_val.size(); ++i) loss.marker(x_val[i], run.val_loss.y[i], s.color, plot::Marker::circle, 2.5f);
     }
+    // Faults: a skipped step as a dashed rule; a spike as a dotted rule with a cross at its
+    // loss (at the top edge when the loss is off the chart).
+    for (double step : run.skipped) loss.vertical_rule(run_x(run, step, o.time_axis), s.color.with_alpha(0.7f));
+    for (size_t i = 0; i < run.spikes.x.size(); ++i) {
+      const double x = run_x(run, run.spikes.x[i], o.time_axis);
+      loss.vertical_rule(x, s.color.with_alpha(0.7f), plot::Stroke::dotted);
+      loss.marker(x, std::min(run.spikes.y[i], loss_y.hi), s.color, plot::Marker::cross, 5.f);
+    }
     legend.push_back({run.name, s.color});
   }
   if (runs.empty()) loss.note("no runs selected");
@@ -88,6 +96,10 @@ std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::
   if (legend.size() > 12) legend.resize(12), legend.push_back({"...", t.muted});
   const bool any_val = std::any_of(runs.begin(), runs.end(), [](const StyledRun& s) { return !s.run->val_loss.empty(); });
   if (any_val && o.show_validation) legend.push_back({"validation", t.muted, plot::LegendEntry::dashed});
+  if (std::any_of(runs.begin(), runs.end(), [](const StyledRun& s) { return !s.run->skipped.empty(); }))
+    legend.push_back({"skipped step (| dashed)", t.muted, plot::LegendEntry::dashed});
+  if (std::any_of(runs.begin(), runs.end(), [](const StyledRun& s) { return !s.run->spikes.empty(); }))
+    legend.push_back({"loss spike (x)", t.muted, plot::LegendEntry::marker});
   loss.legend(legend);
 
   // Every optimizer group's rate: the run's colour, one stroke per group (in label order).

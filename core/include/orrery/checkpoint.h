@@ -4,7 +4,7 @@
 //   optimizer.safetensors  every optimizer state tensor by name, its counters in the metadata
 //   checkpoint.json        the step, the training state (trainer.h TrainState), how long
 //                          metrics.jsonl and forecasts.jsonl were at that step, LibTorch's thread
-//                          count, and the size and CRC-32 of each file above
+//                          count, the run's config, and the size and CRC-32 of each file above
 // A checkpoint is written into a temporary folder, every file synced, then renamed into place
 // and the parent synced: a step-<N> folder is whole or absent. One damaged later (a flipped
 // bit, a truncated file) fails its checks and is skipped with a warning that names it.
@@ -26,11 +26,18 @@ struct Checkpoint {
   int threads = 0;  // LibTorch's intra-op threads when it was written
 };
 
-// Writes the checkpoint of `state.step` under run_dir/checkpoints (replacing one of the same
-// step), then removes all but the newest `keep`. Throws naming the file when a write fails;
+// What a checkpoint records besides the weights and the optimizer.
+struct CheckpointRecord {
+  TrainState state;
+  int64_t metrics_bytes = 0, forecasts_bytes = 0;
+  Json config = Json::object();  // the run's config.json
+};
+
+// Writes the checkpoint of `record.state.step` under run_dir/checkpoints (replacing one of the
+// same step), then removes all but the newest `keep`. Throws naming the file when a write fails;
 // the checkpoints already there are left as they were.
 void write_checkpoint(const std::string& run_dir, const Model& model, const Optimizer& optimizer,
-                      const TrainState& state, int64_t metrics_bytes, int64_t forecasts_bytes, int64_t keep);
+                      const CheckpointRecord& record, int64_t keep);
 
 // The newest checkpoint of run_dir whose files pass their checks, loaded into `model` and
 // `optimizer`; each one skipped (damaged, torn) is reported through `warn` with why. A checkpoint
