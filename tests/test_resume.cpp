@@ -5,6 +5,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -215,6 +217,34 @@ TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses a
   CHECK_THAT(over.output, Catch::Contains("optimizer.safetensors fails its CRC-32 check"));
   CHECK_THAT(over.output, Catch::Contains("has no checkpoint to resume from: it starts over"));
   CHECK(test::read_text(r.run_dir("d") + "/final.safetensors") == test::read_text(r.run_dir("ref") + "/final.safetensors"));
+}
+
+TEST_CASE("SIGTERM checkpoints the step it stopped at; --resume goes on from there") {
+  Run r("resume-term");
+  REQUIRE(r.go("steps=200 every=0 name=ref").status == 0);
+  test::Background p({"run", r.script, "steps=200", "every=0", "name=t", "runs=" + r.dir + "/runs"}, r.dir + "/t.log");
+  const std::string metrics = r.run_dir("t") + "/metrics.jsonl";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto lines = [&] {
+    const std::string text = test::read_text(metrics);
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  while (p.running() && std::chrono::steady_clock::now() < deadline && lines() < 30)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  p.signal(SIGTERM);
+  REQUIRE(p.wait_exit(60) == 143);
+  const auto saved = orrery::list_checkpoints(r.run_dir("t"));
+  REQUIRE(saved.size() == 1);  // checkpoint_minutes' default is on: Ctrl-C and SIGTERM write one
+  CHECK(Json::parse(test::read_text(r.run_dir("t") + "/summary.json"))["interrupted"] == true);
+  const int64_t stopped = newest_step(r.run_dir("t"));
+  CHECK(stopped > 0);
+  CHECK(stopped < 200);
+  const auto resumed = r.go("--resume steps=200 every=0 name=t");
+  INFO(resumed.output);
+  CHECK(resumed.status == 0);
+  CHECK_THAT(resumed.output, Catch::Contains("resuming at step " + std::to_string(stopped) + "/200"));
+  CHECK(test::read_text(r.run_dir("t") + "/final.safetensors") == test::read_text(r.run_dir("ref") + "/final.safetensors"));
+  CHECK(losses(r.run_dir("t")) == losses(r.run_dir("ref")));
 }
 
 TEST_CASE("a run folder is trained by one process at a time") {
