@@ -1,0 +1,725 @@
+// The error catalogue: every row of docs/errors.md (bad input, the message the user sees, the
+// exit code) reproduced by running the real `orrery` program on it. Each row writes its own
+// fixture files into a folder of its own and runs one command there through /bin/sh; the row
+// passes when the exit code is the documented one and standard error holds the documented
+// message. A last test case reads docs/errors.md and checks that its rows and this table agree
+// row for row: the same ids, messages and exit codes, so neither can change without the other.
+#include <catch2/catch.hpp>
+
+#include <ATen/Context.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "support.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What a row needs beyond the program itself; rows whose need is missing are skipped with a WARN.
+enum class Need { nothing, parquet, other_user, no_cuda };
+
+struct Row {
+  std::string id;
+  int exit;
+  std::string message;  // what standard error holds, as docs/errors.md quotes it
+  // Writes the row's files into its folder and returns the shell command that runs orrery
+  // there ("$ORRERY" is the program).
+  std::function<std::string(const std::string& dir)> setup;
+  Need need = Need::nothing;
+};
+
+struct Outcome {
+  int exit = -1;
+  std::string err;
+  bool skipped = false;
+  std::string why;  // why it was skipped, or why its setup failed
+};
+
+void write(const std::string& dir, const std::string& name, const std::string& text) {
+  fs::create_directories(fs::path(dir + "/" + name).parent_path());
+  std::ofstream(dir + "/" + name, std::ios::binary) << text;
+}
+
+// A script run by `orrery run script.lua`.
+std::string script(const std::string& dir, const std::string& lua) {
+  write(dir, "script.lua", lua);
+  return "\"$ORRERY\" run script.lua";
+}
+
+const std::string kModel = "local m = orrery.model{arch = {\"toto2\", d_model = 32, num_layers = 1, num_heads = 2}}\n";
+
+// A model script: kModel, then `lua` (so its errors are at line 2).
+std::string with_model(const std::string& dir, const std::string& lua) { return script(dir, kModel + lua + "\n"); }
+
+// A csv data source over one file of the given text, with `options` added to the plugin choice.
+std::string csv_source(const std::string& dir, const std::string& file, const std::string& text,
+                       const std::string& options = "") {
+  write(dir, file, text);
+  return script(dir, "orrery.data{\"csv\", files = \"" + file + "\"" + options + "}\n");
+}
+
+// A safetensors file from its header text and data bytes: u64 header length, header, data.
+std::string safetensors(const std::string& header, const std::string& data) {
+  const uint64_t n = header.size();
+  std::string out(reinterpret_cast<const char*>(&n), 8);
+  return out + header + data;
+}
+
+// `orrery forecast` of a small CSV with the weights file `file`.
+std::string forecast_with(const std::string& dir, const std::string& file, const std::string& bytes) {
+  write(dir, file, bytes);
+  write(dir, "in.csv", "a\n1\n2\n3\n4\n5\n");
+  return "\"$ORRERY\" forecast --model " + file + " --input in.csv --horizon 4";
+}
+
+// A plugin folder `plugins` holding a link to `file` under the given name.
+void plugin_link(const std::string& dir, const std::string& file, const std::string& name) {
+  fs::create_directories(dir + "/plugins");
+  fs::create_symlink(file, dir + "/plugins/" + name);
+}
+
+std::string unsafe_plugin(const std::string& name) { return std::string(ORRERY_TEST_UNSAFE_PLUGIN_DIR) + "/" + name + ".so"; }
+
+// Runs the parquet fixture maker: the venv's pyarrow writes DIR/NAME from a line of Python
+// that makes a table `t`.
+void parquet(const std::string& dir, const std::string& name, const std::string& table) {
+  write(dir, "make.py", "import sys, pyarrow as pa, pyarrow.parquet as pq\nt = " + table +
+                            "\npq.write_table(t, sys.argv[1])\n");
+  const std::string python = std::string(ORRERY_SOURCE_DIR) + "/.venv/bin/python";
+  if (test::run_command("'" + python + "' '" + dir + "/make.py' '" + dir + "/" + name + "'").status != 0)
+    throw std::runtime_error("pyarrow could not write " + name);
+}
+
+// Runs the command as another user where the files' permissions would not stop root.
+std::string as_other_user(const std::string& command) {
+  return (::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "") + command;
+}
+
+// A run that checkpoints every step (see the checkpoint rows).
+void resumable(const std::string& dir) {
+  write(dir, "script.lua", kModel + "orrery.train{model = m, steps = args.steps or 3, batch_size = args.batch or 2, "
+                                    "context_length = 64, quiet = true, name = \"r\", checkpoint_every = 1, log_every = 1, "
+                                    "on_step = function(e) if e.step == args.stop then error(\"stop\") end end}\n");
+}
+
+const std::string kDaily = [] {
+  std::string s = "time,a\n";
+  for (int d = 1; d <= 28; ++d) s += "2024-02-" + std::string(d < 10 ? "0" : "") + std::to_string(d) + "," + std::to_string(d % 7) + "\n";
+  return s;
+}();
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = {
+      // The command line.
+      {"cli-no-command", 2, "usage: orrery <command> [options]", [](auto&) { return "\"$ORRERY\""; }},
+      {"cli-unknown-command", 2, "orrery: unknown command 'forcast' (did you mean 'forecast'?)",
+       [](auto&) { return "\"$ORRERY\" forcast"; }},
+      {"cli-run-no-script", 2, "usage: orrery run SCRIPT.lua [--resume] [key=value ...]",
+       [](auto&) { return "\"$ORRERY\" run"; }},
+      {"cli-run-not-key-value", 1, "orrery: run: argument 'steps' is not key=value (see orrery run --help)",
+       [](auto& d) { return script(d, "print(args.steps)\n") + " steps"; }},
+      {"cli-run-unknown-flag", 1,
+       "orrery: run: unknown flag '--resum' (the only flag is --resume; script arguments are key=value; see orrery run --help)",
+       [](auto& d) { return script(d, "print(args.steps)\n") + " --resum"; }},
+      {"cli-script-missing", 1, "orrery: cannot open missing.lua: No such file or directory",
+       [](auto&) { return "\"$ORRERY\" run missing.lua"; }},
+      {"cli-script-folder", 1, "orrery: scripts is a folder, not a Lua script",
+       [](auto& d) { fs::create_directories(d + "/scripts"); return "\"$ORRERY\" run scripts"; }},
+      {"cli-plugins-unknown-argument", 1, "orrery: plugins: unknown argument '--jsn' (see orrery plugins --help)",
+       [](auto&) { return "\"$ORRERY\" plugins --jsn"; }},
+      {"cli-forecast-no-arguments", 2, "usage: orrery forecast --model PATH --input FILE.csv --horizon H",
+       [](auto&) { return "\"$ORRERY\" forecast"; }},
+      {"cli-forecast-missing-flags", 1,
+       "orrery: forecast: --model, --input and --horizon are required (see orrery forecast --help)",
+       [](auto&) { return "\"$ORRERY\" forecast --input in.csv"; }},
+      {"cli-forecast-not-a-number", 1, "orrery: forecast: --horizon takes a whole number, got 'soon'",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon soon"; }},
+      {"cli-forecast-flag-without-value", 1, "orrery: forecast: --horizon needs a value",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon"; }},
+      {"cli-forecast-unknown-flag", 1, "orrery: forecast: unknown argument '--horizn' (see orrery forecast --help)",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizn 3"; }},
+      {"cli-forecast-bad-device", 1,
+       "orrery: device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got \"tpu\"",
+       [](auto& d) {
+         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+         write(d, "in.csv", "a\n1\n2\n3\n");
+         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input in.csv --horizon 2 --device tpu";
+       }},
+      {"cli-eval-unknown-baseline", 1, "orrery: unknown baseline \"theeta\" (known: naive, seasonal_naive, theta, ets)",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive,theeta --data daily.csv"; }},
+      {"cli-eval-context", 1, "orrery: evaluation: context must be at least 1 step, got 0",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --context 0"; }},
+      {"cli-bench-unknown", 2,
+       "orrery: bench: unknown benchmark 'train' (bench data or bench forecast; see orrery bench --help)",
+       [](auto&) { return "\"$ORRERY\" bench train"; }},
+
+      // Lua scripts.
+      {"lua-syntax-error", 1, "orrery: script.lua:3: unexpected symbol near <eof>",
+       [](auto& d) { return script(d, "local steps = 10\nlocal x =\n"); }},
+      {"lua-binary-chunk", 1, "orrery: script.lua: attempt to load a binary chunk (mode is 't')",
+       [](auto& d) { return script(d, std::string("\x1bLuaT\0\x19\x93\r\n", 10)); }},
+      {"lua-runtime-error", 1, "orrery: script.lua:2: no data for 2024",
+       [](auto& d) { return script(d, "local year = 2024\nerror(\"no data for \" .. year)\n"); }},
+
+      // Options of orrery.model, orrery.train, orrery.data, orrery.eval and the plugins.
+      {"opt-unknown-plugin-option", 1,
+       "orrery: script.lua:1: unknown option 'd_modle' for architecture plugin 'toto2' (did you mean 'd_model'?); its options are: preset, d_model,",
+       [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", d_modle = 32}}\n"); }},
+      {"opt-wrong-type", 1,
+       "orrery: script.lua:1: option 'd_model' of architecture plugin 'toto2' must be an integer, got the string \"big\"",
+       [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", d_model = \"big\"}}\n"); }},
+      {"opt-fractional-count", 1,
+       "orrery: script.lua:1: option 'num_layers' of architecture plugin 'toto2' must be an integer, got number 1.5",
+       [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", num_layers = 1.5}}\n"); }},
+      {"opt-not-finite", 1, "orrery: script.lua:2: option 'steps' of orrery.train must be a finite number, got number NaN",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 0/0}"); }},
+      {"opt-below-minimum", 1, "orrery: script.lua:2: option 'lr' of optimizer plugin 'adamw' must be >= 0, got number -0.001",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, optimizer = {\"adamw\", lr = -1e-3}, steps = 1}"); }},
+      {"opt-above-maximum", 1, "orrery: script.lua:2: option 'steps' of orrery.train must be <= 1e+12, got number 1e+30",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 1e30}"); }},
+      {"opt-not-a-choice", 1,
+       "orrery: script.lua:1: option 'preset' of architecture plugin 'toto2' must be one of \"\", toto2-4m, toto2-22m,",
+       [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", preset = \"toto2-5m\"}}\n"); }},
+      {"opt-unknown-train-option", 1,
+       "orrery: script.lua:2: unknown option 'stepz' for orrery.train (did you mean 'steps'?); its options are: model,",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, stepz = 3}"); }},
+      {"opt-unknown-field", 1,
+       "orrery: script.lua:1: orrery.model: unknown field 'arhc' (did you mean 'arch'?); its fields are: arch, head, param, patch_size, seed, device",
+       [](auto& d) { return script(d, "orrery.model{arhc = \"toto2\"}\n"); }},
+      {"opt-inconsistent", 1, "orrery: script.lua:1: architecture plugin 'toto2': d_model 30 is not divisible by num_heads 4",
+       [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", d_model = 30, num_heads = 4}}\n"); }},
+      {"opt-missing-model", 1, "orrery: script.lua:1: orrery.train: model = orrery.model{...} is required",
+       [](auto& d) { return script(d, "orrery.train{steps = 10}\n"); }},
+      {"opt-bad-device", 1,
+       "orrery: script.lua:1: device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got \"tpu\"",
+       [](auto& d) { return script(d, "orrery.model{device = \"tpu\"}\n"); }},
+      {"opt-device-not-built", 1,
+       "orrery: script.lua:1: device \"cuda\": this LibTorch cannot use it (built without it, or no such GPU or driver here); use device \"cpu\"",
+       [](auto& d) { return script(d, "orrery.model{device = \"cuda\"}\n"); }, Need::no_cuda},
+      {"opt-patch-size", 1, "orrery: script.lua:1: patch_size must be at least 1, got 0",
+       [](auto& d) { return script(d, "orrery.model{patch_size = 0}\n"); }},
+      {"opt-eval-context", 1, "orrery: script.lua:1: evaluation: context must be at least 1 step, got -1",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         return script(d, "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, context = -1, quiet = true}\n");
+       }},
+      {"opt-plugin-kind", 1,
+       "orrery: script.lua:1: orrery.plugins: unknown kind \"parametrization\" (did you mean 'parametrisation'?); the kinds are architecture, head, optimizer, parametrisation and data",
+       [](auto& d) { return script(d, "print(#orrery.plugins(\"parametrization\"))\n"); }},
+      {"opt-data-option-range", 1, "orrery: script.lua:1: option 'holdout' of data plugin 'csv' must be <= 1, got number 2",
+       [](auto& d) { return csv_source(d, "a.csv", "a\n1\n2\n", ", holdout = 2"); }},
+      {"opt-files-required", 1, "orrery: script.lua:1: data plugin 'csv': option files is required",
+       [](auto& d) { return script(d, "orrery.data{\"csv\"}\n"); }},
+      {"context-shorter-than-patch", 1,
+       "orrery: script.lua:2: context_length 16 must be a multiple of the patch size 32 and at least two patches",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 1, context_length = 16, quiet = true}"); }},
+
+      // Plugins.
+      {"plugin-unknown", 1,
+       "orrery: script.lua:1: unknown architecture plugin 'toto3' (did you mean 'toto2'?); available: mlp, toto2",
+       [](auto& d) { return script(d, "orrery.model{arch = \"toto3\"}\n"); }},
+      {"plugin-abi-mismatch", 0,
+       "orrery: warning: refused plugin plugins/mismatched.so: built for plugin ABI 999 with LibTorch 1.13.0, but this host has plugin ABI",
+       [](auto& d) {
+         plugin_link(d, std::string(ORRERY_TEST_PLUGIN_DIR) + "/mismatched.so", "mismatched.so");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-other-torch", 0, "orrery: warning: refused plugin plugins/other_torch.so: built for plugin ABI",
+       [](auto& d) {
+         plugin_link(d, std::string(ORRERY_TEST_PLUGIN_DIR) + "/other_torch.so", "other_torch.so");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-not-a-library", 0, "orrery: warning: refused plugin plugins/notes.so: plugins/notes.so: invalid ELF header",
+       [](auto& d) {
+         write(d, "plugins/notes.so", std::string(200, '#') + "\nnot a shared library, a text file named .so\n");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-no-entry-point", 0,
+       "orrery: warning: refused plugin plugins/core.so: not an Orrery plugin (no orrery_plugin_abi entry point)",
+       [](auto& d) {
+         plugin_link(d, (fs::path(ORRERY_BIN).parent_path().parent_path() / "lib" / "liborrery_core.so").string(), "core.so");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-describe-throws", 0,
+       "orrery: warning: refused plugin plugins/throwing_describe.so: its entry point orrery_plugin_describe failed: cannot build the option schema",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("throwing_describe"), "throwing_describe.so");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-describe-throws-non-std", 0,
+       "orrery: warning: refused plugin plugins/throwing_describe.so: its entry point orrery_plugin_describe failed: it threw an exception that is not a std::exception",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("throwing_describe"), "throwing_describe.so");
+         return "ORRERY_TEST_THROW=other ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-factory-error", 1,
+       "orrery: script.lua:1: data plugin 'throwing': option what = \"error\" asks for this error",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("throwing"), "throwing.so");
+         return "ORRERY_PLUGIN_PATH=plugins " + script(d, "orrery.data{\"throwing\", what = \"error\"}\n");
+       }},
+      {"plugin-factory-throws", 1,
+       "orrery: script.lua:1: data plugin 'throwing' (plugins/throwing.so) failed: vector::_M_range_check: __n (which is 3) >= this->size() (which is 3)",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("throwing"), "throwing.so");
+         return "ORRERY_PLUGIN_PATH=plugins " + script(d, "orrery.data{\"throwing\", what = \"std\"}\n");
+       }},
+      {"plugin-factory-throws-non-std", 1,
+       "orrery: script.lua:1: data plugin 'throwing' (plugins/throwing.so) failed: it threw an exception that is not a std::exception",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("throwing"), "throwing.so");
+         return "ORRERY_PLUGIN_PATH=plugins " + script(d, "orrery.data{\"throwing\", what = \"other\"}\n");
+       }},
+      {"plugin-static-initialiser-throws", 134,
+       "orrery: the plugin plugins/static_throw.so aborted the program while it was being loaded",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("static_throw"), "static_throw.so");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+      {"plugin-aborts-on-load", 134, "orrery: the plugin plugins/aborting.so aborted the program while it was being loaded",
+       [](auto& d) {
+         plugin_link(d, unsafe_plugin("aborting"), "aborting.so");
+         return "ORRERY_PLUGIN_PATH=plugins \"$ORRERY\" plugins";
+       }},
+
+      // CSV files through the csv data plugin.
+      {"csv-ragged-row", 1, "orrery: script.lua:1: ragged.csv:3: expected 2 fields as in the header, found 1",
+       [](auto& d) { return csv_source(d, "ragged.csv", "a,b\n1,2\n3\n4,5\n"); }},
+      {"csv-unclosed-quote", 1, "orrery: script.lua:1: quote.csv:3: a quoted field is not closed by the end of the file",
+       [](auto& d) { return csv_source(d, "quote.csv", "a,b\n1,2\n3,\"4\n5,6\n"); }},
+      {"csv-binary", 1, "orrery: script.lua:1: binary.csv:2: holds binary data (a NUL byte): not a text CSV file",
+       [](auto& d) { return csv_source(d, "binary.csv", std::string("a,b\n1,2\0\x01\n", 11)); }},
+      {"csv-empty-file", 1, "orrery: script.lua:1: empty.csv: empty file, expected a header row",
+       [](auto& d) { return csv_source(d, "empty.csv", ""); }},
+      {"csv-header-only", 1, "orrery: script.lua:1: header.csv:1: no data rows after the header",
+       [](auto& d) { return csv_source(d, "header.csv", "time,a,b\n"); }},
+      {"csv-non-numeric", 1,
+       "orrery: script.lua:1: text.csv:3: column \"a\": non-numeric value \"n.a.\" (values are numbers; NA, NaN, null or an empty field mark a missing one)",
+       [](auto& d) { return csv_source(d, "text.csv", "time,a\n2024-01-01,1\n2024-01-02,n.a.\n", ", columns = \"a\""); }},
+      {"csv-infinite", 1, "orrery: script.lua:1: inf.csv:3: column \"a\": infinite value \"inf\"",
+       [](auto& d) { return csv_source(d, "inf.csv", "a\n1\ninf\n"); }},
+      {"csv-beyond-float32", 1,
+       "orrery: script.lua:1: big.csv:3: column \"a\": the value 1e+39 is beyond float32's range (+-3.4e38): rescale the column",
+       [](auto& d) { return csv_source(d, "big.csv", "a\n1\n1e39\n"); }},
+      {"csv-beyond-double", 1,
+       "orrery: script.lua:1: huge.csv:3: column \"a\": the value \"1e400\" is beyond float32's range (+-3.4e38): rescale the column",
+       [](auto& d) { return csv_source(d, "huge.csv", "a\n1\n1e400\n"); }},
+      {"csv-bad-time", 1,
+       "orrery: script.lua:1: times.csv:3: column \"time\": cannot read \"yesterday\" as a time (expected an ISO date",
+       [](auto& d) { return csv_source(d, "times.csv", "time,a\n2024-01-01,1\nyesterday,2\n"); }},
+      {"csv-repeated-time", 1,
+       "orrery: script.lua:1: repeat.csv:3: column \"time\": the time 2024-01-01 00:00:00 repeats line 2; each time may appear once per series",
+       [](auto& d) { return csv_source(d, "repeat.csv", "time,a\n2024-01-01,1\n2024-01-01,2\n"); }},
+      {"csv-missing-column", 1, "orrery: script.lua:1: a.csv: no column \"when\" (option timestamp); its columns are time, a",
+       [](auto& d) { return csv_source(d, "a.csv", "time,a\n2024-01-01,1\n", ", timestamp = \"when\""); }},
+      {"csv-all-missing", 1,
+       "orrery: script.lua:1: csv: no series for the train split in missing.csv (no series at all: the 2 found have no observed value, only NA, NaN, null or empty fields)",
+       [](auto& d) { return csv_source(d, "missing.csv", "a,b\nNA,\nNA,\nNaN,null\n"); }},
+      {"csv-no-match", 1, "orrery: script.lua:1: no file matches \"data/*.csv\"",
+       [](auto& d) { return script(d, "orrery.data{\"csv\", files = \"data/*.csv\"}\n"); }},
+      {"csv-no-such-file", 1, "orrery: script.lua:1: no such file \"sales.csv\"",
+       [](auto& d) { return script(d, "orrery.data{\"csv\", files = \"sales.csv\"}\n"); }},
+      {"csv-unreadable", 1, "orrery: script.lua:1: cannot open secret.csv: Permission denied",
+       [](auto& d) {
+         write(d, "secret.csv", "a\n1\n2\n");
+         fs::permissions(d + "/secret.csv", fs::perms::none);
+         fs::create_directories(d + "/cache");
+         fs::permissions(d + "/cache", fs::perms::all);
+         write(d, "script.lua", "orrery.data{\"csv\", files = \"secret.csv\", cache_dir = \"cache\"}\n");
+         return as_other_user("\"$ORRERY\" run script.lua");
+       },
+       Need::other_user},
+      {"csv-folder", 1, "orrery: script.lua:1: data is a folder, not a data file (files = \"data\")",
+       [](auto& d) { fs::create_directories(d + "/data"); return script(d, "orrery.data{\"csv\", files = \"data\"}\n"); }},
+
+      // Parquet files through the parquet data plugin (built where pyarrow's Arrow C++ is).
+      {"parquet-not-parquet", 1, "orrery: script.lua:1: sales.parquet: neither Parquet nor Arrow IPC",
+       [](auto& d) {
+         write(d, "sales.parquet", "date,sales\n2024-01-01,3\n");
+         return script(d, "orrery.data{\"parquet\", files = \"sales.parquet\"}\n");
+       },
+       Need::parquet},
+      {"parquet-truncated", 1, "orrery: script.lua:1: cut.parquet: Invalid: Parquet magic bytes not found in footer",
+       [](auto& d) {
+         parquet(d, "whole.parquet", "pa.table({'v': pa.array([float(i) for i in range(1000)])})");
+         const std::string bytes = test::read_text(d + "/whole.parquet");
+         write(d, "cut.parquet", bytes.substr(0, bytes.size() / 2));
+         return script(d, "orrery.data{\"parquet\", files = \"cut.parquet\"}\n");
+       },
+       Need::parquet},
+      {"parquet-non-numeric", 1, "orrery: script.lua:1: text.parquet: row 3: column \"v\": non-numeric value \"abc\" (string)",
+       [](auto& d) {
+         parquet(d, "text.parquet", "pa.table({'v': ['1', '2', 'abc']})");
+         return script(d, "orrery.data{\"parquet\", files = \"text.parquet\", columns = \"v\"}\n");
+       },
+       Need::parquet},
+      {"parquet-beyond-float32", 1,
+       "orrery: script.lua:1: big.parquet: row 2: column \"v\": the value 1e+39 is beyond float32's range (+-3.4e38): rescale the column",
+       [](auto& d) {
+         parquet(d, "big.parquet", "pa.table({'v': pa.array([1.0, 1e39, 2.0])})");
+         return script(d, "orrery.data{\"parquet\", files = \"big.parquet\"}\n");
+       },
+       Need::parquet},
+      {"parquet-all-missing", 1,
+       "orrery: script.lua:1: parquet: no series for the train split in nulls.parquet (no series at all: the 1 found have no observed value",
+       [](auto& d) {
+         parquet(d, "nulls.parquet", "pa.table({'v': pa.array([None, None, None], pa.float64())})");
+         return script(d, "orrery.data{\"parquet\", files = \"nulls.parquet\"}\n");
+       },
+       Need::parquet},
+
+      // CSV files read whole: orrery.read_csv and orrery forecast --input.
+      {"read-csv-missing", 1, "orrery: script.lua:1: cannot open sales.csv: No such file or directory",
+       [](auto& d) { return script(d, "orrery.read_csv(\"sales.csv\")\n"); }},
+      {"read-csv-ragged", 1, "orrery: script.lua:1: ragged.csv:3: expected 2 fields, found 1",
+       [](auto& d) { write(d, "ragged.csv", "a,b\n1,2\n3\n"); return script(d, "orrery.read_csv(\"ragged.csv\")\n"); }},
+      {"forecast-input-empty-column", 1,
+       "orrery: empty.csv: column \"b\" has no observed value: there is nothing to forecast from",
+       [](auto& d) {
+         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+         write(d, "empty.csv", "time,a,b\n1,5,\n2,6,NA\n3,7,\n");
+         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input empty.csv --horizon 3";
+       }},
+      {"forecast-input-beyond-double", 1, "orrery: e400.csv:3: column \"a\" has a value beyond the range of a double: \"1e400\"",
+       [](auto& d) {
+         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+         write(d, "e400.csv", "time,a\n1,5\n2,1e400\n3,7\n");
+         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input e400.csv --horizon 3";
+       }},
+      {"forecast-input-huge", 1,
+       "orrery: e300.csv: column \"a\": the value 1e+300 at step 1 is beyond +-1e150, where the forecast's float64 scaling overflows; rescale the series",
+       [](auto& d) {
+         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+         write(d, "e300.csv", "time,a\n1,1e300\n2,2e300\n3,1e300\n");
+         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input e300.csv --horizon 2";
+       }},
+
+      // Forecasts from Lua.
+      {"forecast-empty-series", 1, "orrery: script.lua:2: model:forecast: values is empty: there is nothing to forecast from",
+       [](auto& d) { return with_model(d, "m:forecast{values = {}, horizon = 3}"); }},
+      {"forecast-all-missing", 1,
+       "orrery: script.lua:2: model:forecast: series[2] has no observed value: there is nothing to forecast from",
+       [](auto& d) { return with_model(d, "m:forecast{series = {{1, 2, 3}, {0/0, 0/0}}, horizon = 3}"); }},
+      {"forecast-horizon-zero", 1, "orrery: script.lua:2: forecast horizon must be at least 1, got 0",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, horizon = 0}"); }},
+      {"forecast-horizon-too-long", 1,
+       "orrery: script.lua:2: forecast horizon 2000000 is beyond 1048576 steps; forecast in parts with decode_block_size, or at a coarser frequency",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, horizon = 2000000}"); }},
+      {"forecast-huge-values", 1,
+       "orrery: script.lua:2: model:forecast: values: the value 1e+200 at step 3 is beyond +-1e150",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 1e200}, horizon = 2}"); }},
+      {"forecast-block-size", 1,
+       "orrery: script.lua:2: decode_block_size must be 0 (one pass) or a positive multiple of the patch size 32, got 48",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, horizon = 64, decode_block_size = 48}"); }},
+      {"forecast-levels", 1, "orrery: script.lua:2: forecast levels must lie strictly between 0 and 1, got 1.5",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, horizon = 2, levels = {0.5, 1.5}}"); }},
+
+      // Weights files (safetensors) and saved models.
+      {"safetensors-too-short", 1,
+       "orrery: short.safetensors: not a valid safetensors file: shorter than its 8-byte header length",
+       [](auto& d) { return forecast_with(d, "short.safetensors", "PK\x03"); }},
+      {"safetensors-header-length", 1,
+       "orrery: length.safetensors: not a valid safetensors file: header length 1000000000000 exceeds the file",
+       [](auto& d) {
+         std::string b = safetensors("{}", "");
+         const uint64_t n = 1000000000000ull;
+         b.replace(0, 8, std::string(reinterpret_cast<const char*>(&n), 8));
+         return forecast_with(d, "length.safetensors", b);
+       }},
+      {"safetensors-header-not-json", 1, "orrery: garbled.safetensors: not a valid safetensors file: its header is not JSON",
+       [](auto& d) { return forecast_with(d, "garbled.safetensors", safetensors("{\"w\": {\"dtype\": \"F3", "")); }},
+      {"safetensors-truncated", 1,
+       "orrery: cut.safetensors: not a valid safetensors file: tensor 'w' ends at byte 16 of the data, but the file holds 8 (truncated?)",
+       [](auto& d) {
+         return forecast_with(d, "cut.safetensors",
+                              safetensors("{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", std::string(8, '\0')));
+       }},
+      {"safetensors-bad-dtype", 1,
+       "orrery: dtype.safetensors: not a valid safetensors file: tensor 'w' has unsupported dtype \"F99\"",
+       [](auto& d) {
+         return forecast_with(d, "dtype.safetensors",
+                              safetensors("{\"w\":{\"dtype\":\"F99\",\"shape\":[4],\"data_offsets\":[0,16]}}", std::string(16, '\0')));
+       }},
+      {"safetensors-overlap", 1,
+       "orrery: overlap.safetensors: not a valid safetensors file: tensors 'a' and 'b' overlap (bytes 8 to 16)",
+       [](auto& d) {
+         return forecast_with(d, "overlap.safetensors",
+                              safetensors("{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                                          "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+                                          std::string(16, '\0')));
+       }},
+      {"safetensors-shape-mismatch", 1,
+       "orrery: script.lua:3: w.safetensors does not match this model: 'patch_proj.linear1.weight' has shape [128, 64], the model expects [256, 64]",
+       [](auto& d) {
+         return with_model(d, "m:save(\"w.safetensors\")\n"
+                              "orrery.model{arch = {\"toto2\", d_model = 64, num_layers = 1, num_heads = 2}}:load(\"w.safetensors\")");
+       }},
+      {"safetensors-missing", 1, "orrery: script.lua:2: cannot open best.safetensors: No such file or directory",
+       [](auto& d) { return with_model(d, "m:load(\"best.safetensors\")"); }},
+      {"load-no-model", 1,
+       "orrery: script.lua:1: results holds no model: expected model.safetensors (Orrery weights, written by model:save) or config.json with weights (a released checkpoint)",
+       [](auto& d) { write(d, "results/notes.txt", "nothing here\n"); return script(d, "orrery.load(\"results\")\n"); }},
+
+      // Files written: run folders and outputs.
+      {"save-missing-folder", 1, "orrery: script.lua:2: cannot write models/m.safetensors: No such file or directory",
+       [](auto& d) { return with_model(d, "m:save(\"models/m.safetensors\")"); }},
+      {"runs-dir-is-a-file", 1, "orrery: script.lua:2: cannot create runs folder notes.txt: Not a directory",
+       [](auto& d) {
+         write(d, "notes.txt", "a file, not a folder\n");
+         return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, quiet = true, runs_dir = \"notes.txt\"}");
+       }},
+      {"runs-dir-unwritable", 1, "orrery: script.lua:2: cannot create run folder readonly/first: Permission denied",
+       [](auto& d) {
+         fs::create_directories(d + "/readonly");
+         fs::permissions(d + "/readonly", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+         write(d, "script.lua", kModel + "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, quiet = true, "
+                                         "runs_dir = \"readonly\", name = \"first\"}\n");
+         return as_other_user("\"$ORRERY\" run script.lua");
+       },
+       Need::other_user},
+      {"run-folder-full", 1, "orrery: script.lua:2: cannot write r/full/config.json: File too large",
+       [](auto& d) {
+         with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, quiet = true, "
+                       "runs_dir = \"r\", name = \"full\"}");
+         return std::string("ulimit -f 1 && \"$ORRERY\" run script.lua");
+       }},
+      {"write-not-a-regular-file", 1, "orrery: script.lua:1: cannot write results.json: it is not a regular file",
+       [](auto& d) {
+         if (::mkfifo((d + "/results.json").c_str(), 0644) != 0) throw std::runtime_error("mkfifo failed");
+         return script(d, "orrery.write_json(\"results.json\", {loss = 0.5})\n");
+       }},
+
+      // Checkpoints, resume and numerical faults. `resumable` is a run "r" of steps=args.steps
+      // (3), batch_size=args.batch (2), a checkpoint every step, stopped by an error at step
+      // args.stop when given.
+      {"resume-damaged-checkpoint", 0,
+       "warning: skipping checkpoint runs/r/checkpoints/step-000000002: model.safetensors fails its CRC-32 check",
+       [](auto& d) {
+         resumable(d);
+         return std::string("\"$ORRERY\" run script.lua stop=3 2>/dev/null; "
+                            "printf X | dd of=runs/r/checkpoints/step-000000002/model.safetensors bs=1 seek=200 "
+                            "conv=notrunc 2>/dev/null; \"$ORRERY\" run script.lua --resume");
+       }},
+      {"resume-other-run", 1,
+       "orrery: script.lua:2: cannot resume run runs/r: this script asks for another run (train.batch_size was 2, "
+       "now 4). Give it another name to start a new run",
+       [](auto& d) {
+         resumable(d);
+         return std::string("\"$ORRERY\" run script.lua && \"$ORRERY\" run script.lua --resume batch=4");
+       }},
+      {"resume-run-in-use", 1, "orrery: script.lua:2: run folder runs/r is in use: another process is training this run",
+       [](auto& d) {
+         resumable(d);
+         return std::string("\"$ORRERY\" run script.lua && flock runs/r/.lock \"$ORRERY\" run script.lua --resume");
+       }},
+      {"resume-metrics-changed", 1,
+       "its checkpoint recorded: it was changed since, so the run cannot go on from there",
+       [](auto& d) {
+         resumable(d);
+         return std::string("\"$ORRERY\" run script.lua stop=3 2>/dev/null; : > runs/r/metrics.jsonl; "
+                            "\"$ORRERY\" run script.lua --resume");
+       }},
+      {"resume-finished-without-checkpoint", 1,
+       "orrery: script.lua:2: run runs/f finished at step 1 but has no checkpoint of that step to load its model from "
+       "(it ran with checkpoints off); give the script another name to train anew",
+       [](auto& d) {
+         with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, quiet = true, "
+                       "name = \"f\", checkpoint_minutes = 0}");
+         return std::string("\"$ORRERY\" run script.lua && \"$ORRERY\" run script.lua --resume");
+       }},
+      {"nan-storm", 1,
+       "orrery: script.lua:2: training stopped at step 3: 2 steps in a row had a non-finite loss or gradient "
+       "(max_skipped_steps = 2; lr 1.00e+30). The weights are those after step 1 and the checkpoints are intact: "
+       "lower the learning rate, tighten clipping or check the data, then resume",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 40, batch_size = 2, context_length = 64, quiet = true, "
+                              "optimizer = {\"adamw\", lr = 1e30}, max_skipped_steps = 2}");
+       }},
+      {"checkpoint-keep-zero", 1,
+       "orrery: script.lua:2: option 'checkpoint_keep' of orrery.train must be >= 1, got number 0",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_keep = 0}");
+       }},
+  };
+  return table;
+}
+
+bool parquet_built() {
+  for (const auto& p : orrery::Registry::global().plugins())
+    if (p.kind == orrery::PluginKind::data && p.name == "parquet") return true;
+  return false;
+}
+
+// Runs `command` with /bin/sh in `dir`, standard output and error into files there; the exit
+// code as a shell reports it (128 + the signal for a process killed by one).
+Outcome run_in(const std::string& dir, const std::string& command) {
+  const std::string shell = "cd '" + dir + "' || exit 99\nORRERY='" + ORRERY_BIN +
+                            "'\nexport ORRERY_PLUGIN_PATH= HOME='" + dir + "'\n" + command + "\n";
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  const std::string out = dir + ".stdout", err = dir + ".stderr";
+  posix_spawn_file_actions_addopen(&files, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&files, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> args = {"/bin/sh", "-c", shell};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  Outcome o;
+  if (posix_spawn(&pid, "/bin/sh", &files, nullptr, argv.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&files);
+    o.why = "cannot start /bin/sh";
+    return o;
+  }
+  posix_spawn_file_actions_destroy(&files);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  o.exit = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  o.err = test::read_text(err);
+  return o;
+}
+
+// Every row run on two threads (each row is a process of its own, most of its time starting).
+std::vector<Outcome> run_rows(const std::string& root) {
+  const auto& table = rows();
+  const bool parquet = parquet_built() && fs::exists(std::string(ORRERY_SOURCE_DIR) + "/.venv/bin/python");
+  const bool other_user = ::geteuid() != 0 || fs::exists("/usr/bin/setpriv") || fs::exists("/bin/setpriv");
+  const bool cuda = at::hasCUDA();
+  std::vector<Outcome> outcomes(table.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < table.size();) {
+      const Row& row = table[i];
+      Outcome& o = outcomes[i];
+      if ((row.need == Need::parquet && !parquet) || (row.need == Need::other_user && !other_user) ||
+          (row.need == Need::no_cuda && cuda)) {
+        o.skipped = true;
+        o.why = row.need == Need::parquet     ? "the parquet plugin or the venv's python is missing"
+                : row.need == Need::other_user ? "running as root without setpriv"
+                                               : "this LibTorch has CUDA";
+        continue;
+      }
+      const std::string dir = root + "/" + row.id;
+      try {
+        fs::create_directories(dir);
+        o = run_in(dir, row.setup(dir));
+      } catch (const std::exception& e) {
+        o.why = std::string("setup failed: ") + e.what();
+      }
+    }
+  };
+  std::thread helper(work);
+  work();
+  helper.join();
+  return outcomes;
+}
+
+struct DocRow {
+  std::string id, input, message;
+  int exit = -1;
+  int line = 0;
+};
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// The table rows of docs/errors.md: | `id` | input | `message` | exit |, with \| for a | inside a cell.
+std::vector<DocRow> doc_rows() {
+  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/docs/errors.md");
+  REQUIRE(in);
+  std::vector<DocRow> out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (!line.starts_with("| `")) continue;
+    std::vector<std::string> cells;
+    std::string cell;
+    for (size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') cell += '|', ++i;
+      else if (line[i] == '|') cells.push_back(trim(cell)), cell.clear();
+      else cell += line[i];
+    }
+    INFO("docs/errors.md:" << n << ": " << line);
+    REQUIRE(cells.size() == 4);
+    auto code = [&](const std::string& c) {
+      REQUIRE(c.size() >= 2);
+      REQUIRE(c.front() == '`');
+      REQUIRE(c.back() == '`');
+      return c.substr(1, c.size() - 2);
+    };
+    DocRow r;
+    r.line = n;
+    r.id = code(cells[0]);
+    r.input = cells[1];
+    r.message = code(cells[2]);
+    r.exit = std::stoi(cells[3]);
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every row of the error catalogue: the documented exit code and message") {
+  const std::string root = test::temp_dir("errors");
+  const auto& table = rows();
+  const std::vector<Outcome> outcomes = run_rows(root);
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Row& row = table[i];
+    const Outcome& o = outcomes[i];
+    INFO("row " << row.id << " (" << root << "/" << row.id << ")");
+    if (o.skipped) {
+      WARN("row " << row.id << " skipped: " << o.why);
+      continue;
+    }
+    INFO(o.why);
+    INFO("stderr:\n" << o.err);
+    CHECK(o.exit == row.exit);
+    CHECK(o.err.find(row.message) != std::string::npos);
+    // An error is reported once, by the program, never as a C++ crash report.
+    CHECK((o.err.find("terminate called") == std::string::npos || row.exit == 134));
+  }
+}
+
+TEST_CASE("docs/errors.md and this table hold the same rows, messages and exit codes") {
+  const std::vector<DocRow> docs = doc_rows();
+  const auto& table = rows();
+  CHECK(table.size() >= 40);
+  std::map<std::string, const DocRow*> by_id;
+  for (const auto& d : docs) {
+    INFO("docs/errors.md:" << d.line << ": row " << d.id);
+    CHECK(by_id.emplace(d.id, &d).second);  // ids are unique
+    CHECK(!d.input.empty());
+  }
+  std::set<std::string> ids;
+  for (const auto& row : table) {
+    INFO("row " << row.id << " of tests/test_errors.cpp");
+    CHECK(ids.insert(row.id).second);
+    const auto it = by_id.find(row.id);
+    if (it == by_id.end()) {
+      FAIL_CHECK("row " << row.id << " has a test but no row in docs/errors.md");
+      continue;
+    }
+    CHECK(it->second->message == row.message);
+    CHECK(it->second->exit == row.exit);
+  }
+  for (const auto& d : docs)
+    if (!ids.count(d.id)) FAIL_CHECK("docs/errors.md:" << d.line << ": row " << d.id << " has no test in tests/test_errors.cpp");
+}
