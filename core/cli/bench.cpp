@@ -58,8 +58,13 @@ double run_reference(const BenchOptions& o) {
 
 int cmd_bench(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "data") return cmd_bench_data({args.begin() + 1, args.end()});
-  if (args.empty() || wants_help(args) || args[0] != "forecast") {
-    std::printf(
+  if (!args.empty() && !wants_help(args) && args[0] != "forecast") {
+    std::fprintf(stderr, "orrery: bench: unknown benchmark '%s' (bench data or bench forecast; see orrery bench --help)\n",
+                 args[0].c_str());
+    return 2;
+  }
+  if (args.empty() || wants_help(args)) {
+    std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery bench data [options]   (see orrery bench data --help)\n"
         "       orrery bench forecast [--preset toto2-4m] [--context 4096] [--horizon 1024]\n"
         "                             [--batch 8] [--variates 1] [--repeats 10] [--warmup 2]\n"

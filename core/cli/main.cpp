@@ -1,4 +1,5 @@
 // The `orrery` program: plugins, run, repl. Each command answers --help.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "orrery/error.h"
 #include "orrery/forecast_csv.h"
 #include "orrery/lua_session.h"
+#include "orrery/options.h"
 #include "orrery/registry.h"
 
 namespace orrery {
@@ -107,23 +109,35 @@ int cmd_plugins(const std::vector<std::string>& args) {
 
 int cmd_run(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
-    std::printf("usage: orrery run SCRIPT.lua [key=value ...]\n\nRuns an experiment script. "
+    std::fprintf(args.empty() ? stderr : stdout, "usage: orrery run SCRIPT.lua [--resume] [key=value ...]\n\nRuns an experiment script. "
                 "Each key=value pair lands in the global table `args` (also the chunk's `...`);\n"
                 "numbers and true/false are converted. Exit status: 0 ok, 1 error, 130 Ctrl-C,\n"
-                "143 SIGTERM (a stopped run still writes its summary).\n");
+                "143 SIGTERM (a stopped run still writes its summary).\n\n"
+                "--resume: every orrery.train of the script continues its run (runs/<name>) from its\n"
+                "newest valid checkpoint, or starts it when it does not exist yet; finished runs are\n"
+                "not trained again. Relaunch the same command after a crash or a pre-emption.\n");
     return args.empty() ? 2 : 0;
   }
   std::map<std::string, std::string> kv;
-  for (size_t i = 1; i < args.size(); ++i) {
-    auto eq = args[i].find('=');
+  std::vector<std::string> rest;  // the script and its key=value pairs, --resume taken out
+  for (const auto& a : args)
+    if (a != "--resume") rest.push_back(a);
+  const bool resume = rest.size() < args.size();
+  if (rest.empty()) throw Error("run: which script? (see orrery run --help)");
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i].starts_with("-"))  // e.g. --resum or --resume=1: never a script argument
+      throw Error("run: unknown flag '" + rest[i] + "' (the only flag is --resume; script arguments are "
+                  "key=value; see orrery run --help)");
+    auto eq = rest[i].find('=');
     if (eq == std::string::npos || eq == 0)
-      throw Error("run: argument '" + args[i] + "' is not key=value (see orrery run --help)");
-    kv[args[i].substr(0, eq)] = args[i].substr(eq + 1);
+      throw Error("run: argument '" + rest[i] + "' is not key=value (see orrery run --help)");
+    kv[rest[i].substr(0, eq)] = rest[i].substr(eq + 1);
   }
   Registry& r = Registry::global();
   report_problems(r);
   LuaSession session(r, program_lua_libraries());
-  return session.run_file(args[0], kv);
+  session.resume_runs(resume);
+  return session.run_file(rest[0], kv);
 }
 
 int cmd_repl(const std::vector<std::string>& args) {
@@ -143,7 +157,7 @@ int cmd_repl(const std::vector<std::string>& args) {
 
 int cmd_forecast(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
-    std::printf(
+    std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
@@ -199,6 +213,9 @@ static void tame_openmp_spinning(char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f, a quota-like cap) then fails the write with EFBIG, which the
+  // program reports naming the file, instead of killing it mid-write with SIGXFSZ.
+  ::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && (args[0] == "run" || args[0] == "repl" || args[0] == "ui" || args[0] == "forecast" ||
                         args[0] == "bench" || args[0] == "eval"))
@@ -222,13 +239,19 @@ int main(int argc, char** argv) {
     if (cmd == "ui") return cmd_ui(args);
     if (cmd == "plot") return cmd_plot(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
-    std::fprintf(stderr, "orrery: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    const std::string near = closest_name(cmd, {"plugins", "run", "repl", "forecast", "eval", "bench", "ui",
+                                                 "plot", "version"});
+    std::fprintf(stderr, "orrery: unknown command '%s'%s\n\n%s", cmd.c_str(),
+                 near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str(), kUsage);
     return 2;
   } catch (const c10::Error& e) {
     std::fprintf(stderr, "orrery: %s\n", e.what_without_backtrace());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "orrery: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "orrery: internal error: an exception that is not a std::exception\n");
     return 1;
   }
 }

@@ -3,6 +3,9 @@
 // docs/lua.md (a test checks that the two agree).
 #include "lua_binding.h"
 
+#include <algorithm>
+
+#include "orrery/options.h"
 #include "orrery/registry.h"
 
 namespace orrery {
@@ -11,6 +14,12 @@ namespace {
 // orrery.plugins([kind]): every loaded plugin as {kind, name, version, description, options, path}.
 int l_plugins(lua_State* L) {
   const std::string kind = lua_isnoneornil(L, 1) ? "" : to_string(L, 1, "orrery.plugins: kind");
+  const std::vector<std::string> kinds = {"architecture", "head", "optimizer", "parametrisation", "data"};
+  if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    const std::string near = closest_name(kind, kinds);
+    throw Error("orrery.plugins: unknown kind " + quote_input(kind) + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                "; the kinds are architecture, head, optimizer, parametrisation and data");
+  }
   Json arr = Json::array();
   for (const auto& p : host(L).registry.plugins())
     if (kind.empty() || kind == kind_name(p.kind)) arr.push_back(p.to_json());

@@ -21,6 +21,8 @@ int protect(lua_State* L, int (*fn)(lua_State*)) {
     msg = e.what_without_backtrace();  // the user's script line, never a C++ stack
   } catch (const std::exception& e) {
     msg = e.what();
+  } catch (...) {  // never let a foreign exception unwind through Lua's C frames
+    msg = "internal error: an exception that is not a std::exception";
   }
   if (located) {
     lua_pushstring(L, msg.c_str());

@@ -1,8 +1,10 @@
 #include <lua.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -123,7 +125,7 @@ int LuaSession::run_file(const std::string& path, const std::map<std::string, st
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return fail(path + " is a folder, not a Lua script");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot open " + path);
+  if (!in) return fail("cannot open " + path + ": " + std::strerror(errno));
   std::stringstream ss;
   ss << in.rdbuf();
   std::string code = ss.str();
@@ -136,7 +138,8 @@ int LuaSession::run_file(const std::string& path, const std::map<std::string, st
   if (luaL_loadbufferx(L_, code.data(), code.size(), ("@" + path).c_str(), "t") != LUA_OK) {
     std::string msg = lua_tostring(L_, -1);
     lua_pop(L_, 1);
-    return fail(msg);
+    // Syntax errors name the script ("script.lua:2: ..."); a binary chunk's refusal does not.
+    return fail(msg.starts_with(path + ":") ? msg : path + ": " + msg);
   }
   lua_getglobal(L_, "args");
   if (call(1, 0) != LUA_OK) {

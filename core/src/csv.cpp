@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -54,7 +55,7 @@ CsvTable read_csv(const std::string& path, const std::vector<std::string>& text_
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a CSV file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
   CsvTable t;
   std::string line;
   int64_t lineno = 0;

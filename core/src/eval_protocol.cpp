@@ -394,6 +394,8 @@ void write_eval(const Json& r, const std::string& dir) {
 }
 
 Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
+  if (r.context < 1) throw Error("evaluation: context must be at least 1 step, got " + std::to_string(r.context));
+  if (r.batch_size < 1) throw Error("evaluation: batch_size must be at least 1, got " + std::to_string(r.batch_size));
   const std::vector<EvalDataset> datasets =
       r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
   std::vector<std::unique_ptr<EvalForecaster>> owned;

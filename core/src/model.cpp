@@ -4,7 +4,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "orrery/error.h"
 #include "orrery/ops.h"
@@ -34,14 +36,32 @@ Json ModelSpec::to_json() const {
           {"patch_size", patch_size}, {"seed", seed}, {"device", device}};
 }
 
+namespace {
+// The device a spec names, refused with a message naming the option (LibTorch's own lists every
+// backend it knows, or says it "is not linked with support", without saying which option).
+at::Device parse_device(const std::string& name) {
+  std::optional<at::Device> device;
+  try {
+    device = at::Device(name);
+  } catch (const c10::Error&) {
+  }
+  if (!device)
+    throw Error("device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got " + quote_input(name));
+  if ((device->is_cuda() && !at::hasCUDA()) || (device->is_mps() && !at::hasMPS()))
+    throw Error("device " + quote_input(name) + ": this LibTorch cannot use it (built without it, or no such GPU "
+                "or driver here); use device \"cpu\"");
+  return *device;
+}
+}  // namespace
+
 struct Model::Prepared {
   PatchInput in;
   at::Tensor loc, scale, count;  // (B, V, N)
 };
 
 Model::Model(const ModelSpec& spec, const Registry& registry)
-    : spec_(spec), device_(at::Device(spec.device)) {
-  if (spec.patch_size < 1) throw Error("patch_size must be positive");
+    : spec_(spec), device_(parse_device(spec.device)) {
+  if (spec.patch_size < 1) throw Error("patch_size must be at least 1, got " + std::to_string(spec.patch_size));
   param_ = registry.create<PluginKind::parametrisation>(spec.param.name, spec.param.options);
   ParamFactory factory(*param_, at::make_generator<at::CPUGeneratorImpl>(spec.seed),
                        at::TensorOptions().dtype(at::kFloat).device(device_));
@@ -174,7 +194,11 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   std::vector<double> levels = o.levels.empty() ? head_->default_levels() : o.levels;
   std::sort(levels.begin(), levels.end());
   for (double l : levels)
-    if (!(l > 0 && l < 1)) throw Error("forecast levels must lie strictly between 0 and 1, got " + std::to_string(l));
+    if (!(l > 0 && l < 1)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", l);
+      throw Error(std::string("forecast levels must lie strictly between 0 and 1, got ") + text);
+    }
   // Values stay float64 up to the scaler, which works in float64: a series of values beyond
   // float32's range (1e39) is scaled, not overflowed to infinity and dropped.
   const at::Tensor values = values_in.to(at::kDouble);

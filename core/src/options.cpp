@@ -153,8 +153,12 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
     } else if (s->type == "string") {
       if (!v.is_string()) throw bad("a string");
       if (!s->choices.empty() &&
-          std::find(s->choices.begin(), s->choices.end(), v.get<std::string>()) == s->choices.end())
-        throw bad("one of " + join(s->choices));
+          std::find(s->choices.begin(), s->choices.end(), v.get<std::string>()) == s->choices.end()) {
+        std::vector<std::string> shown = s->choices;  // an empty choice (none) shows as ""
+        for (auto& c : shown)
+          if (c.empty()) c = "\"\"";
+        throw bad("one of " + join(shown));
+      }
     } else if (s->type == "number_list") {
       if (!v.is_array() || v.empty()) throw bad("a non-empty list of numbers");
       for (auto& e : v)

@@ -1,9 +1,14 @@
 #include "orrery/registry.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <sstream>
 
@@ -37,7 +42,68 @@ std::string version_string(int major, int minor, int patch) {
   s << major << "." << minor << "." << patch;
   return s.str();
 }
+
+// The exception in flight, as text: c10 errors without their C++ backtrace, and a thrown value
+// that is no std::exception (an int, a plugin's own type) said to be one.
+std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const c10::Error& e) {
+    return e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "it threw an exception that is not a std::exception";
+  }
+}
+
+// A plugin that aborts while it loads (its static initialisers run inside dlopen, and an
+// exception escaping one ends in std::terminate, which aborts) takes the process with it: no
+// C++ can catch that. While a library loads, SIGABRT first writes which file it was, with
+// write(2) from a message prepared beforehand, then kills the process as before (exit 134).
+const char* g_loading_message = nullptr;
+size_t g_loading_length = 0;
+
+void on_abort_while_loading(int sig) {
+  if (g_loading_message) {
+    ssize_t ignored = ::write(STDERR_FILENO, g_loading_message, g_loading_length);
+    (void)ignored;
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // delivered when the handler returns: the process ends by SIGABRT
+}
+
+class AbortReport {
+ public:
+  explicit AbortReport(const std::string& path)
+      : message_("orrery: the plugin " + path + " aborted the program while it was being loaded (a static "
+                 "initialiser or an entry point called abort() or let an exception escape); remove it from "
+                 "the plugin folders (ORRERY_PLUGIN_PATH, lib/orrery-plugins) or rebuild it\n") {
+    g_loading_message = message_.c_str();
+    g_loading_length = message_.size();
+    struct sigaction action = {};
+    action.sa_handler = on_abort_while_loading;
+    sigemptyset(&action.sa_mask);
+    installed_ = ::sigaction(SIGABRT, &action, &previous_) == 0;
+  }
+  ~AbortReport() {
+    if (installed_) ::sigaction(SIGABRT, &previous_, nullptr);
+    g_loading_message = nullptr;
+  }
+  AbortReport(const AbortReport&) = delete;
+  AbortReport& operator=(const AbortReport&) = delete;
+
+ private:
+  std::string message_;
+  struct sigaction previous_ = {};
+  bool installed_ = false;
+};
 }  // namespace
+
+void Registry::rethrow_from_plugin(const PluginInfo& p) {
+  throw Error(std::string(kind_name(p.kind)) + " plugin '" + p.name + "' (" + p.path +
+              ") failed: " + current_exception_text());
+}
 
 Json PluginInfo::to_json() const {
   Json j = {{"kind", kind_name(kind)}, {"name", name},       {"version", version},
@@ -81,6 +147,7 @@ void Registry::load_directory(const std::string& dir) {
 }
 
 bool Registry::load_file(const std::string& path) {
+  const AbortReport report(path);  // until the plugin's code has run: dlopen, its entry points
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     problems_.push_back("refused plugin " + path + ": " + dlerror());
@@ -95,7 +162,14 @@ bool Registry::load_file(const std::string& path) {
     return false;  // never dlclose: a plugin's code may still back live objects or static destructors
   }
   static constexpr orrery_plugin_abi_info host = ORRERY_PLUGIN_ABI_INFO;
-  const orrery_plugin_abi_info* a = abi();
+  const orrery_plugin_abi_info* a = nullptr;
+  try {
+    a = abi();
+  } catch (...) {
+    problems_.push_back("refused plugin " + path + ": its entry point " ORRERY_PLUGIN_ABI_ENTRY " failed: " +
+                        current_exception_text());
+    return false;
+  }
   if (!a || a->abi_version != host.abi_version || a->descriptor_size != host.descriptor_size ||
       a->torch_major != host.torch_major || a->torch_minor != host.torch_minor ||
       a->cxx11_abi != host.cxx11_abi) {
@@ -113,8 +187,9 @@ bool Registry::load_file(const std::string& path) {
   const orrery_plugin_descriptor* d = nullptr;
   try {
     d = describe();
-  } catch (const std::exception& e) {
-    problems_.push_back("refused plugin " + path + ": its description failed: " + e.what());
+  } catch (...) {
+    problems_.push_back("refused plugin " + path + ": its entry point " ORRERY_PLUGIN_ENTRY " failed: " +
+                        current_exception_text());
     return false;
   }
   if (!d || !d->name || !d->version || !d->description || !d->options_schema || !d->factory) {
@@ -135,7 +210,13 @@ bool Registry::load_file(const std::string& path) {
   info.path = path;
   info.factory = d->factory;
   if (auto format = reinterpret_cast<const CheckpointFormat* (*)()>(dlsym(handle, ORRERY_CHECKPOINT_FORMAT_ENTRY))) {
-    info.checkpoint_format = format();
+    try {
+      info.checkpoint_format = format();
+    } catch (...) {
+      problems_.push_back("refused plugin " + path + ": its entry point " ORRERY_CHECKPOINT_FORMAT_ENTRY " failed: " +
+                          current_exception_text());
+      return false;
+    }
     const CheckpointFormat* f = info.checkpoint_format;
     if (info.kind != PluginKind::architecture || !f || !f->name || !f->recognises || !f->spec || !f->take_buffers) {
       problems_.push_back("refused plugin " + path + ": incomplete checkpoint format (only an "

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -161,7 +162,7 @@ Header read_header(std::ifstream& in, const std::string& path) {
 
 std::ifstream open_binary(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path);
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
   return in;
 }
 

@@ -103,7 +103,7 @@ int cmd_ui(const std::vector<std::string>& args) {
 
 int cmd_plot(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
-    std::printf(
+    std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery plot DIR [--out OUT]\n\n"
         "Writes the dashboard's views as SVG files, for machines with no display. DIR is a run\n"
         "folder or a folder of runs (an experiment, or runs/). OUT defaults to DIR/plots.\n"

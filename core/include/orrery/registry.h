@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/error.h"
 #include "orrery/plugin.h"
 
 namespace orrery {
@@ -46,9 +47,21 @@ class Registry {
   auto create(const std::string& name, const Json& options, Args&&... args) const {
     const PluginInfo& p = find(K, name);
     Json checked = p.schema.validate(options, std::string(kind_name(K)) + " plugin '" + name + "'");
-    auto factory = reinterpret_cast<typename KindTraits<K>::Factory>(p.factory);
-    return factory(checked, std::forward<Args>(args)...);
+    // const_cast first: clang refuses a reinterpret_cast that drops the pointee's const.
+    auto factory = reinterpret_cast<typename KindTraits<K>::Factory>(const_cast<void*>(p.factory));
+    try {
+      return factory(checked, std::forward<Args>(args)...);
+    } catch (const Error&) {
+      throw;  // the plugin's own message for its user, naming the option or file at fault
+    } catch (...) {
+      rethrow_from_plugin(p);  // anything else names the plugin and its file
+    }
   }
+
+  // Inside a catch block: throws orrery::Error "<kind> plugin 'x' (path) failed: <what>" for
+  // the exception in flight, whatever its type (a std::exception or not), so no exception
+  // crosses the plugin boundary without naming the plugin.
+  [[noreturn]] static void rethrow_from_plugin(const PluginInfo& p);
 
   // The default search folders, in order.
   static std::vector<std::string> default_directories();

@@ -16,8 +16,9 @@ struct SeriesBatch {
 };
 
 // The last `context` steps of each series (all when shorter), right-aligned into one batch of
-// the longest one's length. Values beyond float32's range are kept (float64). A series with
-// no finite value in what is kept is an error naming it by `labels[i]` ("column 'b'").
+// the longest one's length. Values beyond float32's range are kept (float64); beyond +-1e150,
+// where the scaler's float64 sums overflow, they are an error naming the series and step. A
+// series with no finite value in what is kept is an error naming it by `labels[i]` ("column 'b'").
 SeriesBatch series_batch(const std::vector<std::vector<double>>& series,
                          const std::vector<std::string>& labels,
                          int64_t context = std::numeric_limits<int64_t>::max());

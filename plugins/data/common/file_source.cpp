@@ -22,7 +22,7 @@ namespace {
 class FileSource final : public DataSource {
  public:
   FileSource(const Json& o, const DataContext& ctx, const FileFormat& format) : split_(ctx.split) {
-    files_ = expand_files(o["files"]);
+    files_ = expand_files(o["files"], format.name);
     folder_ = cache_folder(o.value("cache_dir", ""), files_.front());
     const LayoutOptions layout = LayoutOptions::from_json(o);
     if (!layout.frequency.empty()) Frequency::parse(layout.frequency);  // a typo fails before any reading
@@ -51,9 +51,14 @@ class FileSource final : public DataSource {
     const double holdout = o.value("holdout", 0.1);
     const int64_t exclude_last = o.value("exclude_last", int64_t{0});
     std::vector<Region> regions = split_regions(entries_, maps_, holdout, split_, summary_, exclude_last);
+    int64_t dropped = 0;
+    for (const auto& e : entries_) dropped += e.dropped;
     if (regions.empty())
       throw Error(format.name + ": no series for the " + split_name() + " split in " + describe_files() +
-                  (series_ == 0 ? " (no series at all)"
+                  (series_ == 0 && dropped > 0
+                       ? " (no series at all: the " + std::to_string(dropped) + " found have no observed value, only "
+                         "NA, NaN, null or empty fields)"
+                   : series_ == 0 ? " (no series at all)"
                    : split_ == Split::validation ? " (holdout = " + std::to_string(holdout) + ")"
                                                  : " (every series is held out for validation: holdout = 1)") +
                   (exclude_last > 0 ? "; exclude_last = " + std::to_string(exclude_last) + " keeps back the last steps of each series" : ""));
@@ -115,14 +120,15 @@ class FileSource final : public DataSource {
 
 }  // namespace
 
-std::vector<std::string> expand_files(const Json& files) {
+std::vector<std::string> expand_files(const Json& files, const std::string& plugin) {
   std::vector<std::string> patterns;
   if (files.is_array()) {
     for (const auto& f : files) patterns.push_back(f.get<std::string>());
   } else if (files.is_string() && !files.get<std::string>().empty()) {
     patterns.push_back(files.get<std::string>());
   }
-  if (patterns.empty()) throw Error("option files is required: a file, a glob pattern such as \"data/*.csv\", or braces \"{a.csv,b.csv}\"");
+  if (patterns.empty())
+    throw Error("data plugin '" + plugin + "': option files is required: a file, a glob pattern such as \"data/*.csv\", or braces \"{a.csv,b.csv}\"");
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const auto& pattern : patterns) {

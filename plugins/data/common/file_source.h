@@ -33,6 +33,6 @@ std::unique_ptr<DataSource> make_file_source(const Json& options, const DataCont
 
 // Paths from a pattern (glob(3) with {a,b} braces and ~) or a list of them, each pattern's
 // matches sorted, repeats dropped; a pattern matching nothing is an error naming it.
-std::vector<std::string> expand_files(const Json& files);
+std::vector<std::string> expand_files(const Json& files, const std::string& plugin);
 
 }  // namespace orrery::data

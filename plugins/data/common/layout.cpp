@@ -4,8 +4,10 @@
 #include <cctype>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 
 #include "orrery/error.h"
+#include "orrery/utf8.h"
 
 namespace orrery::data {
 namespace {
@@ -15,10 +17,20 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The header for messages: plain names as they are, others (control or non-UTF-8 bytes) quoted
+// and escaped, cut between characters, so the message stays text that JSON can hold.
 std::string columns_of(const std::vector<std::string>& header) {
   std::string s;
-  for (const auto& h : header) s += (s.empty() ? "" : ", ") + h;
-  return s.size() > 300 ? s.substr(0, 300) + "..." : s;
+  for (const auto& h : header) {
+    const bool plain = is_utf8(h) && std::none_of(h.begin(), h.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+    });
+    s += (s.empty() ? "" : ", ") + (plain ? h : quote_input(h));
+  }
+  if (s.size() <= 300) return s;
+  size_t cut = 300;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  return s.substr(0, cut) + "...";
 }
 
 }  // namespace
@@ -139,9 +151,12 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
     first_series_.push_back(first);
   }
   for (size_t k = 0; k < n; ++k) {
-    if (std::isfinite(values[k]) && std::fabs(values[k]) > FLT_MAX)
+    if (std::isfinite(values[k]) && std::fabs(values[k]) > FLT_MAX) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.9g", values[k]);
       throw Error(builder_.settings().where(line) + ": column " + quote_input(layout_.header[layout_.values[k]]) +
-                  ": the value " + std::to_string(values[k]) + " is beyond float32's range");
+                  ": the value " + text + " is beyond float32's range (+-3.4e38): rescale the column");
+    }
     row_[k] = static_cast<float>(values[k]);
   }
   builder_.add_time(g, seconds, line);

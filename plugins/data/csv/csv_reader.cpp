@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -33,13 +34,24 @@ bool missing(std::string_view f) {
   return l == "na" || l == "n/a" || l == "nan" || l == "null" || l == "none";
 }
 
-// A number (possibly infinite: the caller decides), or nothing.
+// A number (possibly infinite, or beyond a double's range as +-infinity: the caller decides),
+// or nothing.
 std::optional<double> number(std::string_view f) {
   if (!f.empty() && f.front() == '+') f.remove_prefix(1);
   double v = 0;
   const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-  if (ec != std::errc() || end != f.data() + f.size() || std::isnan(v)) return std::nullopt;
+  if (end != f.data() + f.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) return std::nullopt;
+  if (ec == std::errc::result_out_of_range)  // 1e400 (or 1e-400, which is 0 for any purpose here)
+    return std::strtod(std::string(f).c_str(), nullptr);  // +-HUGE_VAL, or the underflow's tiny value
+  if (std::isnan(v)) return std::nullopt;
   return v;
+}
+
+// Whether a field spells infinity itself ("inf", "-Infinity"), rather than a number too large.
+bool spells_infinity(std::string_view f) {
+  for (char c : f)
+    if (c == 'i' || c == 'I') return true;
+  return false;
 }
 
 const char* time_hint(TimeFormat f) {
@@ -125,6 +137,9 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
         continue;
       }
       const auto v = number(f);
+      if (v && !std::isfinite(*v) && !spells_infinity(f))
+        throw Error(where(l) + ": column " + quote_input(header[layout.values[k]]) + ": the value " + quote_input(f) +
+                    " is beyond float32's range (+-3.4e38): rescale the column");
       if (!v || !std::isfinite(*v))
         throw Error(where(l) + ": column " + quote_input(header[layout.values[k]]) + ": " +
                     (v ? "infinite" : "non-numeric") + " value " + quote_input(f) +
