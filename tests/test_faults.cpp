@@ -48,6 +48,13 @@ struct Poisoned : orrery::DataSource {
   }
 };
 
+// A tiny model and its AdamW, as each case trains them.
+struct Trainee {
+  std::unique_ptr<orrery::Model> model = test::tiny_model();
+  std::unique_ptr<orrery::Optimizer> opt = orrery::Registry::global().create<orrery::PluginKind::optimizer>(
+      "adamw", Json{{"lr", 1e-3}}, model->params(), model->parametrisation());
+};
+
 orrery::TrainConfig config(Json extra = Json::object()) {
   Json j = {{"steps", 30}, {"batch_size", 4}, {"context_length", 128}, {"log_every", 1}, {"quiet", true},
             {"data_workers", 0}, {"val_batches", 0}, {"forecast_series", 0}};
@@ -70,12 +77,11 @@ bool same(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
 }  // namespace
 
 TEST_CASE("a step with a non-finite loss is skipped and counted, the weights untouched") {
-  auto& reg = orrery::Registry::global();
   for (Poison poison : {Poison::nan, Poison::overflow}) {
     INFO((poison == Poison::nan ? "NaN values" : "infinite values"));
-    auto model = test::tiny_model();
-    auto opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, model->params(),
-                                                         model->parametrisation());
+    Trainee t;
+    auto& model = t.model;
+    auto& opt = t.opt;
     Poisoned data;
     data.at = {{9, poison}, {10, poison}, {20, poison}};  // steps 10, 11 and 21
     orrery::MetricsBus bus;
@@ -134,10 +140,9 @@ TEST_CASE("max_skipped_steps non-finite steps in a row stop the run; its last ch
 }
 
 TEST_CASE("huge values are no fault: the causal scaler takes them in its stride") {
-  auto& reg = orrery::Registry::global();
-  auto model = test::tiny_model();
-  auto opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, model->params(),
-                                                       model->parametrisation());
+  Trainee t;
+  auto& model = t.model;
+  auto& opt = t.opt;
   Poisoned data;
   data.at = {{9, Poison::huge}, {10, Poison::huge}};
   orrery::MetricsBus bus;
@@ -152,10 +157,9 @@ TEST_CASE("huge values are no fault: the causal scaler takes them in its stride"
 }
 
 TEST_CASE("a loss far above the running median is reported as a spike") {
-  auto& reg = orrery::Registry::global();
-  auto model = test::tiny_model();
-  auto opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, model->params(),
-                                                       model->parametrisation());
+  Trainee t;
+  auto& model = t.model;
+  auto& opt = t.opt;
   Poisoned data;
   data.at = {{24, Poison::shift}};  // step 25
   orrery::MetricsBus bus;
@@ -169,12 +173,10 @@ TEST_CASE("a loss far above the running median is reported as a spike") {
   CHECK(spikes[0]["loss"].get<double>() > 4 * spikes[0]["median"].get<double>());
 
   // Off with spike_factor = 0.
-  auto quiet_model = test::tiny_model();
-  auto quiet_opt = reg.create<orrery::PluginKind::optimizer>("adamw", Json{{"lr", 1e-3}}, quiet_model->params(),
-                                                             quiet_model->parametrisation());
+  Trainee quiet;
   Poisoned again;
   again.at = data.at;
   spikes.clear();
-  orrery::train(*quiet_model, again, *quiet_opt, config({{"spike_factor", 0}}), bus);
+  orrery::train(*quiet.model, again, *quiet.opt, config({{"spike_factor", 0}}), bus);
   CHECK(spikes.empty());
 }

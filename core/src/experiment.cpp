@@ -104,16 +104,6 @@ RunDifferences compare_runs(const Json& saved, const Json& wanted) {
   return d;
 }
 
-Json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw Error("cannot read " + p.string());
-  try {
-    return Json::parse(in);
-  } catch (const std::exception& e) {
-    throw Error(p.string() + " is not valid JSON: " + e.what());
-  }
-}
-
 void warn(const std::string& message) {
   std::fprintf(stderr, "warning: %s\n", message.c_str());
   std::fflush(stderr);
@@ -153,7 +143,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   std::optional<Checkpoint> from;
   if (resuming) {
     const std::string dir = existing.string();
-    const RunDifferences diff = compare_runs(read_json(existing / "config.json"), config);
+    const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
     if (!diff.refused.empty())
       throw Error("cannot resume run " + dir + ": this script asks for another run (" + RunDifferences::join(diff.refused) +
                   "). Give it another name to start a new run");
@@ -161,7 +151,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
       warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
            "): it will not reproduce an uninterrupted run");
     if (fs::exists(existing / "summary.json", ec)) {
-      Json done = read_json(existing / "summary.json");
+      Json done = read_json_file((existing / "summary.json").string());
       if (!done.contains("error") && !done.value("interrupted", false) && done.value("steps", int64_t{0}) >= cfg.steps) {
         // Not trained again; the script goes on with the model as the run left it.
         RunStore finished(dir);

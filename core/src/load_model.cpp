@@ -6,6 +6,7 @@
 
 #include "orrery/error.h"
 #include "orrery/registry.h"
+#include "orrery/run_store.h"
 #include "orrery/safetensors.h"
 
 namespace fs = std::filesystem;
@@ -13,21 +14,11 @@ namespace fs = std::filesystem;
 namespace orrery {
 namespace {
 
-Json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open " + path.string());
-  try {
-    return Json::parse(in);
-  } catch (const std::exception& e) {
-    throw Error(path.string() + ": not valid JSON: " + e.what());
-  }
-}
-
 // Every tensor of a checkpoint folder: one model.safetensors, or the shards its index names.
 SafetensorsFile read_weights(const fs::path& dir) {
   const fs::path index = dir / "model.safetensors.index.json";
   if (!fs::exists(index)) return load_safetensors((dir / "model.safetensors").string());
-  const Json j = read_json(index);
+  const Json j = read_json_file(index.string());
   if (!j.contains("weight_map") || !j["weight_map"].is_object())
     throw Error(index.string() + " has no weight_map object");
   std::set<std::string> shards;
@@ -80,7 +71,7 @@ std::unique_ptr<Model> load_folder(const fs::path& dir, const Registry& registry
     throw Error(dir.string() + " holds no model: expected model.safetensors (Orrery weights, "
                 "written by model:save) or config.json with weights (a released checkpoint)");
   }
-  const Json config = read_json(config_path);
+  const Json config = read_json_file(config_path.string());
   if (is_run_config(config))
     throw Error(dir.string() + " is an Orrery run folder without saved weights: " +
                 (has_weights ? weights.string() + " was not written by model:save"

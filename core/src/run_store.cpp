@@ -20,6 +20,16 @@ void write_json_file(const std::string& path, const Json& j) {
   write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
 }
 
+Json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+  try {
+    return Json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+}
+
 std::string claim_run_dir(const std::string& runs_dir, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
     throw Error("run name '" + name + "' must be a plain folder name");

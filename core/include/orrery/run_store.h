@@ -51,5 +51,7 @@ std::string claim_run_dir(const std::string& runs_dir, const std::string& name);
 
 // Writes `j` to `path` atomically (temporary file + rename).
 void write_json_file(const std::string& path, const Json& j);
+// The JSON in `path`; throws orrery::Error naming the file when it cannot be read or parsed.
+Json read_json_file(const std::string& path);
 
 }  // namespace orrery
