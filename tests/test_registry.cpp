@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 
+#include <ATen/ATen.h>
+
+#include "orrery/batch_queue.h"
 #include "orrery/error.h"
 #include "orrery/registry.h"
 
@@ -79,4 +82,47 @@ TEST_CASE("a second plugin with the same kind and name is skipped with a note") 
   CHECK(r.plugins().size() == n);
   CHECK(r.problems().size() == n);
   CHECK(r.problems()[0].find("already provided by") != std::string::npos);
+}
+
+// A data source and an optimizer that throw what they are told to.
+namespace {
+enum class Throw { error, runtime, other };
+void throw_as(Throw t) {
+  if (t == Throw::error) throw orrery::Error("the plugin's own message");
+  if (t == Throw::runtime) throw std::runtime_error("boom");
+  throw 42;
+}
+struct ThrowingSource final : orrery::DataSource {
+  Throw how;
+  explicit ThrowingSource(Throw h) : how(h) {}
+  orrery::Batch sample(const orrery::SampleRequest&) const override { throw_as(how), std::abort(); }
+};
+struct ThrowingOptimizer final : orrery::Optimizer {
+  void step(const orrery::StepScalars&) override { throw_as(Throw::other); }
+  double base_lr() const override { return 0; }
+  orrery::NamedTensors state_tensors() const override { return {}; }
+};
+}  // namespace
+
+TEST_CASE("what a data source or optimizer throws names its plugin, from any thread") {
+  orrery::PluginInfo info;
+  info.kind = PluginKind::data, info.name = "flaky", info.path = "/plugins/data_flaky.so";
+  auto message = [&](Throw how) {
+    auto source = orrery::guard_plugin(std::make_unique<ThrowingSource>(how), info);
+    try {
+      orrery::BatchQueue queue(*source, {1, 8, 0, 2, 2});  // drawn on a worker thread
+      queue.next();
+    } catch (const orrery::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("nothing thrown");
+  };
+  CHECK(message(Throw::error) == "the plugin's own message");
+  CHECK(message(Throw::runtime) == "data plugin 'flaky' (/plugins/data_flaky.so) failed: boom");
+  CHECK(message(Throw::other) ==
+        "data plugin 'flaky' (/plugins/data_flaky.so) failed: it threw an exception that is not a std::exception");
+  info.kind = PluginKind::optimizer, info.name = "odd", info.path = "/plugins/optim_odd.so";
+  auto opt = orrery::guard_plugin(std::make_unique<ThrowingOptimizer>(), info);
+  CHECK_THROWS_WITH(opt->step({}), "optimizer plugin 'odd' (/plugins/optim_odd.so) failed: it threw an exception that "
+                                   "is not a std::exception");
 }

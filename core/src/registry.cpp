@@ -1,5 +1,7 @@
 #include "orrery/registry.h"
 
+#include "orrery/plugin_guard.h"
+
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -41,20 +43,6 @@ std::string version_string(int major, int minor, int patch) {
   std::ostringstream s;
   s << major << "." << minor << "." << patch;
   return s.str();
-}
-
-// The exception in flight, as text: c10 errors without their C++ backtrace, and a thrown value
-// that is no std::exception (an int, a plugin's own type) said to be one.
-std::string current_exception_text() {
-  try {
-    throw;
-  } catch (const c10::Error& e) {
-    return e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "it threw an exception that is not a std::exception";
-  }
 }
 
 // A plugin that aborts while it loads (its static initialisers run inside dlopen, and an
@@ -101,8 +89,7 @@ class AbortReport {
 }  // namespace
 
 void Registry::rethrow_from_plugin(const PluginInfo& p) {
-  throw Error(std::string(kind_name(p.kind)) + " plugin '" + p.name + "' (" + p.path +
-              ") failed: " + current_exception_text());
+  throw Error(plugin_label(p) + " failed: " + current_exception_text());
 }
 
 Json PluginInfo::to_json() const {

@@ -9,6 +9,7 @@
 
 #include "orrery/error.h"
 #include "orrery/plugin.h"
+#include "orrery/plugin_guard.h"
 
 namespace orrery {
 
@@ -50,7 +51,9 @@ class Registry {
     // const_cast first: clang refuses a reinterpret_cast that drops the pointee's const.
     auto factory = reinterpret_cast<typename KindTraits<K>::Factory>(const_cast<void*>(p.factory));
     try {
-      return factory(checked, std::forward<Args>(args)...);
+      auto made = factory(checked, std::forward<Args>(args)...);
+      if constexpr (K == PluginKind::data || K == PluginKind::optimizer) return guard_plugin(std::move(made), p);
+      else return made;
     } catch (const Error&) {
       throw;  // the plugin's own message for its user, naming the option or file at fault
     } catch (...) {
