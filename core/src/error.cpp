@@ -2,20 +2,12 @@
 
 #include <cstdio>
 
+#include "orrery/utf8.h"
+
 namespace orrery {
 
-namespace {
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not one.
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  const size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? (c <= 0xEF ? 3 : 0) : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
-}  // namespace
-
+// Non-UTF-8 bytes are escaped by the strict rule of utf8.h, so a message with quoted input is
+// always valid JSON text (run summaries and events carry error messages).
 std::string quote_input(std::string_view text, size_t max) {
   std::string out = "\"";
   size_t shown = 0, i = 0;

@@ -1,0 +1,34 @@
+#pragma once
+// UTF-8 as JSON (nlohmann::json::dump) accepts it, RFC 3629: no overlong forms, no surrogates,
+// nothing above U+10FFFF. Text that passes can go into any JSON document Orrery writes.
+#include <cstddef>
+#include <string_view>
+
+namespace orrery {
+
+// The length of the UTF-8 sequence starting at s[i] (1 for ASCII), or 0 when it is not one.
+inline size_t utf8_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = byte(0);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range, narrower after E0, ED, F0, F4
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  if (n == 0 || i + n > s.size() || byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if ((byte(k) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+inline bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace orrery
