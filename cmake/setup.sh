@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TORCH_SPEC=${ORRERY_TORCH_SPEC:-torch==2.13.0}
+# clang-19 and its compiler-rt (libFuzzer, sanitizers) are for `make fuzz` only.
 APT_PACKAGES=(g++ make pkg-config liblua5.4-dev nlohmann-json3-dev catch2 libreadline-dev
               libimgui-dev libglfw3-dev libstb-dev xvfb xauth libgl1-mesa-dri libglx-mesa0
-              fonts-dejavu-core tmux)
+              fonts-dejavu-core tmux clang-19 libclang-rt-19-dev)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

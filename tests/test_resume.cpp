@@ -99,7 +99,7 @@ void flip_byte(const std::string& path, std::streamoff at) {
 
 TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run ends as the uninterrupted one") {
   Run r("resume-kill");
-  const std::string steps = "steps=90 every=1";
+  const std::string steps = "steps=240 every=1";
   REQUIRE(r.go(steps + " name=ref").status == 0);
 
   const std::string k = r.run_dir("k");
@@ -107,12 +107,12 @@ TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run en
   int kills = 0, mid_write = 0, launches = 0;
   for (;;) {
     REQUIRE(++launches < 200);
-    test::Background p({"run", r.script, "--resume", "steps=90", "every=1", "name=k", "runs=" + r.dir + "/runs"},
+    test::Background p({"run", r.script, "--resume", "steps=240", "every=1", "name=k", "runs=" + r.dir + "/runs"},
                        r.dir + "/launch" + std::to_string(launches) + ".log");
     if (kills >= 20 && mid_write >= 3) {  // enough: let it finish
       REQUIRE(p.wait_exit(300) == 0);
       INFO(p.output());
-      CHECK_THAT(p.output(), Catch::Contains("finished\t90"));
+      CHECK_THAT(p.output(), Catch::Contains("finished\t240"));
       break;
     }
     // A third of the kills land while a checkpoint is being written; the others a random
@@ -155,7 +155,7 @@ TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run en
   CHECK(got == want);
   CHECK(forecast_steps(k) == forecast_steps(r.run_dir("ref")));
   const Json summary = Json::parse(test::read_text(k + "/summary.json"));
-  CHECK(summary["steps"] == 90);
+  CHECK(summary["steps"] == 240);
   CHECK_FALSE(summary.contains("error"));
   CHECK(orrery::list_checkpoints(k).size() == 3);  // checkpoint_keep
   CHECK_FALSE(write_in_progress(k));

@@ -34,8 +34,13 @@ std::string describe_value(const Json& v) {
   if (v.is_string()) return "the string " + quote_input(v.get<std::string>());
   if (v.is_number_float() && !std::isfinite(v.get<double>()))
     return std::string("number ") + (std::isnan(v.get<double>()) ? "NaN" : v.get<double>() > 0 ? "inf" : "-inf");
-  std::string text = v.dump();
-  if (text.size() > 80) text = text.substr(0, 80) + "...";
+  // replace: a value built in C++ (not parsed) may hold bytes that are not UTF-8; dump would throw.
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 80) {  // cut between characters: a message must stay UTF-8 (fuzz_options)
+    size_t cut = 80;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   return v.type_name() + std::string(" ") + text;
 }
 

@@ -118,12 +118,16 @@ Header read_header(std::ifstream& in, const std::string& path) {
     if (!known) throw bad_tensor("has unsupported dtype " + e["dtype"].dump());
     const Json& shape = e["shape"];
     if (!shape.is_array()) throw bad_tensor("has a shape that is not a list: " + shape.dump());
-    uint64_t numel = 1;
+    // extent: the product of the sizes other than 0. A 0 makes the tensor empty, but torch still
+    // takes the other sizes as int64 and multiplies them into strides, so [0, 2^63] or
+    // [0, 2^62, 2^62] must be refused here, not by a c10::Error from at::empty (fuzz_safetensors).
+    uint64_t numel = 1, extent = 1;
     for (const auto& d : shape) {
       if (!d.is_number_unsigned()) throw bad_tensor("has a shape that is not a list of sizes: " + shape.dump());
       const uint64_t dim = d.get<uint64_t>();
-      // At most 2^60 elements, so that bytes = numel x (at most 8) cannot overflow below.
-      if (dim > 0 && numel > (uint64_t{1} << 60) / dim) throw bad_tensor("has an impossible shape " + shape.dump());
+      // At most 2^60, so that bytes = numel x (at most 8) cannot overflow below.
+      if (dim > 0 && extent > (uint64_t{1} << 60) / dim) throw bad_tensor("has an impossible shape " + shape.dump());
+      if (dim > 0) extent *= dim;
       numel *= dim;
       entry.shape.push_back(static_cast<int64_t>(dim));
     }

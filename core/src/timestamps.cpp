@@ -264,7 +264,11 @@ std::optional<double> parse_timestamp(std::string_view text, TimeFormat format) 
   if (text.empty()) return std::nullopt;
   switch (format) {
     case TimeFormat::iso: return parse_iso(text);
-    case TimeFormat::unix_seconds: return parse_number(text);
+    case TimeFormat::unix_seconds: {
+      auto x = parse_number(text);
+      if (!x || !in_time_range(*x)) return std::nullopt;
+      return x;
+    }
     case TimeFormat::year_fraction: {
       auto x = parse_number(text);
       if (!x || *x < -100000 || *x > 100000) return std::nullopt;
@@ -276,6 +280,11 @@ std::optional<double> parse_timestamp(std::string_view text, TimeFormat format) 
 
 std::string format_timestamp(double seconds) {
   if (!std::isfinite(seconds)) return "(not a time)";
+  if (!in_time_range(seconds)) {  // beyond the calendar arithmetic below
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g seconds since 1970", seconds);
+    return buf;
+  }
   const int64_t ms_total = std::llround(seconds * 1000);
   const int64_t days = floor_div(ms_total, 86400000);
   const int64_t ms = ms_total - days * 86400000;

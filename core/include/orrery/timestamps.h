@@ -19,11 +19,18 @@ enum class TimeFormat {
   year_fraction,  // R's ts time: 1949.0833 = February 1949 (year + (month - 1) / 12)
 };
 
+// Times lie within about 100,000 years of 1970 (+-3.2e12 seconds): far beyond any data, and
+// where every date computation here stays exact and within 64-bit integers. parse_timestamp
+// refuses times outside; readers of typed times (Arrow timestamps, dates) check them with this.
+inline bool in_time_range(double seconds) { return seconds >= -3.2e12 && seconds <= 3.2e12; }
+
 // The field as seconds since the epoch (UTC), or nothing when it is not a timestamp in
-// `format`. ISO times without an offset are taken as UTC. Surrounding blanks are ignored.
+// `format` (or outside in_time_range). ISO times without an offset are taken as UTC.
+// Surrounding blanks are ignored.
 std::optional<double> parse_timestamp(std::string_view text, TimeFormat format = TimeFormat::iso);
 
-// "2024-01-31 12:00:00" (UTC; ".250" when there are milliseconds), for messages.
+// "2024-01-31 12:00:00" (UTC; ".250" when there are milliseconds), for messages; a time
+// outside in_time_range as its number of seconds.
 std::string format_timestamp(double seconds);
 
 // The frequency of a series' timestamps (any order; at least two distinct ones), from the

@@ -16,7 +16,8 @@ class BatchStream {
  public:
   virtual ~BatchStream() = default;
   virtual std::shared_ptr<arrow::Schema> schema() const = 0;
-  // The next batch, or null at the end; throws orrery::Error naming the file.
+  // The next batch, fully validated (offsets, lengths, dictionary indices within their buffers),
+  // or null at the end; throws orrery::Error naming the file.
   virtual std::shared_ptr<arrow::RecordBatch> next() = 0;
 };
 

@@ -80,12 +80,14 @@ Cell seconds_at(const arrow::Array& a, int64_t i, TimeFormat format, double& out
       const double per_second = type.unit() == arrow::TimeUnit::SECOND ? 1 : type.unit() == arrow::TimeUnit::MILLI ? 1e3
                               : type.unit() == arrow::TimeUnit::MICRO ? 1e6 : 1e9;
       out = static_cast<double>(static_cast<const arrow::TimestampArray&>(a).Value(i)) / per_second;
-      return Cell::ok;
+      return in_time_range(out) ? Cell::ok : Cell::bad;
     }
-    case arrow::Type::DATE32: out = static_cast<const arrow::Date32Array&>(a).Value(i) * 86400.0; return Cell::ok;
+    case arrow::Type::DATE32:
+      out = static_cast<const arrow::Date32Array&>(a).Value(i) * 86400.0;
+      return in_time_range(out) ? Cell::ok : Cell::bad;
     case arrow::Type::DATE64:
       out = static_cast<double>(static_cast<const arrow::Date64Array&>(a).Value(i)) / 1e3;
-      return Cell::ok;
+      return in_time_range(out) ? Cell::ok : Cell::bad;
     default: break;
   }
   if (auto t = text_at(a, i)) {
@@ -98,7 +100,7 @@ Cell seconds_at(const arrow::Array& a, int64_t i, TimeFormat format, double& out
     if (!std::isfinite(*v)) return Cell::bad;
     if (format == TimeFormat::unix_seconds) {
       out = *v;
-      return Cell::ok;
+      return in_time_range(out) ? Cell::ok : Cell::bad;
     }
     const auto parsed = parse_timestamp(std::to_string(*v), format);  // R's years: the rules of text
     if (!parsed) return Cell::bad;

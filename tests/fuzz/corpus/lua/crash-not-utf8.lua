@@ -1,0 +1,1 @@
+return {arch = {"toto2", d_model = 128, num_layers = 4}, head = "þÿÿötile", param = "sp"}

@@ -1,0 +1,1 @@
+local t = {} local c = t for i = 1, 100 do c.x = {} c = c.x end return t

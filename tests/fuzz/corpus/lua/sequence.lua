@@ -1,0 +1,1 @@
+local t = {} for i = 1, 100 do t[i] = i * 0.5 end return t

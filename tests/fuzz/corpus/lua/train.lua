@@ -1,0 +1,1 @@
+return {steps = 100, schedule = {kind = "wsd", warmup = 0.05}, momentum = {from = 0.85}}
