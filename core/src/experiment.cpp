@@ -154,7 +154,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
       Json done = read_json_file((existing / "summary.json").string());
       if (!done.contains("error") && !done.value("interrupted", false) && done.value("steps", int64_t{0}) >= cfg.steps) {
         // Not trained again; the script goes on with the model as the run left it.
-        RunStore finished(dir);
+        RunStore finished(dir);  // held only for its lock: no other process trains the run meanwhile
         const auto last = load_latest_checkpoint(dir, model, optimizer, warn);
         const int64_t steps = done.value("steps", int64_t{0});
         if (!last || last->state.step != steps)
