@@ -1,8 +1,13 @@
-// `orrery forecast` as a user types it: what a run folder, a CSV and the flags can get wrong.
+// `orrery forecast` as a user types it: what a run folder, a CSV and the flags can get wrong;
+// `orrery bench train`'s report and its reference comparison.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "support.h"
 
@@ -88,4 +93,100 @@ TEST_CASE("orrery forecast: a model path says what it holds when it holds no mod
   auto other = test::run_command(orrery_cmd("forecast --model " + empty + csv));
   CHECK(other.output.find("config.json is neither an Orrery run's config nor a checkpoint layout any plugin reads "
                           "(readers: Hugging Face Toto 2.0 (architecture plugin 'toto2'))") != std::string::npos);
+}
+
+namespace {
+
+// The number after `label` in `text` (the first one), or NaN when the label is missing.
+double number_after(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(text.c_str() + at + label.size(), nullptr);
+}
+
+// The Python of the checkout's .venv when it can import torch (cmake/setup.sh installs it).
+std::string python_with_torch() {
+  const std::string python = std::string(ORRERY_SOURCE_DIR) + "/.venv/bin/python";
+  if (!std::filesystem::exists(python)) return "";
+  return test::run_command("'" + python + "' -c 'import torch'").status == 0 ? python : "";
+}
+
+const std::string kTinyTrain = "bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1";
+
+}  // namespace
+
+TEST_CASE("orrery bench train prints step time, throughput, memory, FLOPs and MFU") {
+  auto r = test::run_command(orrery_cmd(kTinyTrain));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("bench train: toto2-4m (4144448 parameters, umup) on cpu") != std::string::npos);
+  CHECK(r.output.find("batch 2 x 1 variates x 128 steps (4 patches); fp32") != std::string::npos);
+  for (const char* label : {"step: median ", "min ", "max ", "throughput: ", "tokens/s (a token: one patch of 32 steps of one variate), ",
+                            "memory: peak ", "model FLOPs: ", "achieved: ", "peak: "}) {
+    INFO(label);
+    const double v = number_after(r.output, label);
+    CHECK(std::isfinite(v));
+    CHECK(v > 0);
+  }
+  CHECK(r.output.find("the process's peak resident set") != std::string::npos);
+  CHECK(r.output.find("float32 at::mm of 2048 x 2048 by 2048 x 2048 on cpu, best of 5") != std::string::npos);
+  // A toto2-4m step at 2 x 128: 6 x 4.14M x 8 tokens less the head's last patch, ~0.19 GFLOP.
+  CHECK(r.output.find("model FLOPs: 191 MFLOP per step") != std::string::npos);
+  const double mfu = number_after(r.output, "MFU: ");
+  CHECK(mfu > 0);
+  CHECK(mfu < 1.5);
+  CHECK(r.output.find("reference") == std::string::npos);  // none asked for
+}
+
+TEST_CASE("orrery bench train refuses bad arguments, naming the option") {
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--bogus 1", "bench train: unknown argument '--bogus' (see orrery bench train --help)"},
+           {"--precision fp16", "bench train: --precision: unknown precision 'fp16' (fp32 or bf16)"},
+           {"--batch 0", "bench train: --batch must be at least 1, got 0"},
+           {"--repeats two", "bench train: --repeats takes a whole number, got 'two'"},
+           {"--context 100", "bench train: --context must be a multiple of the patch size 32"},
+           {"--optimizer sgd --reference python", "the reference step uses AdamW with its defaults"},
+           {"--param upmu", "bench train: --param: unknown parametrisation plugin 'upmu'"},
+           {"--batch", "bench train: --batch needs a value"}}) {
+    auto r = test::run_command(orrery_cmd("bench train " + c.args));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find(c.message) != std::string::npos);
+  }
+  auto help = test::run_command(orrery_cmd("bench train --help"));
+  CHECK(help.status == 0);
+  CHECK(help.output.find("causal time layers counted at the full S^2") != std::string::npos);
+}
+
+TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, and prints the ratios") {
+  const std::string python = python_with_torch();
+  if (python.empty()) {
+    WARN("skipped: no .venv/bin/python with torch");
+    return;
+  }
+  const std::string script = std::string(ORRERY_SOURCE_DIR) + "/tests/reference/bench_train_reference.py";
+  auto r = test::run_command(orrery_cmd(kTinyTrain + " --reference \"'" + python + "' '" + script + "'\""));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("--mode eager") != std::string::npos);
+  CHECK(r.output.find("--mode compile") != std::string::npos);
+  CHECK(r.output.find("warning: the reference reports") == std::string::npos);  // the same parameter count
+  for (const char* label : {"reference (eager): median ", "reference (compile): median "}) {
+    INFO(label);
+    const double ms = number_after(r.output, label);
+    CHECK(std::isfinite(ms));
+    CHECK(ms > 0);
+    const size_t at = r.output.find(label);
+    const double ratio = number_after(r.output.substr(at), "reference ms / Orrery ms = ");
+    CHECK(ratio > 0);
+    CHECK(std::isfinite(ratio));
+  }
+  // A reference that fails is an error that shows what it printed.
+  auto bad = test::run_command(orrery_cmd(kTinyTrain + " --reference \"'" + python + "' '" + script + "' --no-such-flag\""));
+  CHECK(bad.status == 1);
+  CHECK(bad.output.find("the reference command failed or printed no `median_ms X` line") != std::string::npos);
+  CHECK(bad.output.find("unrecognized arguments: --no-such-flag") != std::string::npos);
 }

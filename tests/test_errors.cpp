@@ -164,8 +164,8 @@ const std::vector<Row>& rows() {
       {"cli-eval-context", 1, "orrery: evaluation: context must be at least 1 step, got 0",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --context 0"; }},
       {"cli-bench-unknown", 2,
-       "orrery: bench: unknown benchmark 'train' (bench data or bench forecast; see orrery bench --help)",
-       [](auto&) { return "\"$ORRERY\" bench train"; }},
+       "orrery: bench: unknown benchmark 'speed' (bench data, bench train or bench forecast; see orrery bench --help)",
+       [](auto&) { return "\"$ORRERY\" bench speed"; }},
 
       // Lua scripts.
       {"lua-syntax-error", 1, "orrery: script.lua:3: unexpected symbol near <eof>",

@@ -38,6 +38,10 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery repl", "echo 'print(orrery.version)' | build/bin/orrery repl", "0.1.0"},
     {"build/bin/orrery forecast --model runs/quickstart --input assets/data/co2.csv --horizon 24 --out fc.csv", "",
      "file:fc.csv"},
+    {"build/bin/orrery forecast --model runs/quickstart --input assets/data/co2.csv --horizon 24 --precision bf16 --out fc16.csv",
+     "", "file:fc16.csv"},
+    // tests/headless_configure.sh configures and checks a headless build (ctest: headless_configure).
+    {"make build EXTRA=-DORRERY_UI=OFF BUILD=build-headless", "", ""},
     {"build/bin/orrery bench forecast --preset toto2-4m --context 4096 --horizon 1024 --batch 8",
      "build/bin/orrery bench forecast --preset toto2-4m --context 4096 --horizon 1024 --batch 8 --repeats 2 --warmup 1",
      "median"},
@@ -73,6 +77,10 @@ const std::vector<Exercise> kExercises = {
     {"make sanitize", "", ""},
     {"make fuzz", "", ""},
     {"build/bin/orrery bench data", "build/bin/orrery bench data --batches 2 --workers 1,2", "2 workers: a batch every"},
+    // The sandbox has no .venv: the reference comparison runs in test_cli instead.
+    {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --reference \".venv/bin/python "
+     "tests/reference/bench_train_reference.py\"",
+     "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1", "MFU: "},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
     {"build/bin/orrery eval --baselines theta,ets --data assets/data/airquality.csv --out runs/aq-eval", "",
      "file:runs/aq-eval/eval.csv"},

@@ -18,6 +18,7 @@ PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);   // eval.cpp
 int cmd_bench_data(const std::vector<std::string>& args);  // bench_data.cpp
+int cmd_bench_train(const std::vector<std::string>& args);  // bench_train.cpp
 // The Lua libraries the program adds to the core's `orrery` table (ui/cli/ui_commands.cpp).
 std::vector<LuaLibrary> program_lua_libraries();
 int cmd_ui(const std::vector<std::string>& args);    // ui/cli/ui_commands.cpp

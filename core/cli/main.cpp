@@ -63,6 +63,7 @@ const char* kUsage =
     "                                   quantile forecasts of every series in a CSV\n"
     "  eval [--model M]... [--data D]   GIFT-Eval scores of models and baselines on a benchmark\n"
     "  bench forecast [options]         latency of one forecast of a Toto 2.0 preset\n"
+    "  bench train [options]            training step time, tokens/s, memory and MFU of a preset\n"
     "  bench data [options]             batch generation time against the training step\n"
     "  ui [RUNS_DIR | SCRIPT.lua]       the live dashboard (loss, forecasts, LR transfer)\n"
     "  plot RUN_DIR [--out DIR]         the dashboard's views as SVG files\n"
@@ -159,7 +160,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
-        "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n\n"
+        "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
+        "                       [--precision fp32|bf16]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -169,7 +171,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "<series>_q<level> for each quantile level.\n"
         "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n"
         "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
-        "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n");
+        "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n"
+        "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
@@ -187,6 +190,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--horizon") o.horizon = number(a);
     else if (a == "--context") o.context = number(a);
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
+    else if (a == "--precision") o.precision = value();
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
   }
   if (o.model.empty() || o.input.empty() || !o.horizon)

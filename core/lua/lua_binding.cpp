@@ -147,6 +147,13 @@ std::optional<std::string> string_field(lua_State* L, int idx, const char* key, 
   return v;
 }
 
+std::optional<bool> boolean_field(lua_State* L, int idx, const char* key, const std::string& fn) {
+  if (!field(L, idx, key)) return std::nullopt;
+  const bool v = to_boolean(L, -1, fn + ": " + key);
+  lua_pop(L, 1);
+  return v;
+}
+
 PluginSpec to_plugin_spec(lua_State* L, int idx, const std::string& what) {
   idx = lua_absindex(L, idx);
   PluginSpec spec;

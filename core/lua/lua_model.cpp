@@ -44,12 +44,12 @@ int l_load(lua_State* L) {
   return 1;
 }
 
-// model:forecast{values= | series=, horizon=, levels=, decode_block_size=}
+// model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
-  check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size"});
+  check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   ForecastOptions opts;
@@ -57,6 +57,8 @@ int m_forecast(lua_State* L) {
   opts.interrupt = &host(L).interrupt;
   if (field(L, 2, "levels")) opts.levels = to_numbers(L, -1, fn + ": levels"), lua_pop(L, 1);
   if (auto b = integer_field(L, 2, "decode_block_size", fn)) opts.decode_block_size = *b;
+  if (auto p = string_field(L, 2, "precision", fn)) opts.precision = parse_precision(*p, fn + ": precision");
+  if (auto g = boolean_field(L, 2, "graph", fn)) opts.graph = *g;
 
   std::vector<std::vector<double>> series;
   std::vector<std::string> labels;

@@ -1,5 +1,7 @@
 #include "orrery/forecast_csv.h"
 
+#include "orrery/precision.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -87,6 +89,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   const int64_t S = static_cast<int64_t>(series.size());
   ForecastOptions fo;
   fo.decode_block_size = o.decode_block_size;
+  fo.precision = parse_precision(o.precision, "forecast: --precision");
   fo.interrupt = o.interrupt;
   Forecast f = model->forecast(batch.values, batch.observed, at::zeros({S, 1}, at::kLong), horizon, fo);
   const at::Tensor q = f.quantiles.contiguous();

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "orrery/error.h"
+#include "orrery/graphed_call.h"
 #include "orrery/ops.h"
 #include "orrery/patching.h"
 #include "orrery/registry.h"
@@ -111,8 +112,12 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardCont
   Prepared p = prepare(b.values, b.observed, b.series_ids, keep);
   const int64_t N = p.loc.size(-1);
   if (N < 2) throw Error("training needs at least two patches of context");
-  at::Tensor h = arch_->forward(p.in, ctx).slice(2, 0, N - 1);
-  at::Tensor out = head_->forward(h, ctx);
+  at::Tensor out;
+  {
+    AutocastGuard autocast(device_.type(), ctx.precision);
+    out = head_->forward(arch_->forward(p.in, ctx).slice(2, 0, N - 1), ctx);
+  }
+  out = out.to(at::kFloat);  // the loss in float32 whatever the forward ran in
 
   // Target: patch n+1 in the space of patch n's statistics, as a forecast reads it back.
   at::Tensor next = b.values.unflatten(-1, {N, P}).slice(2, 1, N);
@@ -256,7 +261,8 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   const int64_t block = o.decode_block_size ? std::min(o.decode_block_size / P, K) : K;
 
   c10::InferenceMode guard;
-  const ForwardContext ctx;
+  ForwardContext ctx;
+  ctx.precision = o.precision;
   // Data units in float64, as the scaler computes them (float32 on MPS, which has no float64).
   auto dopts = at::TensorOptions().dtype(device_.is_mps() ? at::kFloat : at::kDouble).device(device_);
   auto bopts = dopts.dtype(at::kBool);
@@ -280,16 +286,22 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     at::Tensor keep = at::cat({at::ones({B, V, known}, bopts), at::zeros({B, V, n}, bopts)}, -1);
     Prepared p = prepare(at::cat({values, at::zeros({B, V, n * P}, dopts)}, -1),
                          at::cat({observed, at::zeros({B, V, n * P}, bopts)}, -1), ids, keep);
-    at::Tensor h;
-    if (cache) {  // feed only what the cache has not seen; commit the known patches
-      const int64_t from = cache->length, count = known + n - from;
-      PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
-                      p.in.patch_valid.narrow(2, from, count)};
-      h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
-    } else {
-      h = arch_->forward(p.in, ctx).narrow(2, known - 1, n);
+    at::Tensor out;  // the head's output for the n patches
+    {
+      AutocastGuard autocast(device_.type(), o.precision);
+      if (cache) {  // feed only what the cache has not seen; commit the known patches
+        const int64_t from = cache->length, count = known + n - from;
+        PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
+                        p.in.patch_valid.narrow(2, from, count)};
+        at::Tensor h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
+        out = head_->forward(h, ctx);
+      } else if (o.graph) {
+        out = graphed_head_output(p.in, known - 1, n, ctx);
+      } else {
+        out = head_->forward(arch_->forward(p.in, ctx).narrow(2, known - 1, n), ctx);
+      }
     }
-    at::Tensor q = head_->quantiles(head_->forward(h, ctx), asked);  // (A, B, V, n, P)
+    at::Tensor q = head_->quantiles(out.to(at::kFloat), asked);  // (A, B, V, n, P), float32 or wider
     at::Tensor loc = p.loc.narrow(2, known - 1, n).unsqueeze(-1);
     at::Tensor scale = p.scale.narrow(2, known - 1, n).unsqueeze(-1);
     // Back to data units in the scaler's precision; sinh(80) stays finite.
@@ -306,6 +318,44 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
   if (o.mean) f.mean = all.index_select(0, rows_of(mean_grid)).mean(0);
   return f;
+}
+
+// One recorded forward: inputs copied into `in` before each replay, the head's output in `out`.
+struct Model::ForwardGraph {
+  PatchInput in;
+  at::Tensor out;
+  std::unique_ptr<GraphedCall> call;
+  uint64_t last_used = 0;
+};
+
+at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx) {
+  const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), from, "+", n, precision_name(ctx.precision));
+  static_assert(kMaxForwardGraphs > 0);
+  uint64_t newest = 0;
+  for (const auto& [k, g] : forward_graphs_) newest = std::max(newest, g->last_used);
+  auto it = forward_graphs_.find(key);
+  if (it == forward_graphs_.end()) {
+    if (forward_graphs_.size() == kMaxForwardGraphs)  // the least recently used goes
+      forward_graphs_.erase(std::min_element(forward_graphs_.begin(), forward_graphs_.end(), [](const auto& a, const auto& b) {
+        return a.second->last_used < b.second->last_used;
+      }));
+    auto g = std::make_unique<ForwardGraph>();
+    g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone()};
+    g->call = make_graphed_call(device_);
+    ForwardContext recorded = ctx;
+    recorded.host_sync = false, recorded.probe = nullptr;
+    ForwardGraph* graph = g.get();
+    g->call->capture([this, graph, recorded, from, n] {
+      AutocastGuard autocast(device_.type(), recorded.precision);
+      graph->out = head_->forward(arch_->forward(graph->in, recorded).narrow(2, from, n), recorded);
+    });
+    it = forward_graphs_.emplace(key, std::move(g)).first;
+  }
+  ForwardGraph& g = *it->second;
+  g.last_used = newest + 1;
+  g.in.tokens.copy_(in.tokens), g.in.series_ids.copy_(in.series_ids), g.in.patch_valid.copy_(in.patch_valid);
+  g.call->replay();
+  return g.out.clone();  // the next replay writes over `out`
 }
 
 Json Model::describe() const {

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <optional>
 
 #include "orrery/batch_queue.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/format_duration.h"
+#include "orrery/graphed_call.h"
 #include "orrery/evaluate.h"
 #include "orrery/events.h"
 #include "orrery/metrics_bus.h"
@@ -38,6 +41,72 @@ double clip_global_norm(std::vector<Param>& params, double max_norm) {
   }
   return total;
 }
+
+// Graph mode: a micro-batch's forward and backward recorded once per batch shape and replayed
+// (graphed_call.h). The recording adds into the gradients in place, so between steps they are
+// zeroed, never released.
+class MicroStepGraphs {
+ public:
+  MicroStepGraphs(Model& model, const ForwardContext& ctx, int64_t accumulate)
+      : model_(model), ctx_(ctx), accumulate_(accumulate) {
+    ctx_.host_sync = false;
+  }
+
+  // The micro-batch's loss, already divided by `accumulate`; its gradients are added.
+  at::Tensor run(const Batch& b, const at::Tensor& keep) {
+    const std::string key = c10::str(b.values.sizes(), b.series_ids.sizes(), keep.defined());
+    auto it = recordings_.find(key);
+    if (it == recordings_.end()) it = recordings_.emplace(key, record(b, keep)).first;
+    Recording& r = *it->second;
+    r.in.values.copy_(b.values), r.in.observed.copy_(b.observed), r.in.series_ids.copy_(b.series_ids);
+    if (keep.defined()) r.keep.copy_(keep);
+    r.call->replay();
+    return r.loss;
+  }
+
+  static void zero_grads(std::vector<Param>& params) {
+    for (auto& p : params)
+      if (p.tensor.grad().defined()) p.tensor.mutable_grad().zero_();
+  }
+
+ private:
+  struct Recording {
+    Batch in;
+    at::Tensor keep, loss;
+    std::unique_ptr<GraphedCall> call;
+  };
+  static constexpr size_t kMaxShapes = 8;
+
+  std::unique_ptr<Recording> record(const Batch& b, const at::Tensor& keep) {
+    if (recordings_.size() == kMaxShapes)
+      throw Error("graph = true records one graph per batch shape, and the batches came in more than " +
+                  std::to_string(kMaxShapes) + " shapes (now " + c10::str(b.values.sizes()) +
+                  "): train without graph, or with data of one variate count");
+    auto r = std::make_unique<Recording>();
+    r->in = Batch{b.values.clone(), b.observed.clone(), b.series_ids.clone(), b.season};
+    if (keep.defined()) r->keep = keep.clone();
+    r->call = make_graphed_call(model_.device());
+    // Recording runs the work (warm-ups): the gradients so far are put back afterwards. Every
+    // gradient exists from here on, so the recorded backward adds into it in place.
+    std::vector<at::Tensor> before;
+    for (auto& p : model_.params()) {
+      if (!p.tensor.grad().defined()) p.tensor.mutable_grad() = at::zeros_like(p.tensor);
+      before.push_back(p.tensor.grad().clone());
+    }
+    Recording* rec = r.get();
+    rec->call->capture([this, rec] {
+      rec->loss = model_.loss(rec->in, rec->keep, ctx_) / static_cast<double>(accumulate_);
+      rec->loss.backward();
+    });
+    for (size_t i = 0; i < before.size(); ++i) model_.params()[i].tensor.mutable_grad().copy_(before[i]);
+    return r;
+  }
+
+  Model& model_;
+  ForwardContext ctx_;
+  int64_t accumulate_;
+  std::map<std::string, std::unique_ptr<Recording>> recordings_;
+};
 
 // Copies of every group's parameters, taken before a step that will log.
 std::vector<std::vector<at::Tensor>> snapshot(const std::vector<ParamGroupView>& groups) {
@@ -106,7 +175,8 @@ Json series_json(const at::Tensor& values, const at::Tensor& observed) {
 
 // The forecast snapshot event: the first `series` rows of `b` (variate 0) forecast over their
 // last `horizon` steps from the steps before.
-Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step) {
+Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step,
+                    Precision precision) {
   at::NoGradGuard no_grad;
   const int64_t cut = b.values.size(2) - horizon;
   // Rows whose every variate has an observation before the cut: the others have nothing to
@@ -116,8 +186,10 @@ Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizo
   if (n == 0) return nullptr;
   const at::Tensor rows = usable.narrow(0, 0, n).to(b.values.device());
   const at::Tensor values = b.values.index_select(0, rows), observed = b.observed.index_select(0, rows);
+  ForecastOptions options;
+  options.precision = precision;
   Forecast f = model.forecast(values.narrow(2, 0, cut), observed.narrow(2, 0, cut),
-                              b.series_ids.index_select(0, rows), horizon);
+                              b.series_ids.index_select(0, rows), horizon, options);
   const at::Tensor q = f.quantiles.select(2, 0).cpu();  // (Q, n, H)
   const int64_t shown = std::min(cut, 4 * horizon);
   Json list = Json::array();
@@ -202,6 +274,10 @@ const OptionSchema& TrainConfig::schema() {
           .integer("checkpoint_keep", 3, "checkpoints kept, the newest", 1, 1 << 20)
           .integer("max_skipped_steps", 10, "steps in a row with a non-finite loss or gradient (each skipped) that stop the run", 1)
           .number("spike_factor", 4.0, "a step loss above this x the running median is reported as a spike; 0 = off", 0.0)
+          .string("precision", "fp32", "fp32, or bf16: the forward under autocast with float32 weights, optimizer state and loss",
+                  {"fp32", "bf16"})
+          .boolean("graph", false, "record one micro-batch's forward and backward once and replay it every step "
+                   "(a CUDA graph on a GPU: no launch cost); the optimizer step stays eager")
           .boolean("quiet", false, "no progress lines");
   return s;
 }
@@ -222,6 +298,8 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.checkpoint_every = o["checkpoint_every"], c.checkpoint_minutes = o["checkpoint_minutes"];
   c.checkpoint_keep = o["checkpoint_keep"], c.max_skipped_steps = o["max_skipped_steps"];
   c.spike_factor = o["spike_factor"];
+  c.precision = parse_precision(o["precision"], owner + " option 'precision'");
+  c.graph = o["graph"];
   return c;
 }
 
@@ -236,7 +314,7 @@ Json TrainConfig::to_json() const {
           {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch},
           {"checkpoint_every", checkpoint_every}, {"checkpoint_minutes", checkpoint_minutes},
           {"checkpoint_keep", checkpoint_keep}, {"max_skipped_steps", max_skipped_steps},
-          {"spike_factor", spike_factor}, {"quiet", quiet}};
+          {"spike_factor", spike_factor}, {"precision", precision_name(precision)}, {"graph", graph}, {"quiet", quiet}};
 }
 
 Json TrainState::to_json() const {
@@ -281,6 +359,14 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   // data-parallel training) x accumulation steps.
   ForwardContext ctx;
   ctx.batch_multiplier = cfg.accumulate;
+  ctx.precision = cfg.precision;
+  std::optional<MicroStepGraphs> graphs;
+  if (cfg.graph) graphs.emplace(model, ctx, cfg.accumulate);
+  // Eagerly gradients are released between steps; a graph holds them, so they are zeroed.
+  auto clear_grads = [&] {
+    if (graphs) return MicroStepGraphs::zero_grads(model.params());
+    for (auto& p : model.params()) p.tensor.mutable_grad().reset();
+  };
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(cfg.seed * 7919 + 17);
   auto& params = model.params();
   TrainState st;  // where the run stands; a resumed run starts from its saved state
@@ -339,7 +425,9 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
       double sum = 0;
       {
         at::NoGradGuard no_grad;
-        for (const auto& b : held_out) sum += model.loss(b).item<double>();
+        ForwardContext val_ctx;
+        val_ctx.precision = cfg.precision;
+        for (const auto& b : held_out) sum += model.loss(b, {}, val_ctx).item<double>();
       }
       st.last_val = done;
       bus.publish(make_event(EventKind::val, {{"step", done}, {"loss", sum / static_cast<double>(held_out.size())},
@@ -347,7 +435,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     }
     if (snapshots && (at_end ? st.last_forecast != done : done % forecast_every == 0)) {
       st.last_forecast = done;
-      Json ev = forecast_event(model, held_out.front(), cfg.forecast_series, horizon, done);
+      Json ev = forecast_event(model, held_out.front(), cfg.forecast_series, horizon, done, cfg.precision);
       if (!ev.is_null()) bus.publish(ev);
     }
     window_paused += elapsed() - t0;
@@ -377,7 +465,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
     const StepScalars scalars{lr_factor, cfg.weight_decay_schedule.factor(progress),
                               cfg.momentum.value(step, progress)};
-    for (auto& p : params) p.tensor.mutable_grad().reset();
+    clear_grads();
     double l = 0;
     int64_t series = 0;
     const char* fault = nullptr;  // what was not finite: the step is skipped
@@ -389,14 +477,15 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
         keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
                                      cfg.cpm_max_rate, gen).to(model.device());
       if (fault) continue;
-      // Each micro-batch carries 1/accumulate of the step's mean loss.
-      at::Tensor loss = model.loss(b, keep, ctx) / static_cast<double>(cfg.accumulate);
+      // Each micro-batch carries 1/accumulate of the step's mean loss. A graph has run the
+      // backward already; eagerly it runs only for a finite loss.
+      at::Tensor loss = graphs ? graphs->run(b, keep) : model.loss(b, keep, ctx) / static_cast<double>(cfg.accumulate);
       const double part = loss.item<double>();
       if (!std::isfinite(part)) {
         fault = "loss";
         continue;
       }
-      loss.backward();
+      if (!graphs) loss.backward();
       l += part;
       series += b.values.size(0) * b.values.size(1);
     }
@@ -406,7 +495,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     st.step = result.steps = step + 1;
     if (fault) {
       // Checked before any update: a bad step writes nothing into the weights or the state.
-      for (auto& p : params) p.tensor.mutable_grad().reset();
+      clear_grads();
       ++st.skipped_steps, ++st.skipped_in_row;
       bus.publish(make_event(EventKind::skip, {{"step", st.step}, {"reason", fault}, {"skipped_steps", st.skipped_steps},
                                                {"skipped_in_row", st.skipped_in_row}}));

@@ -4,6 +4,8 @@ the ratio. Prints one line: `median_ms X`.
 
     orrery bench forecast --reference "/tmp/ref/bin/python tests/reference/bench_toto2_reference.py"
 
+--precision bf16 runs the forecast under torch.autocast to bfloat16, as Orrery's does.
+
 (see make_toto2_reference.py for installing the reference package)
 """
 import argparse
@@ -27,6 +29,7 @@ def main():
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--preset", default="toto2-4m")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     a = p.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -44,7 +47,9 @@ def main():
     inputs = {"target": target, "target_mask": torch.ones_like(target, dtype=torch.bool),
               "series_ids": torch.zeros(a.batch, a.variates, dtype=torch.long, device=a.device)}
     times = []
-    with torch.inference_mode():
+    # bf16: the forward under autocast, as Orrery's --precision bf16 (weights stay float32).
+    autocast = torch.autocast(torch.device(a.device).type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
+    with torch.inference_mode(), autocast:
         for r in range(a.warmup + a.repeats):
             start = time.perf_counter()
             q = model.forecast(inputs, a.horizon, decode_block_size=a.decode_block_size).cpu()

@@ -16,6 +16,7 @@ struct ForecastCsvOptions {
   std::optional<int64_t> horizon;  // required, at least 1
   int64_t context = 4096;  // most recent steps fed to the model
   int64_t decode_block_size = 0;  // ForecastOptions::decode_block_size
+  std::string precision = "fp32";  // ForecastOptions::precision, by name
   std::string device = "cpu";
   const Interrupt* interrupt = nullptr;
 };

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "orrery/precision.h"
+
 namespace orrery {
 
 // One named op output of a forward pass: its RMS and, against an earlier pass on the same batch,
@@ -43,6 +45,11 @@ struct ForwardContext {
   int64_t batch_multiplier = 1;
   // When set, named ops record the RMS of their outputs into it.
   ActivationProbe* probe = nullptr;
+  // bf16: Model runs the architecture and head forward under autocast (precision.h).
+  Precision precision = Precision::fp32;
+  // False while a graph records the pass (graphed_call.h): ops must not read device values on
+  // the host, so a branch on data (a fast path when nothing is masked) takes its general side.
+  bool host_sync = true;
 
   void record(const std::string& name, const at::Tensor& x) const {
     if (probe && !name.empty()) probe->record(name, x);

@@ -4,6 +4,7 @@
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "orrery/json.h"
 #include "orrery/model_spec.h"
 #include "orrery/param.h"
+#include "orrery/precision.h"
 
 namespace orrery {
 class Registry;
@@ -28,6 +30,11 @@ struct ForecastOptions {
   int64_t decode_block_size = 0;
   bool kv_cache = true;  // reuse the keys/values of committed patches between blocks
   bool mean = false;     // also estimate the mean (costs quantiles at 32 more levels)
+  Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
+  // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
+  // a GPU). For fixed shapes, such as serving or a benchmark; block decoding with the KV cache
+  // stays eager. The model keeps the newest kMaxForwardGraphs recordings.
+  bool graph = false;
   const Interrupt* interrupt = nullptr;  // polled between blocks and batches of series
 };
 
@@ -89,6 +96,10 @@ class Model {
 
  private:
   struct Prepared;
+  struct ForwardGraph;
+  static constexpr size_t kMaxForwardGraphs = 8;
+  // The head's output for patches [from, from + n) of `in`, through the recording of its shape.
+  at::Tensor graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx);
   // forecast() of a batch small enough for one pass, with checked arguments.
   Forecast forecast_rows(const at::Tensor& values, const at::Tensor& observed,
                          const at::Tensor& series_ids, int64_t horizon,
@@ -102,6 +113,7 @@ class Model {
   std::vector<Param> params_;
   std::unique_ptr<Architecture> arch_;
   std::unique_ptr<Head> head_;
+  std::map<std::string, std::unique_ptr<ForwardGraph>> forward_graphs_;  // by shape and precision
 };
 
 }  // namespace orrery

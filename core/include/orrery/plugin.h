@@ -20,7 +20,7 @@
 #include "orrery/parametrisation.h"
 
 // Bump when any interface in core/include/orrery changes layout or meaning.
-#define ORRERY_PLUGIN_ABI 7
+#define ORRERY_PLUGIN_ABI 8
 
 extern "C" {
 struct orrery_plugin_abi_info {

@@ -7,6 +7,7 @@
 #include "orrery/interrupt.h"
 #include "orrery/json.h"
 #include "orrery/options.h"
+#include "orrery/precision.h"
 #include "orrery/schedule.h"
 
 namespace orrery {
@@ -41,6 +42,8 @@ struct TrainConfig {
   int64_t checkpoint_keep = 3;      // the newest K are kept
   int64_t max_skipped_steps = 10;   // non-finite steps in a row that stop the run
   double spike_factor = 4;          // a loss above this x the running median is a spike; 0 = off
+  Precision precision = Precision::fp32;  // bf16: forward under autocast, fp32 weights and loss
+  bool graph = false;  // record a micro-batch's forward and backward once, replay it (graphed_call.h)
   bool quiet = false;
   bool checkpoints() const { return checkpoint_every > 0 || checkpoint_minutes > 0; }
   // Every option above: name, type, default, range and what it does. The one list that

@@ -223,8 +223,8 @@ class Toto2 final : public Architecture {
     // makes the cache exactly equal to recomputation. Without a cache the centre cancels.
     time.centre = cache && session_centre_ ? cache->centre : std::floor((cached + N) / 2.0);
     time.cached = cached, time.commit = commit;
-    at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true);
-    at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false);
+    at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true, ctx.host_sync);
+    at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false, ctx.host_sync);
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
       if (l.variate) {  // (B*N, V, d): across variates at one patch
@@ -275,9 +275,10 @@ class Toto2 final : public Architecture {
   }
 
   // (S, 1, T, T) bool: query t sees key s iff their group ids agree (and s <= t when causal).
-  // Undefined when nothing would be hidden beyond causality: the fused attention path.
-  static at::Tensor group_mask(const at::Tensor& gid, bool causal) {
-    if ((gid == gid.select(1, 0).unsqueeze(1)).all().item<bool>()) return {};
+  // Undefined when nothing would be hidden beyond causality: the fused attention path. Finding
+  // that out reads the ids on the host, so without `host_sync` the mask is always built.
+  static at::Tensor group_mask(const at::Tensor& gid, bool causal, bool host_sync) {
+    if (host_sync && (gid == gid.select(1, 0).unsqueeze(1)).all().item<bool>()) return {};
     at::Tensor same = gid.unsqueeze(2) == gid.unsqueeze(1);  // (S, T_q, T_k)
     if (causal) same = same & at::ones({gid.size(1), gid.size(1)}, same.options()).tril();
     return same.unsqueeze(1);
