@@ -190,3 +190,15 @@ TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, an
   CHECK(bad.output.find("the reference command failed or printed no `median_ms X` line") != std::string::npos);
   CHECK(bad.output.find("unrecognized arguments: --no-such-flag") != std::string::npos);
 }
+
+TEST_CASE("orrery bench forecast: bf16 and graphed forecasts, and a bad --graph named") {
+  auto r = test::run_command(orrery_cmd("bench forecast --context 256 --horizon 64 --batch 2 --repeats 2 --warmup 1 "
+                                        "--precision bf16 --graph on"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("bf16, graphed") != std::string::npos);
+  CHECK(r.output.find("latency: median") != std::string::npos);
+  auto bad = test::run_command(orrery_cmd("bench forecast --graph maybe"));
+  CHECK(bad.status != 0);
+  CHECK(bad.output.find("--graph must be on or off, got 'maybe'") != std::string::npos);
+}

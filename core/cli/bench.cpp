@@ -22,6 +22,7 @@ struct BenchOptions {
   int64_t context = 4096, horizon = 1024, batch = 8, variates = 1, repeats = 10, warmup = 2;
   int64_t decode_block_size = 0;
   Precision precision = Precision::fp32;
+  bool graph = false;  // ForecastOptions::graph
   std::string reference;  // a command that times the same forecast elsewhere (see --help)
 };
 
@@ -53,11 +54,14 @@ int cmd_bench(const std::vector<std::string>& args) {
         "       orrery bench forecast [--preset toto2-4m] [--context 4096] [--horizon 1024]\n"
         "                             [--batch 8] [--variates 1] [--repeats 10] [--warmup 2]\n"
         "                             [--decode-block-size 0] [--device cpu|cuda]\n"
-        "                             [--precision fp32|bf16] [--reference COMMAND]\n\n"
+        "                             [--precision fp32|bf16] [--graph off|on]\n"
+        "                             [--reference COMMAND]\n\n"
         "Times Model::forecast (scaler, patching, one pass or block decoding, head, inverse\n"
         "transform) of a preset with random u-muP weights on a seeded batch of sine series, and\n"
         "prints the median, minimum and maximum latency over the repeats after the warm-up runs.\n"
-        "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n\n"
+        "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n"
+        "--graph on records the forward once and replays it (a CUDA graph on a GPU; the first\n"
+        "warm-up run records it).\n\n"
         "--reference COMMAND runs COMMAND with the same options (and --threads) after Orrery's\n"
         "runs, reads `median_ms X` from its last line and prints the ratio. The released Toto 2.0\n"
         "code in PyTorch: --reference \"PYTHON tests/reference/bench_toto2_reference.py\".\n");
@@ -72,6 +76,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     else if (a == "--device") o.device = v;
     else if (a == "--reference") o.reference = v;
     else if (a == "--precision") o.precision = parse_precision(v, "bench: --precision");
+    else if (a == "--graph" && (v == "on" || v == "off")) o.graph = v == "on";
+    else if (a == "--graph") throw Error("bench: --graph must be on or off, got '" + v + "'");
     else {
       const int64_t n = parse_whole_number("bench: " + a, v);
       if (a == "--context") o.context = n;
@@ -98,13 +104,14 @@ int cmd_bench(const std::vector<std::string>& args) {
   ForecastOptions fo;
   fo.decode_block_size = o.decode_block_size;
   fo.precision = o.precision;
+  fo.graph = o.graph;
 
   std::printf("bench forecast: %s (%.2fM parameters) on %s, %d threads; batch %lld x %lld variates, "
-              "context %lld, horizon %lld, %s, %s\n",
+              "context %lld, horizon %lld, %s, %s%s\n",
               o.preset.c_str(), model.num_parameters() / 1e6, o.device.c_str(), at::get_num_threads(),
               (long long)o.batch, (long long)o.variates, (long long)o.context, (long long)o.horizon,
               o.decode_block_size ? ("decode block " + std::to_string(o.decode_block_size)).c_str() : "single pass",
-              precision_name(o.precision));
+              precision_name(o.precision), o.graph ? ", graphed" : "");
   // The forecast comes back on the CPU, so each run ends synchronised whatever the device.
   const bench::Timing t = bench::time_runs(o.warmup, o.repeats, model.device(), [&] {
     Forecast f = model.forecast(b.values, b.observed, b.series_ids, o.horizon, fo);

@@ -1,4 +1,5 @@
 // The `orrery` program: plugins, run, repl. Each command answers --help.
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -216,6 +217,16 @@ static void tame_openmp_spinning(char** argv) {
   execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default
 }
 
+// A training step frees and allocates the same activation sizes every time. With glibc's
+// defaults blocks from 128 KiB up are mapped and unmapped around each use and the heap's top is
+// handed back to the kernel, so every step page-faults its memory in again: measured on 2 cores,
+// toto2-4m at batch 8 x 512 trained 20% faster (`orrery bench train`: 50 -> 42 ms a step) with
+// freed memory kept in the process. The cost is that the resident set stays at its peak.
+static void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; bigger blocks are still mapped
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f, a quota-like cap) then fails the write with EFBIG, which the
   // program reports naming the file, instead of killing it mid-write with SIGXFSZ.
@@ -224,6 +235,7 @@ int main(int argc, char** argv) {
   if (!args.empty() && (args[0] == "run" || args[0] == "repl" || args[0] == "ui" || args[0] == "forecast" ||
                         args[0] == "bench" || args[0] == "eval"))
     tame_openmp_spinning(argv);
+  keep_freed_memory();
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;

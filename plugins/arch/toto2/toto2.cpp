@@ -36,23 +36,33 @@ int64_t default_d_ff(int64_t d) { return (4 * d * 2 / 3 + 7) / 8 * 8; }
 // Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ..., at
 // patch positions `pos` (T). With xPos (`xpos_sign` +1 for queries, -1 for keys) pair i is also
 // scaled by zeta_i^(+-(pos - centre)/256). The centre cancels in q.k when queries and keys share
-// it (a single pass); cached keys keep the centre of the call that made them.
-at::Tensor rotary(const at::Tensor& x, const at::Tensor& pos, int64_t dims, double base,
-                  double xpos_sign, double centre) {
-  auto opts = x.options().dtype(at::kFloat);
-  at::Tensor pair = at::arange(0, dims, 2, opts);  // 2i
+// it (a single pass); cached keys keep the centre of the call that made them. The angles' cosines
+// and sines, the xPos scale folded in, depend only on the positions: one table per call serves
+// every time layer.
+struct RotaryTable {
+  at::Tensor cos, sin;  // (T, dims) float32
+};
+
+RotaryTable rotary_table(const at::Tensor& pos, int64_t dims, double base, double xpos_sign, double centre) {
+  at::Tensor pair = at::arange(0, dims, 2, pos.options());  // 2i
   at::Tensor theta = at::reciprocal(at::pow(base, pair / double(dims)));
   at::Tensor angles = at::outer(pos, theta).repeat_interleave(2, -1);  // (T, dims)
-  at::Tensor head = x.narrow(-1, 0, dims), tail = x.narrow(-1, dims, x.size(-1) - dims);
-  at::Tensor pairs = head.unflatten(-1, {dims / 2, 2});
-  at::Tensor rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
-  at::Tensor out = head * angles.cos().to(x.scalar_type()) + rotated * angles.sin().to(x.scalar_type());
+  RotaryTable t{angles.cos(), angles.sin()};
   if (xpos_sign != 0) {
     at::Tensor zeta = (pair + 0.4 * dims) / (1.4 * dims);  // (dims/2)
     at::Tensor power = (pos - centre) / 256.0;                 // (T)
-    at::Tensor s = at::pow(zeta.unsqueeze(0), (xpos_sign * power).unsqueeze(1));
-    out = out * s.repeat_interleave(2, -1).to(x.scalar_type());
+    at::Tensor s = at::pow(zeta.unsqueeze(0), (xpos_sign * power).unsqueeze(1)).repeat_interleave(2, -1);
+    t.cos = t.cos * s, t.sin = t.sin * s;
   }
+  return t;
+}
+
+at::Tensor rotary(const at::Tensor& x, const RotaryTable& t) {
+  const int64_t dims = t.cos.size(-1);
+  at::Tensor head = x.narrow(-1, 0, dims), tail = x.narrow(-1, dims, x.size(-1) - dims);
+  at::Tensor pairs = head.unflatten(-1, {dims / 2, 2});
+  at::Tensor rotated = at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
+  at::Tensor out = head * t.cos.to(x.scalar_type()) + rotated * t.sin.to(x.scalar_type());
   return at::cat({out, tail}, -1);
 }
 
@@ -70,8 +80,7 @@ struct Toto2Cache final : DecodeCache {
 
 // Where the tokens of one call sit along time.
 struct TimePositions {
-  at::Tensor pos;       // (T) float: positions of this call's patches
-  double centre = 0;    // xPos centre
+  RotaryTable queries, keys;  // undefined without rotary dimensions
   LayerCache* cache = nullptr;
   int64_t cached = 0;   // committed patches before this call
   int64_t commit = 0;   // patches of this call that join the cache
@@ -80,9 +89,9 @@ struct TimePositions {
 struct Attention {
   Linear in_proj, out_proj;
   Gain per_dim;  // PerDimScale p (d_head), undefined when off: q <- q * softplus(p)/ln 2
-  int64_t heads = 1, d_head = 1, rope_dims = 0;
-  double scale = 1, rope_base = 1e4, eps = 1e-4;
-  bool xpos = false, qk_norm = false;
+  int64_t heads = 1, d_head = 1;
+  double scale = 1, eps = 1e-4;
+  bool qk_norm = false;
   Residual residual;
 
   // x: (S, T, d). Time layers pass `time` (causal, rotary, maybe cached); variate layers do not.
@@ -95,9 +104,9 @@ struct Attention {
     if (qk_norm) q = rms_norm(q, eps), k = rms_norm(k, eps);
     if (per_dim.weight.defined())
       q = q * (at::softplus(per_dim.applied_to(q, ctx)) / std::log(2.0)).to(q.scalar_type());
-    if (time && rope_dims > 0) {  // positions exist only along time
-      q = rotary(q, time->pos, rope_dims, rope_base, xpos ? 1.0 : 0.0, time->centre);
-      k = rotary(k, time->pos, rope_dims, rope_base, xpos ? -1.0 : 0.0, time->centre);
+    if (time && time->queries.cos.defined()) {  // positions exist only along time
+      q = rotary(q, time->queries);
+      k = rotary(k, time->keys);
     }
     if (time && time->cache) {
       LayerCache& c = *time->cache;
@@ -175,8 +184,8 @@ class Toto2 final : public Architecture {
       a.in_proj = Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i);
       a.out_proj = Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i);
       if (o["per_dim_scale"]) a.per_dim = Gain(f, "attn._pds.per_dim_scale", dh, i, ParamFactory::Init::zeros);
-      a.heads = H, a.d_head = dh, a.rope_dims = rope_dims, a.rope_base = o["rope_base"];
-      a.scale = p.attention_scale(dh), a.xpos = o["use_xpos"], a.qk_norm = o["qk_norm"], a.eps = eps_;
+      a.heads = H, a.d_head = dh;
+      a.scale = p.attention_scale(dh), a.qk_norm = o["qk_norm"], a.eps = eps_;
       a.residual = Residual(f, "attn.residual", 2 * i, branches);
       layer.ffn = SwiGLU{Linear(f, "ffn.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
                          Linear(f, "ffn.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
@@ -185,6 +194,7 @@ class Toto2 final : public Architecture {
     }
     f.set_stack_depth(0);
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
+    rope_dims_ = rope_dims, rope_base_ = o["rope_base"], xpos_ = o["use_xpos"];
   }
 
   int64_t d_model() const override { return d_; }
@@ -217,11 +227,15 @@ class Toto2 final : public Architecture {
                                at::full({}, -1, in.series_ids.options()));
     at::Tensor time_gid = gid.reshape({B * V, N});
     TimePositions time;
-    time.pos = at::arange(cached, cached + N, in.tokens.options().dtype(at::kFloat));
+    const at::Tensor pos = at::arange(cached, cached + N, in.tokens.options().dtype(at::kFloat));
     // xPos centre: that of this call's positions, as the released decoder does (its cached keys
     // keep the centre of the call that made them), or one centre per decoding session, which
     // makes the cache exactly equal to recomputation. Without a cache the centre cancels.
-    time.centre = cache && session_centre_ ? cache->centre : std::floor((cached + N) / 2.0);
+    const double centre = cache && session_centre_ ? cache->centre : std::floor((cached + N) / 2.0);
+    if (rope_dims_ > 0) {
+      time.queries = rotary_table(pos, rope_dims_, rope_base_, xpos_ ? 1.0 : 0.0, centre);
+      time.keys = rotary_table(pos, rope_dims_, rope_base_, xpos_ ? -1.0 : 0.0, centre);
+    }
     time.cached = cached, time.commit = commit;
     at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true, ctx.host_sync);
     at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false, ctx.host_sync);
@@ -295,6 +309,9 @@ class Toto2 final : public Architecture {
 
   int64_t d_ = 0;
   bool session_centre_ = false;
+  int64_t rope_dims_ = 0;  // rotated dimensions of each head, the same in every time layer
+  double rope_base_ = 1e4;
+  bool xpos_ = false;
   double eps_;
   ResidualMLP patch_proj_;
   std::vector<Layer> layers_;
