@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "orrery/head.h"
+#include "orrery/ops.h"
+#include "orrery/precision.h"
 #include "orrery/patching.h"
 #include "support.h"
 
@@ -132,4 +134,40 @@ TEST_CASE("the point head's MSE and MAE equal hand-computed values and fill ever
     CHECK(q.sizes() == at::IntArrayRef({3, 1, 1, 1, 2}));
     CHECK(q[2][0][0][0][1].item<double>() == 3.0);
   }
+}
+
+TEST_CASE("scaled_linear: m (x W^T + b) forward, alpha-scaled products backward, any bias and precision") {
+  at::manual_seed(5);
+  const double m = 0.37, gx = 1.9, gw = 0.21;
+  for (bool with_bias : {true, false}) {
+    at::Tensor x = at::randn({2, 3, 8}).set_requires_grad(true), w = at::randn({5, 8}).set_requires_grad(true);
+    at::Tensor b = with_bias ? at::randn({5}).set_requires_grad(true) : at::Tensor();
+    at::Tensor dy = at::randn({2, 3, 5});
+    at::Tensor y = orrery::scaled_linear(x, w, b, m, gx, gw);
+    const at::Tensor expect = m * (at::matmul(x, w.t()) + (with_bias ? b : at::zeros({5})));
+    CHECK(at::allclose(y, expect, 1e-5, 1e-6));
+    y.backward(dy);
+    const at::Tensor dy2 = dy.reshape({6, 5}), x2 = x.detach().reshape({6, 8});
+    CHECK(at::allclose(x.grad(), gx * at::matmul(dy, w.detach()), 1e-5, 1e-6));
+    CHECK(at::allclose(w.grad(), gw * at::matmul(dy2.t(), x2), 1e-5, 1e-6));
+    if (with_bias) CHECK(at::allclose(b.grad(), gw * dy2.sum(0), 1e-5, 1e-6));
+  }
+  // Without a gradient to record: the forward alone.
+  {
+    at::NoGradGuard no_grad;
+    const at::Tensor x = at::randn({4, 8}), w = at::randn({5, 8});
+    CHECK(at::allclose(orrery::scaled_linear(x, w, {}, m, gx, gw), m * at::matmul(x, w.t()), 1e-5, 1e-6));
+  }
+  // Under bf16 autocast the products run in bf16 and every gradient comes back in its input's dtype.
+  at::Tensor x = at::randn({4, 8}).set_requires_grad(true), w = at::randn({5, 8}).set_requires_grad(true);
+  at::Tensor y;
+  {
+    orrery::AutocastGuard autocast(c10::DeviceType::CPU, orrery::Precision::bf16);
+    y = orrery::scaled_linear(x, w, at::Tensor(), m, gx, gw);
+  }
+  CHECK(y.scalar_type() == at::kBFloat16);
+  y.to(at::kFloat).sum().backward();
+  CHECK(x.grad().scalar_type() == at::kFloat);
+  CHECK(w.grad().scalar_type() == at::kFloat);
+  CHECK(at::allclose(w.grad(), gw * at::ones({4, 5}).t().matmul(x.detach()), 2e-2, 2e-2));
 }

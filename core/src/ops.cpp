@@ -43,19 +43,17 @@ Linear::Linear(ParamFactory& f, const std::string& name_, int64_t fan_in, int64_
   multiplier = param_->linear_multiplier(info_);
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x_in, const ForwardContext& ctx) const {
-  at::Tensor x = x_in, w = weight, b = bias;
+at::Tensor Linear::operator()(const at::Tensor& x, const ForwardContext& ctx) const {
+  // Autograd would give every gradient the forward multiplier m; a parametrisation that scales
+  // the backward replaces it by its own scales at the global batch.
+  double gx = multiplier, gw = multiplier;
   if (param_ && param_->scales_backward() && at::GradMode::is_enabled()) {
-    // Autograd gives every gradient the forward multiplier m; replace it by the
-    // parametrisation's scales at the global batch.
     const int64_t rows = x.numel() / x.size(-1) * ctx.batch_multiplier;
     const auto g = param_->linear_grads(info_, rows);
-    x = scale_grad(x, g.input / multiplier);
-    w = scale_grad(w, g.weight / multiplier);
-    if (b.defined()) b = scale_grad(b, g.weight / multiplier);
+    gx = g.input, gw = g.weight;
   }
-  at::Tensor y = at::linear(x, w, b);
-  if (multiplier != 1.0) y = y * multiplier;
+  at::Tensor y = multiplier == 1.0 && gx == 1.0 && gw == 1.0 ? at::linear(x, weight, bias)
+                                                             : scaled_linear(x, weight, bias, multiplier, gx, gw);
   ctx.record(name, y);
   return y;
 }

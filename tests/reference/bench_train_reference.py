@@ -278,16 +278,20 @@ class Toto2Loss(torch.nn.Module):
         return (pinball * weight).sum() / weight.sum().clamp_min(1.0)
 
 
-def optimizer(model, p, layers):
+def optimizer(model, p, layers, implementation):
     """torch.optim.AdamW with Orrery's adamw plugin's per-parameter rates: one group per
-    (learning-rate multiplier, weight decay), matrices decayed, vectors not."""
+    (learning-rate multiplier, weight decay), matrices decayed, vectors not. fused=True: the
+    ATen kernel the adamw plugin calls (one pass per parameter), so the two steps differ in the
+    model, not in the optimizer's implementation. --adamw default: PyTorch's default
+    implementation (a loop of per-parameter ops on the CPU), as most scripts run it."""
     groups = {}
     for param in model.parameters():
         role, fan_in, depth = param.orrery
         lr = 1e-3 * p.lr_multiplier(role, fan_in, depth)
         wd = 0.01 if param.dim() == 2 else 0.0
         groups.setdefault((lr, wd), []).append(param)
-    return torch.optim.AdamW([{"params": v, "lr": lr, "weight_decay": wd} for (lr, wd), v in groups.items()])
+    return torch.optim.AdamW([{"params": v, "lr": lr, "weight_decay": wd} for (lr, wd), v in groups.items()],
+                             fused=implementation == "fused")
 
 
 def main():
@@ -301,6 +305,7 @@ def main():
     a.add_argument("--device", default="cpu")
     a.add_argument("--mode", default="eager", choices=["eager", "compile"])
     a.add_argument("--optimizer", default="adamw", choices=["adamw"])
+    a.add_argument("--adamw", default="fused", choices=["fused", "default"])
     o = a.parse_args()
     if o.context % PATCH or o.context < 2 * PATCH:
         sys.exit(f"--context must be a multiple of {PATCH}, at least {2 * PATCH}")
@@ -312,7 +317,7 @@ def main():
     p = Param(o.param, d)
     model = Toto2Loss(p, d, layers, heads, device.type, o.precision == "bf16").to(device)
     print(f"parameters {sum(t.numel() for t in model.parameters())}", flush=True)
-    opt = optimizer(model, p, layers)
+    opt = optimizer(model, p, layers, o.adamw)
     params = list(model.parameters())
     loss_fn = torch.compile(model) if o.mode == "compile" else model
 

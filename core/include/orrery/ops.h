@@ -18,6 +18,12 @@ namespace orrery {
 // (u-muP's scale_bwd). Free when s == 1 or when no gradient is being recorded.
 at::Tensor scale_grad(const at::Tensor& x, double s);
 
+// m (x W^T + b) over the last dimension of x, whose gradients are gx dy W for x and gw dy^T x
+// (gw sum dy for b): the multiplier and scales carried by the matrix products themselves
+// (scaled_linear.cpp). b may be undefined.
+at::Tensor scaled_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, double m, double gx,
+                         double gw);
+
 // y = multiplier * (x W^T + b), W: (fan_out, fan_in), with the parametrisation's backward scales.
 struct Linear {
   at::Tensor weight, bias;  // bias undefined when absent

@@ -3,7 +3,10 @@
 // base_lr * schedule factor * the parametrisation's Adam-family multiplier for its role.
 #include <ATen/ATen.h>
 
+#include <array>
 #include <cmath>
+#include <map>
+#include <vector>
 
 #include "orrery/plugin.h"
 
@@ -31,6 +34,7 @@ class AdamW final : public orrery::Optimizer {
     // with a scheduled beta1 (momentum warmup) that product, not beta1^t, debiases it.
     const double beta1 = sc.momentum >= 0 ? sc.momentum : beta1_;
     beta1_prod_ *= beta1;
+    if (sc.momentum < 0) return fused_step(sc);
     const double bc1 = 1.0 - beta1_prod_;
     const double bc2 = 1.0 - std::pow(beta2_, t_);
     for (auto& s : slots_) {
@@ -42,6 +46,28 @@ class AdamW final : public orrery::Optimizer {
       s.v.mul_(beta2_).addcmul_(g, g, 1.0 - beta2_);
       at::Tensor denom = (s.v.sqrt() / std::sqrt(bc2)).add_(eps_);
       s.param.addcdiv_(s.m, denom, -lr / bc1);
+    }
+  }
+
+  // With a constant beta1 (no momentum schedule) the debiasing product is beta1^t, which is
+  // ATen's fused AdamW: one pass over each parameter and its state instead of seven, about 3 ms
+  // of a 40 ms toto2-4m step on 2 CPU cores. It takes one learning rate and decay per call, so
+  // parameters go in groups of equal (lr multiplier, decays).
+  void fused_step(const orrery::StepScalars& sc) {
+    const at::Tensor step = at::full({}, static_cast<double>(t_), at::TensorOptions().dtype(at::kFloat));
+    std::map<std::pair<double, bool>, std::array<std::vector<at::Tensor>, 4>> groups;
+    for (auto& s : slots_) {
+      const at::Tensor& g = s.param.grad();
+      if (!g.defined()) continue;
+      auto& lists = groups[{s.lr_mult, s.decays}];
+      lists[0].push_back(s.param), lists[1].push_back(g), lists[2].push_back(s.m), lists[3].push_back(s.v);
+    }
+    for (auto& [key, lists] : groups) {
+      const auto [lr_mult, decays] = key;
+      const std::vector<at::Tensor> steps(lists[0].size(), step.to(lists[0].front().device()));
+      at::_fused_adamw_(lists[0], lists[1], lists[2], lists[3], /*max_exp_avg_sqs=*/{}, steps,
+                        lr_ * sc.lr_factor * lr_mult, beta1_, beta2_,
+                        decays ? weight_decay_ * sc.wd_factor : 0.0, eps_, /*amsgrad=*/false, /*maximize=*/false);
     }
   }
 
