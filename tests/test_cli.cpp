@@ -202,3 +202,14 @@ TEST_CASE("orrery bench forecast: bf16 and graphed forecasts, and a bad --graph 
   CHECK(bad.status != 0);
   CHECK(bad.output.find("--graph must be on or off, got 'maybe'") != std::string::npos);
 }
+
+TEST_CASE("orrery bench train --graph on replays the recorded step, and a bad --graph is named") {
+  auto r = test::run_command(orrery_cmd(kTinyTrain + " --graph on"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("fp32, graphed") != std::string::npos);
+  CHECK(r.output.find("MFU:") != std::string::npos);
+  auto bad = test::run_command(orrery_cmd(kTinyTrain + " --graph yes"));
+  CHECK(bad.status != 0);
+  CHECK(bad.output.find("--graph must be on or off, got 'yes'") != std::string::npos);
+}

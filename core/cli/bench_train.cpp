@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "bench_flops.h"
 #include "commands.h"
 #include "orrery/error.h"
+#include "orrery/micro_step_graphs.h"
 #include "orrery/model.h"
 #include "orrery/optimizer.h"
 #include "orrery/registry.h"
@@ -26,6 +28,7 @@ struct TrainOptions {
   std::string preset = "toto2-4m", param = "umup", device = "cpu";
   PluginSpec optimizer{"adamw"};
   Precision precision = Precision::fp32;
+  bool graph = false;  // the forward and backward recorded once and replayed (micro_step_graphs.h)
   int64_t batch = 8, context = 512, variates = 1, repeats = 10, warmup = 3;
   std::string reference;
 };
@@ -33,7 +36,8 @@ struct TrainOptions {
 const char* kHelp =
     "usage: orrery bench train [--preset toto2-4m] [--batch 8] [--context 512] [--variates 1]\n"
     "                          [--param umup|sp|mup] [--optimizer adamw] [--precision fp32|bf16]\n"
-    "                          [--device cpu|cuda] [--repeats 10] [--warmup 3] [--reference COMMAND]\n\n"
+    "                          [--device cpu|cuda] [--graph off|on] [--repeats 10] [--warmup 3]\n"
+    "                          [--reference COMMAND]\n\n"
     "Times full training steps of a preset with random weights on a seeded batch of sine series\n"
     "(batch x variates x context steps, no patch masking): forward, 9-quantile pinball loss,\n"
     "backward, gradient clipping to global norm 1, and one step of the optimizer (a plugin name\n"
@@ -41,7 +45,9 @@ const char* kHelp =
     "before each clock read. It prints the step time (median, min, max over the repeats after\n"
     "the warm-up), tokens/s (a token is one patch of 32 steps of one variate) and time steps/s,\n"
     "the peak memory (GPU: the caching allocator's peak; CPU: the process's peak resident set),\n"
-    "the model FLOPs of a step, the FLOP/s achieved and the MFU.\n\n"
+    "the model FLOPs of a step, the FLOP/s achieved and the MFU. --graph on records the forward\n"
+    "and backward once and replays them every step (a CUDA graph on a GPU, as orrery.train's\n"
+    "graph = true; the first warm-up step records); clipping and the optimizer stay eager.\n\n"
     "FLOPs are counted, not measured: 6 per weight-matrix parameter per token (forward 2,\n"
     "backward 4) plus attention's q k^T and A v, 4 S^2 d_model per sequence forward and twice\n"
     "that backward, causal time layers counted at the full S^2 (PaLM's convention); norms,\n"
@@ -67,6 +73,8 @@ TrainOptions parse(const std::vector<std::string>& args) {
     else if (a == "--reference") o.reference = v;
     else if (a == "--optimizer") o.optimizer = parse_plugin_choice("bench train: --optimizer", v);
     else if (a == "--precision") o.precision = parse_precision(v, "bench train: --precision");
+    else if (a == "--graph" && (v == "on" || v == "off")) o.graph = v == "on";
+    else if (a == "--graph") throw Error("bench train: --graph must be on or off, got '" + v + "'");
     else {
       int64_t* target = a == "--batch" ? &o.batch : a == "--context" ? &o.context : a == "--variates" ? &o.variates
                       : a == "--repeats" ? &o.repeats : a == "--warmup" ? &o.warmup : nullptr;
@@ -152,18 +160,26 @@ int cmd_bench_train(const std::vector<std::string>& args) {
   const int64_t patches = o.context / model.patch_size();
 
   std::printf("bench train: %s (%lld parameters, %s) on %s, %d threads; batch %lld x %lld variates x %lld steps "
-              "(%lld patches); %s; %s\n",
+              "(%lld patches); %s%s; %s\n",
               o.preset.c_str(), (long long)model.num_parameters(), o.param.c_str(), o.device.c_str(),
               at::get_num_threads(), (long long)o.batch, (long long)o.variates, (long long)o.context,
-              (long long)patches, precision_name(o.precision), o.optimizer.to_json().dump().c_str());
+              (long long)patches, precision_name(o.precision), o.graph ? ", graphed" : "",
+              o.optimizer.to_json().dump().c_str());
   std::fflush(stdout);
 
   at::Tensor loss;
+  std::optional<MicroStepGraphs> graphs;
+  if (o.graph) graphs.emplace(model, ctx, 1);
   bench::reset_peak_memory(device);
   const bench::Timing t = bench::time_runs(o.warmup, o.repeats, device, [&] {
-    for (auto& p : model.params()) p.tensor.mutable_grad().reset();
-    loss = model.loss(batch, {}, ctx);
-    loss.backward();
+    if (graphs) {
+      MicroStepGraphs::zero_grads(model.params());
+      loss = graphs->run(batch, {});
+    } else {
+      for (auto& p : model.params()) p.tensor.mutable_grad().reset();
+      loss = model.loss(batch, {}, ctx);
+      loss.backward();
+    }
     clip_global_norm(model.params(), 1.0);
     opt->step(StepScalars{});
   });

@@ -7,14 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <optional>
 
 #include "orrery/batch_queue.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/format_duration.h"
-#include "orrery/graphed_call.h"
+#include "orrery/micro_step_graphs.h"
 #include "orrery/evaluate.h"
 #include "orrery/events.h"
 #include "orrery/metrics_bus.h"
@@ -28,85 +27,17 @@ namespace orrery {
 namespace {
 
 // Clips gradients to a global L2 norm and returns the norm before clipping.
+// One norm and one scaling over every gradient (ATen's _foreach ops: a dispatch each, not one
+// per parameter).
 double clip_global_norm(std::vector<Param>& params, double max_norm) {
-  std::vector<at::Tensor> norms;
+  std::vector<at::Tensor> grads;
   for (auto& p : params)
-    if (p.tensor.grad().defined()) norms.push_back(p.tensor.grad().norm());
-  if (norms.empty()) return 0.0;
-  double total = at::stack(norms).norm().item<double>();
-  if (max_norm > 0 && total > max_norm) {
-    double s = max_norm / (total + 1e-6);
-    for (auto& p : params)
-      if (p.tensor.grad().defined()) p.tensor.mutable_grad().mul_(s);
-  }
+    if (p.tensor.grad().defined()) grads.push_back(p.tensor.grad());
+  if (grads.empty()) return 0.0;
+  const double total = at::stack(at::_foreach_norm(grads, 2)).norm().item<double>();
+  if (max_norm > 0 && total > max_norm) at::_foreach_mul_(grads, max_norm / (total + 1e-6));
   return total;
 }
-
-// Graph mode: a micro-batch's forward and backward recorded once per batch shape and replayed
-// (graphed_call.h). The recording adds into the gradients in place, so between steps they are
-// zeroed, never released.
-class MicroStepGraphs {
- public:
-  MicroStepGraphs(Model& model, const ForwardContext& ctx, int64_t accumulate)
-      : model_(model), ctx_(ctx), accumulate_(accumulate) {
-    ctx_.host_sync = false;
-  }
-
-  // The micro-batch's loss, already divided by `accumulate`; its gradients are added.
-  at::Tensor run(const Batch& b, const at::Tensor& keep) {
-    const std::string key = c10::str(b.values.sizes(), b.series_ids.sizes(), keep.defined());
-    auto it = recordings_.find(key);
-    if (it == recordings_.end()) it = recordings_.emplace(key, record(b, keep)).first;
-    Recording& r = *it->second;
-    r.in.values.copy_(b.values), r.in.observed.copy_(b.observed), r.in.series_ids.copy_(b.series_ids);
-    if (keep.defined()) r.keep.copy_(keep);
-    r.call->replay();
-    return r.loss;
-  }
-
-  static void zero_grads(std::vector<Param>& params) {
-    for (auto& p : params)
-      if (p.tensor.grad().defined()) p.tensor.mutable_grad().zero_();
-  }
-
- private:
-  struct Recording {
-    Batch in;
-    at::Tensor keep, loss;
-    std::unique_ptr<GraphedCall> call;
-  };
-  static constexpr size_t kMaxShapes = 8;
-
-  std::unique_ptr<Recording> record(const Batch& b, const at::Tensor& keep) {
-    if (recordings_.size() == kMaxShapes)
-      throw Error("graph = true records one graph per batch shape, and the batches came in more than " +
-                  std::to_string(kMaxShapes) + " shapes (now " + c10::str(b.values.sizes()) +
-                  "): train without graph, or with data of one variate count");
-    auto r = std::make_unique<Recording>();
-    r->in = Batch{b.values.clone(), b.observed.clone(), b.series_ids.clone(), b.season};
-    if (keep.defined()) r->keep = keep.clone();
-    r->call = make_graphed_call(model_.device());
-    // Recording runs the work (warm-ups): the gradients so far are put back afterwards. Every
-    // gradient exists from here on, so the recorded backward adds into it in place.
-    std::vector<at::Tensor> before;
-    for (auto& p : model_.params()) {
-      if (!p.tensor.grad().defined()) p.tensor.mutable_grad() = at::zeros_like(p.tensor);
-      before.push_back(p.tensor.grad().clone());
-    }
-    Recording* rec = r.get();
-    rec->call->capture([this, rec] {
-      rec->loss = model_.loss(rec->in, rec->keep, ctx_) / static_cast<double>(accumulate_);
-      rec->loss.backward();
-    });
-    for (size_t i = 0; i < before.size(); ++i) model_.params()[i].tensor.mutable_grad().copy_(before[i]);
-    return r;
-  }
-
-  Model& model_;
-  ForwardContext ctx_;
-  int64_t accumulate_;
-  std::map<std::string, std::unique_ptr<Recording>> recordings_;
-};
 
 // Copies of every group's parameters, taken before a step that will log.
 std::vector<std::vector<at::Tensor>> snapshot(const std::vector<ParamGroupView>& groups) {
