@@ -1,0 +1,28 @@
+#pragma once
+// Where this process sits in a job, read from the variables torchrun (`--no-python`) and Slurm
+// (`srun`) set: rank, world size, local rank, and where rank 0's rendezvous store listens.
+#include <functional>
+#include <string>
+
+namespace orrery {
+
+struct LaunchEnv {
+  int rank = 0, world_size = 1;
+  int local_rank = 0, local_world_size = 1;  // among the processes of this machine
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  bool agent_store = false;  // torchrun's agent hosts the store; rank 0 must not serve one
+  std::string launcher;      // "torchrun", "slurm", or empty for a single process
+  bool distributed() const { return world_size > 1; }
+};
+
+// `lookup` reads one variable (nullptr when unset): getenv in the program, a table in tests.
+// torchrun is recognised by RANK, WORLD_SIZE and LOCAL_RANK together, Slurm by SLURM_PROCID and
+// SLURM_NTASKS; neither means one process. Malformed or inconsistent values are errors that
+// name the variable.
+LaunchEnv read_launch_env(const std::function<const char*(const char*)>& lookup);
+
+// The first host of a Slurm node list: "gpu[03-04,07],cpu1" -> "gpu03".
+std::string first_slurm_host(const std::string& nodelist);
+
+}  // namespace orrery

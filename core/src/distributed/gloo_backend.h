@@ -1,0 +1,14 @@
+#pragma once
+// The one door to ProcessGroupGloo.hpp (gloo_backend.cpp), so no other file needs gloo headers.
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace orrery {
+
+c10::intrusive_ptr<c10d::Backend> make_gloo_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                                    std::chrono::milliseconds timeout, const std::string& host);
+
+}  // namespace orrery

@@ -1,0 +1,2 @@
+#pragma once
+// Stand-in: see rendezvous/store.h.
