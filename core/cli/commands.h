@@ -16,6 +16,7 @@ int64_t parse_whole_number(const std::string& flag, const std::string& value);
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value);
 
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_launch(const std::vector<std::string>& args);  // launch.cpp
 int cmd_eval(const std::vector<std::string>& args);   // eval.cpp
 int cmd_bench_data(const std::vector<std::string>& args);  // bench_data.cpp
 int cmd_bench_train(const std::vector<std::string>& args);  // bench_train.cpp

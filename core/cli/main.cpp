@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,12 @@
 
 #include "orrery/error.h"
 #include "orrery/forecast_csv.h"
+#include <ATen/DeviceAccelerator.h>
+
+#include "orrery/launch_env.h"
 #include "orrery/lua_session.h"
 #include "orrery/options.h"
+#include "orrery/process_group.h"
 #include "orrery/registry.h"
 
 namespace orrery {
@@ -59,6 +64,7 @@ const char* kUsage =
     "commands:\n"
     "  plugins [--json]                 list the loaded plugins and their options\n"
     "  run SCRIPT.lua [key=value ...]   run an experiment script; pairs reach it as `args`\n"
+    "  launch -n N SCRIPT.lua [...]     run it as N data-parallel processes on this machine\n"
     "  repl                             interactive Lua with the same API\n"
     "  forecast --model M --input CSV --horizon H [--out CSV]\n"
     "                                   quantile forecasts of every series in a CSV\n"
@@ -117,7 +123,9 @@ int cmd_run(const std::vector<std::string>& args) {
                 "143 SIGTERM (a stopped run still writes its summary).\n\n"
                 "--resume: every orrery.train of the script continues its run (runs/<name>) from its\n"
                 "newest valid checkpoint, or starts it when it does not exist yet; finished runs are\n"
-                "not trained again. Relaunch the same command after a crash or a pre-emption.\n");
+                "not trained again. Relaunch the same command after a crash or a pre-emption.\n\n"
+                "Started by torchrun --no-python, srun or orrery launch (RANK, WORLD_SIZE and LOCAL_RANK, or\n"
+                "SLURM_PROCID and SLURM_NTASKS set), it is one rank of a data-parallel job: see orrery launch --help.\n");
     return args.empty() ? 2 : 0;
   }
   std::map<std::string, std::string> kv;
@@ -135,10 +143,20 @@ int cmd_run(const std::vector<std::string>& args) {
       throw Error("run: argument '" + rest[i] + "' is not key=value (see orrery run --help)");
     kv[rest[i].substr(0, eq)] = rest[i].substr(eq + 1);
   }
+  // A rank of a data-parallel job (torchrun --no-python, srun, orrery launch): join the others
+  // before the script runs, and take this machine's local_rank-th accelerator.
+  const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
+  std::unique_ptr<ProcessGroup> world;
+  if (env.distributed()) {
+    world = ProcessGroup::join(env);
+    if (at::accelerator::getAccelerator(false))
+      at::accelerator::setDeviceIndex(static_cast<c10::DeviceIndex>(env.local_rank));
+  }
   Registry& r = Registry::global();
-  report_problems(r);
+  if (!world || world->rank() == 0) report_problems(r);
   LuaSession session(r, program_lua_libraries());
   session.resume_runs(resume);
+  session.join(world.get());
   return session.run_file(rest[0], kv);
 }
 
@@ -248,6 +266,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "plugins") return cmd_plugins(args);
     if (cmd == "run") return cmd_run(args);
+    if (cmd == "launch") return cmd_launch(args);
     if (cmd == "repl") return cmd_repl(args);
     if (cmd == "forecast") return cmd_forecast(args);
     if (cmd == "bench") return cmd_bench(args);
@@ -255,7 +274,7 @@ int main(int argc, char** argv) {
     if (cmd == "ui") return cmd_ui(args);
     if (cmd == "plot") return cmd_plot(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
-    const std::string near = closest_name(cmd, {"plugins", "run", "repl", "forecast", "eval", "bench", "ui",
+    const std::string near = closest_name(cmd, {"plugins", "run", "launch", "repl", "forecast", "eval", "bench", "ui",
                                                  "plot", "version"});
     std::fprintf(stderr, "orrery: unknown command '%s'%s\n\n%s", cmd.c_str(),
                  near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str(), kUsage);

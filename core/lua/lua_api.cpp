@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "orrery/options.h"
+#include "orrery/process_group.h"
 #include "orrery/registry.h"
 
 namespace orrery {
@@ -27,11 +28,22 @@ int l_plugins(lua_State* L) {
   return 1;
 }
 
+// orrery.world(): where this process stands in a data-parallel job, {rank, size, local_rank,
+// local_size, launcher}; rank 0 of 1 when it runs alone.
+int l_world(lua_State* L) {
+  const ProcessGroup* w = host(L).world;
+  const LaunchEnv e = w ? w->env() : LaunchEnv{};
+  push_json(L, {{"rank", e.rank}, {"size", e.world_size}, {"local_rank", e.local_rank},
+                {"local_size", e.local_world_size}, {"launcher", e.launcher.empty() ? "none" : e.launcher}});
+  return 1;
+}
+
 }  // namespace
 
 void open_orrery_api(lua_State* L, LuaHost& h) {
   lua_newtable(L);
-  static const luaL_Reg functions[] = {{"plugins", ORRERY_LUA(l_plugins)}, {nullptr, nullptr}};
+  static const luaL_Reg functions[] = {{"plugins", ORRERY_LUA(l_plugins)}, {"world", ORRERY_LUA(l_world)},
+                                       {nullptr, nullptr}};
   set_functions(L, h, functions);
   open_model_library(L, h);
   open_data_library(L, h);

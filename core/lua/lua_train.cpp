@@ -60,6 +60,7 @@ int l_train(lua_State* L) {
   }
   RunRequest run;
   run.resume = h.resume_runs;
+  run.world = h.world;
   run.set_options(options, "orrery.train", kTrainObjects);
   if (!field(L, 1, "model")) throw Error("orrery.train: model = orrery.model{...} is required");
   run.model = check_box<Model>(L, -1, kModelMeta, "orrery.train: model");

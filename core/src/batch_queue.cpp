@@ -32,7 +32,7 @@ BatchQueue::Slot BatchQueue::draw(int64_t index) const {
   Slot s;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    s.batch = source_.sample({cfg_.batch, cfg_.length, mix_seed(cfg_.seed, static_cast<uint64_t>(index))});
+    s.batch = source_.sample({cfg_.batch, cfg_.length, mix_seed(cfg_.seed, static_cast<uint64_t>(index * cfg_.every + cfg_.offset))});
     if (cfg_.device.is_cuda()) {  // page-locked, so the step's copy is asynchronous
       s.batch.values = s.batch.values.pin_memory();
       s.batch.observed = s.batch.observed.pin_memory();

@@ -17,6 +17,7 @@
 #include "orrery/events.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/model.h"
+#include "orrery/process_group.h"
 #include "orrery/registry.h"
 #include "orrery/routed_optimizer.h"
 #include "orrery/run_store.h"
@@ -59,8 +60,8 @@ std::string what_of(const std::exception& e) {
 // no longer reproduces an uninterrupted one: those are reported.
 const std::set<std::string> kFreeOnResume = {
     "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "data_workers", "prefetch",
-    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor"};
-const std::set<std::string> kFixedOnResume = {"batch_size", "accumulate", "context_length", "cpm", "cpm_max_span",
+    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor", "accumulate"};
+const std::set<std::string> kFixedOnResume = {"batch_size", "context_length", "cpm", "cpm_max_span",
                                               "cpm_max_rate", "seed"};
 
 struct RunDifferences {
@@ -99,6 +100,14 @@ RunDifferences compare_runs(const Json& saved, const Json& wanted) {
     for (size_t i = 0; i < saved_options.size(); ++i)
       differ(d.changed, "optimizer group " + std::to_string(i + 1) + " options", saved_options[i], wanted_options[i]);
   const Json st = saved.value("train", Json::object()), wt = wanted.value("train", Json::object());
+  // A step's micro-batches: accumulate x world size. Shared out differently over the processes
+  // they are the same batches (trainer.h), so only their number must stay.
+  const auto micro = [](const Json& config, const Json& train) {
+    return train.value("accumulate", int64_t{1}) * config.value("world_size", int64_t{1});
+  };
+  if (micro(saved, st) != micro(wanted, wt))
+    d.refused.push_back("the micro-batches of a step (accumulate x world size) were " +
+                        std::to_string(micro(saved, st)) + ", now " + std::to_string(micro(wanted, wt)));
   for (const auto& [k, v] : wt.items())
     if (!kFreeOnResume.count(k)) differ(kFixedOnResume.count(k) ? d.refused : d.changed, "train." + k, st.value(k, Json()), v);
   return d;
@@ -121,7 +130,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   // Validation and forecast snapshots: the same kind of data under another seed and from the
   // validation split, so held-out series the training never sees.
   std::unique_ptr<DataSource> validation;
-  if (cfg.val_batches > 0 || cfg.forecast_series > 0) {
+  if ((cfg.val_batches > 0 || cfg.forecast_series > 0) && (!r.world || r.world->rank() == 0)) {
     DataContext held_out{cfg.seed + 1000003};
     held_out.split = Split::validation;
     validation = make_data_source(registry, r.data, held_out);
@@ -133,15 +142,49 @@ Json run_training(const RunRequest& r, const Registry& registry,
   for (auto& g : routing) g.erase("names");  // the names are in model:describe()
   Json data_json = r.data.to_json();
   if (Json d = data->describe(); !d.empty()) data_json["describe"] = d;
+  const int64_t world_size = r.world ? r.world->size() : 1;
   const Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
-                       {"routing", routing}, {"train", cfg.to_json()}};
+                       {"routing", routing}, {"train", cfg.to_json()}, {"world_size", world_size}};
+  // Data parallel: rank 0 leads (it claims and writes the run folder, logs and checkpoints);
+  // the other ranks train alongside it and write nothing.
+  const bool lead = !r.world || r.world->rank() == 0;
   // A resumed run reopens its folder; any other claims a fresh one.
   const fs::path existing = fs::path(r.runs_dir) / r.name;
   std::error_code ec;
   const bool resuming = r.resume && fs::exists(existing / "config.json", ec);
   std::unique_ptr<RunStore> store;
   std::optional<Checkpoint> from;
-  if (resuming) {
+  std::string run_dir;
+  // Rank 0 reports skipped checkpoints; the others load the same ones quietly.
+  std::function<void(const std::string&)> report = [](const std::string&) {};
+  if (lead) report = warn;
+  // A resumed run that finished its steps: loaded, not trained again.
+  auto finished = [&]() -> std::optional<Json> {
+    if (!resuming || !fs::exists(existing / "summary.json", ec)) return std::nullopt;
+    const std::string dir = existing.string();
+    Json done = read_json_file((existing / "summary.json").string());
+    if (done.contains("error") || done.value("interrupted", false) || done.value("steps", int64_t{0}) < cfg.steps)
+      return std::nullopt;
+    std::optional<RunStore> held;  // only for its lock: no other process trains the run meanwhile
+    if (lead) held.emplace(dir);
+    const auto last = load_latest_checkpoint(dir, model, optimizer, report);
+    const int64_t steps = done.value("steps", int64_t{0});
+    if (!last || last->state.step != steps)
+      throw Error("run " + dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that step " +
+                  "to load its model from (it ran with checkpoints off); give the script another name to train anew");
+    if (lead) {
+      std::printf("run %s finished before (%lld steps): its final checkpoint is loaded, nothing to train\n",
+                  dir.c_str(), static_cast<long long>(steps));
+      std::fflush(stdout);
+    }
+    done["run_dir"] = dir;
+    return done;
+  };
+  if (!lead) {
+    // Compared, cut back and claimed by rank 0; this rank loads the same checkpoint.
+    if (auto done = finished()) return *done;
+    if (resuming) from = load_latest_checkpoint(existing.string(), model, optimizer, report);
+  } else if (resuming) {
     const std::string dir = existing.string();
     const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
     if (!diff.refused.empty())
@@ -150,23 +193,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
     if (!diff.changed.empty())
       warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
            "): it will not reproduce an uninterrupted run");
-    if (fs::exists(existing / "summary.json", ec)) {
-      Json done = read_json_file((existing / "summary.json").string());
-      if (!done.contains("error") && !done.value("interrupted", false) && done.value("steps", int64_t{0}) >= cfg.steps) {
-        // Not trained again; the script goes on with the model as the run left it.
-        RunStore finished(dir);  // held only for its lock: no other process trains the run meanwhile
-        const auto last = load_latest_checkpoint(dir, model, optimizer, warn);
-        const int64_t steps = done.value("steps", int64_t{0});
-        if (!last || last->state.step != steps)
-          throw Error("run " + dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that step " +
-                      "to load its model from (it ran with checkpoints off); give the script another name to train anew");
-        std::printf("run %s finished before (%lld steps): its final checkpoint is loaded, nothing to train\n",
-                    dir.c_str(), static_cast<long long>(steps));
-        std::fflush(stdout);
-        done["run_dir"] = dir;
-        return done;
-      }
-    }
+    if (auto done = finished()) return *done;
     store = std::make_unique<RunStore>(dir);
     from = load_latest_checkpoint(dir, model, optimizer, warn);
     store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
@@ -181,16 +208,19 @@ Json run_training(const RunRequest& r, const Registry& registry,
   } else {
     store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
   }
-  if (from)  // said even when quiet: where a run goes on from is not a progress line
+  if (store) run_dir = store->dir();
+  if (r.world) run_dir = r.world->share(run_dir);  // the folder rank 0 claimed
+  if (lead && from)  // said even when quiet: where a run goes on from is not a progress line
     std::printf("run %s: resuming at step %lld/%lld from %s\n", r.name.c_str(),
                 static_cast<long long>(from->state.step), static_cast<long long>(cfg.steps), from->dir.c_str());
-  else if (!cfg.quiet)
-    std::printf("run %s: %lld parameters, writing %s\n", r.name.c_str(),
-                static_cast<long long>(model.num_parameters()), store->dir().c_str());
+  else if (lead && !cfg.quiet)
+    std::printf("run %s: %lld parameters%s, writing %s\n", r.name.c_str(),
+                static_cast<long long>(model.num_parameters()),
+                world_size > 1 ? (", " + std::to_string(world_size) + " processes").c_str() : "", run_dir.c_str());
   std::fflush(stdout);
 
   MetricsBus bus;
-  bus.subscribe([&](const Json& ev) { store->append_metrics(ev); });
+  if (store) bus.subscribe([&](const Json& ev) { store->append_metrics(ev); });
   if (listener)
     bus.subscribe([&, last = int64_t{0}](const Json& ev) mutable {
       if (event_kind(ev) != EventKind::train || (interrupt && interrupt->requested())) return;
@@ -200,26 +230,31 @@ Json run_training(const RunRequest& r, const Registry& registry,
       listener(ev);
     });
   if (from) bus.publish(make_event(EventKind::resume, {{"step", from->state.step}, {"checkpoint", from->dir}}));
-  const Json identity = {{"parameters", model.num_parameters()}, {"run_dir", store->dir()},
-                         {"resumed_from", from ? Json(from->state.step) : Json(nullptr)}};
+  const Json identity = {{"parameters", model.num_parameters()}, {"run_dir", run_dir},
+                         {"resumed_from", from ? Json(from->state.step) : Json(nullptr)},
+                         {"world_size", world_size}};
   TrainHooks hooks;
   if (from) hooks.resume = &from->state;
-  hooks.checkpoint = [&](const TrainState& st) {
-    write_checkpoint(store->dir(), model, optimizer, {st, store->metrics_bytes(), store->forecasts_bytes(), config},
-                     cfg.checkpoint_keep);
-  };
+  hooks.world = r.world;
+  if (store)
+    hooks.checkpoint = [&](const TrainState& st) {
+      write_checkpoint(store->dir(), model, optimizer, {st, store->metrics_bytes(), store->forecasts_bytes(), config},
+                       cfg.checkpoint_keep);
+    };
+  TrainConfig own = cfg;  // the other ranks print nothing and leave validation to rank 0
+  if (!lead) own.quiet = true, own.val_batches = 0, own.forecast_series = 0;
   TrainResult result;
   try {
-    result = train(model, *data, optimizer, cfg, bus, validation.get(), interrupt, hooks);
+    result = train(model, *data, optimizer, own, bus, lead ? validation.get() : nullptr, interrupt, hooks);
   } catch (const std::exception& e) {  // leave a summary that says why the run stopped
     Json failed = identity;
     failed["error"] = what_of(e);
-    store->write_summary(failed);
+    if (store) store->write_summary(failed);
     throw;
   }
   Json summary = result.to_json();
   summary.update(identity);
-  store->write_summary(summary);
+  if (store) store->write_summary(summary);
   return summary;
 }
 

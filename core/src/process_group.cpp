@@ -11,7 +11,9 @@
 namespace orrery {
 
 struct ProcessGroup::Impl {
+  LaunchEnv env;
   int rank = 0, size = 1;
+  int64_t shared = 0;  // share() calls so far: the key of the next
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
 
@@ -36,8 +38,10 @@ std::string own_address(const LaunchEnv& env) {
 ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ProcessGroup::~ProcessGroup() = default;
 
-std::unique_ptr<ProcessGroup> ProcessGroup::join(const LaunchEnv& env, std::chrono::milliseconds timeout) {
+std::unique_ptr<ProcessGroup> ProcessGroup::join(const LaunchEnv& env) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(env.timeout_s * 1000));
   auto impl = std::make_unique<Impl>();
+  impl->env = env;
   impl->rank = env.rank, impl->size = env.world_size;
   c10d::TCPStoreOptions o;
   o.port = static_cast<uint16_t>(env.master_port);
@@ -46,8 +50,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const LaunchEnv& env, std::chro
   o.waitWorkers = true;  // every rank counts itself in (a client that does not is never counted)
   o.timeout = timeout;
   try {
+    // Each torchrun attempt under keys of its own: an agent's store outlives the attempts.
     impl->store = c10::make_intrusive<c10d::PrefixStore>(
-        "orrery", c10::make_intrusive<c10d::TCPStore>(env.master_addr, o));
+        "orrery/attempt_" + std::to_string(env.restart), c10::make_intrusive<c10d::TCPStore>(env.master_addr, o));
   } catch (const std::exception& e) {
     impl->fail("the rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port), e);
   }
@@ -61,22 +66,94 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const LaunchEnv& env, std::chro
 
 int ProcessGroup::rank() const { return impl_->rank; }
 int ProcessGroup::size() const { return impl_->size; }
+const LaunchEnv& ProcessGroup::env() const { return impl_->env; }
 
-void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors) {
-  if (tensors.empty()) return;
-  std::vector<at::Tensor> flat;
-  for (const auto& t : tensors) flat.push_back(t.reshape(-1));
-  std::vector<at::Tensor> bucket{at::cat(flat)};
+struct ProcessGroup::Pending::Impl {
+  c10::intrusive_ptr<c10d::Work> work;
+  const ProcessGroup::Impl* group = nullptr;
+};
+ProcessGroup::Pending::Pending() = default;
+ProcessGroup::Pending::~Pending() = default;
+ProcessGroup::Pending::Pending(Pending&&) noexcept = default;
+ProcessGroup::Pending& ProcessGroup::Pending::operator=(Pending&&) noexcept = default;
+
+void ProcessGroup::Pending::wait() {
+  if (!impl_ || !impl_->work) return;
+  auto work = std::move(impl_->work);
   try {
-    impl_->backend->allreduce(bucket)->wait();
+    work->wait();
+  } catch (const std::exception& e) {
+    impl_->group->fail("all-reduce", e);
+  }
+}
+
+ProcessGroup::Pending ProcessGroup::start_sum(const at::Tensor& flat) {
+  Pending p;
+  p.impl_ = std::make_unique<Pending::Impl>();
+  p.impl_->group = impl_.get();
+  std::vector<at::Tensor> one{flat};
+  try {
+    p.impl_->work = impl_->backend->allreduce(one);
   } catch (const std::exception& e) {
     impl_->fail("all-reduce", e);
   }
-  bucket[0].div_(impl_->size);
+  return p;
+}
+
+namespace {
+at::Tensor flatten(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> flat;
+  for (const auto& t : tensors) flat.push_back(t.reshape(-1));
+  return at::cat(flat);
+}
+void unflatten(const at::Tensor& bucket, const std::vector<at::Tensor>& tensors) {
   int64_t at = 0;
   for (const auto& t : tensors) {
-    t.view(-1).copy_(bucket[0].narrow(0, at, t.numel()));
+    t.view(-1).copy_(bucket.narrow(0, at, t.numel()));
     at += t.numel();
+  }
+}
+}  // namespace
+
+void ProcessGroup::all_reduce_sum(const std::vector<at::Tensor>& tensors) {
+  if (tensors.empty()) return;
+  at::Tensor bucket = flatten(tensors);
+  start_sum(bucket).wait();
+  unflatten(bucket, tensors);
+}
+
+void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors) {
+  if (tensors.empty()) return;
+  at::Tensor bucket = flatten(tensors);
+  start_sum(bucket).wait();
+  bucket.div_(impl_->size);
+  unflatten(bucket, tensors);
+}
+
+void ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, int root) {
+  if (tensors.empty()) return;
+  std::vector<at::Tensor> bucket{flatten(tensors)};
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  try {
+    impl_->backend->broadcast(bucket, o)->wait();
+  } catch (const std::exception& e) {
+    impl_->fail("broadcast", e);
+  }
+  unflatten(bucket[0], tensors);
+}
+
+std::string ProcessGroup::share(const std::string& text) {
+  const std::string key = "share/" + std::to_string(impl_->shared++);
+  try {
+    if (impl_->rank == 0) {
+      impl_->store->set(key, std::vector<uint8_t>(text.begin(), text.end()));
+      return text;
+    }
+    const std::vector<uint8_t> got = impl_->store->get(key);
+    return std::string(got.begin(), got.end());
+  } catch (const std::exception& e) {
+    impl_->fail("reading rank 0's value from the store", e);
   }
 }
 

@@ -10,9 +10,11 @@
 #include <optional>
 
 #include "orrery/batch_queue.h"
+#include "orrery/data_parallel_step.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/format_duration.h"
+#include "orrery/gradient_sync.h"
 #include "orrery/micro_step_graphs.h"
 #include "orrery/evaluate.h"
 #include "orrery/events.h"
@@ -21,6 +23,7 @@
 #include "orrery/ops.h"
 #include "orrery/optimizer.h"
 #include "orrery/patching.h"
+#include "orrery/process_group.h"
 
 namespace orrery {
 
@@ -286,10 +289,12 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
                 " must be a multiple of the patch size " + std::to_string(P) +
                 " and at least two patches");
   const int64_t N = cfg.context_length / P;
-  // u-muP's batch-dependent gradient scales see the global batch: world size (1 until
-  // data-parallel training) x accumulation steps.
+  ProcessGroup* world = hooks.world;
+  const int64_t W = world ? world->size() : 1, rank = world ? world->rank() : 0, A = cfg.accumulate;
+  // u-muP's batch-dependent gradient scales see the global batch (dd-unit-scaling): world size x
+  // accumulation steps.
   ForwardContext ctx;
-  ctx.batch_multiplier = cfg.accumulate;
+  ctx.batch_multiplier = A * W;
   ctx.precision = cfg.precision;
   std::optional<MicroStepGraphs> graphs;
   if (cfg.graph) graphs.emplace(model, ctx, cfg.accumulate);
@@ -332,11 +337,20 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   BatchQueueConfig queue_cfg;
   queue_cfg.batch = cfg.batch_size, queue_cfg.length = cfg.context_length;
   queue_cfg.seed = mix_seed(cfg.seed, 0x7261696e);  // "rain": a stream of its own
-  queue_cfg.first = st.step * cfg.accumulate;
+  queue_cfg.first = st.step * A;
+  queue_cfg.every = W, queue_cfg.offset = rank;  // this rank's micro-batches of each step
   queue_cfg.workers = static_cast<int>(cfg.data_workers), queue_cfg.depth = static_cast<int>(cfg.prefetch);
   queue_cfg.device = model.device();
   BatchQueue batches(data, queue_cfg);
   BatchQueueStats data_before;
+  // Data parallel: every rank starts from rank 0's step and weights, and averages gradients.
+  start_together(world, st.step, params);
+  std::optional<GradientSync> sync;
+  if (world) {
+    std::vector<at::Tensor> tensors;
+    for (const auto& p : params) tensors.push_back(p.tensor);
+    sync.emplace(*world, tensors, !cfg.graph);
+  }
 
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -384,33 +398,41 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   };
 
   for (int64_t step = st.step; step < cfg.steps; ++step) {
-    if (interrupt && interrupt->requested()) {
+    // Every batch and mask of the step is drawn even after a fault, so batch k stays batch k.
+    std::vector<Batch> micro;
+    for (int64_t j = 0; j < A; ++j) micro.push_back(batches.next());
+    const StepStart start = agree_step_start(world, micro, interrupt && interrupt->requested(), elapsed());
+    if (start.stop) {
       result.interrupted = true;
       break;
     }
-    const double t = elapsed();
-    if (cfg.max_seconds > 0 && t >= cfg.max_seconds) break;
+    if (cfg.max_seconds > 0 && start.clock >= cfg.max_seconds) break;
     double progress = static_cast<double>(step) / cfg.steps;
-    if (cfg.max_seconds > 0) progress = std::max(progress, t / cfg.max_seconds);
+    if (cfg.max_seconds > 0) progress = std::max(progress, start.clock / cfg.max_seconds);
 
     const double lr_factor = cfg.schedule.factor(step, progress, cfg.steps);
     const StepScalars scalars{lr_factor, cfg.weight_decay_schedule.factor(progress),
                               cfg.momentum.value(step, progress)};
+    // The masks of the whole global batch, in its order; this rank keeps its own.
+    std::vector<at::Tensor> keep(static_cast<size_t>(A));
+    if (cfg.cpm)
+      for (int64_t j = 0; j < A; ++j)
+        for (int64_t q = 0; q < W; ++q) {
+          at::Tensor m = contiguous_patch_mask(cfg.batch_size, start.variates[static_cast<size_t>(j * W + q)], N,
+                                               cfg.cpm_max_span, cfg.cpm_max_rate, gen);
+          if (q == rank) keep[static_cast<size_t>(j)] = m.to(model.device());
+        }
     clear_grads();
     double l = 0;
     int64_t series = 0;
     const char* fault = nullptr;  // what was not finite: the step is skipped
-    for (int64_t micro = 0; micro < cfg.accumulate; ++micro) {
-      // Every batch and mask of the step is drawn even after a fault, so batch k stays batch k.
-      Batch b = batches.next();
-      at::Tensor keep;
-      if (cfg.cpm)
-        keep = contiguous_patch_mask(b.values.size(0), b.values.size(1), N, cfg.cpm_max_span,
-                                     cfg.cpm_max_rate, gen).to(model.device());
-      if (fault) continue;
+    for (int64_t j = 0; j < A && !fault; ++j) {
+      const Batch& b = micro[static_cast<size_t>(j)];
+      if (sync && j + 1 == A) sync->arm();  // the last backward starts the reductions
       // Each micro-batch carries 1/accumulate of the step's mean loss. A graph has run the
       // backward already; eagerly it runs only for a finite loss.
-      at::Tensor loss = graphs ? graphs->run(b, keep) : model.loss(b, keep, ctx) / static_cast<double>(cfg.accumulate);
+      at::Tensor loss = graphs ? graphs->run(b, keep[static_cast<size_t>(j)])
+                               : model.loss(b, keep[static_cast<size_t>(j)], ctx) / static_cast<double>(A);
       const double part = loss.item<double>();
       if (!std::isfinite(part)) {
         fault = "loss";
@@ -420,6 +442,10 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
       l += part;
       series += b.values.size(0) * b.values.size(1);
     }
+    if (sync) sync->finish();  // also after a fault here: the other ranks wait for these buckets
+    const StepEnd end = agree_step_end(world, l, series, fault != nullptr);
+    l = end.loss, series = end.series;
+    if (end.loss_fault) fault = "loss";
     const double gnorm = fault ? NAN : clip_global_norm(params, cfg.clip);
     if (!fault && !std::isfinite(gnorm)) fault = "gradient";
     const bool logs = (step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps;

@@ -1,6 +1,6 @@
 #pragma once
 // Batches drawn ahead of the training step by worker threads. Batch k is drawn with seed
-// mix_seed(seed, k) and handed out in order, so the sequence is the same for any number of
+// mix_seed(seed, k * every + offset) and handed out in order, so the sequence is the same for any number of
 // workers (0 draws on the caller's thread). At most `depth` batches wait at once; a worker's
 // error is rethrown by next() for the batch it was drawing. Batches bound for a GPU are
 // pinned by the worker and copied without blocking the step.
@@ -26,6 +26,9 @@ struct BatchQueueConfig {
   int depth = 4;        // batches drawn ahead at most
   c10::Device device = c10::kCPU;
   int64_t first = 0;    // the index of the first batch handed out: a resumed run's position
+  // Batch i of this queue is batch i * every + offset of the stream: rank r of a data-parallel
+  // job of W takes every W-th, from the r-th.
+  int64_t every = 1, offset = 0;
 };
 
 // Seconds spent drawing batches (summed over workers) and waiting for them in next().

@@ -17,6 +17,7 @@
 namespace orrery {
 class DataSource;
 class Model;
+class ProcessGroup;
 class Registry;
 
 struct RunRequest {
@@ -32,6 +33,8 @@ struct RunRequest {
                                          // steps (0 = every one logged) and at the last step
   bool resume = false;                   // continue runs_dir/name from its newest valid
                                          // checkpoint (a fresh run when there is no such folder)
+  ProcessGroup* world = nullptr;         // data parallel: the processes training together
+                                         // (trainer.h); null = this one alone
 
   // The named options beside the objects: name, runs_dir, every, then every training option
   // (TrainConfig::schema()). The one list orrery.train checks and the docs test reads.
@@ -46,7 +49,9 @@ struct RunRequest {
 // config.json (model, optimizer, routing, training options), trains with every event appended
 // to the run's files and checkpoints as the options ask (checkpoint.h), and writes summary.json,
 // also when training fails (with the error) or is interrupted. Returns the summary {steps,
-// first_loss, final_loss, skipped_steps, seconds, interrupted, parameters, run_dir, resumed_from}.
+// first_loss, final_loss, skipped_steps, seconds, interrupted, parameters, run_dir, resumed_from,
+// world_size}. Data parallel (`world`), rank 0 does all of the writing; every rank returns the
+// summary with rank 0's run_dir.
 // `listener` gets the train events (see listen_every); an exception it throws ends the run and
 // propagates.
 //

@@ -12,13 +12,18 @@ struct LaunchEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   bool agent_store = false;  // torchrun's agent hosts the store; rank 0 must not serve one
+  int restart = 0;           // torchrun's restart count: each attempt rendezvouses under its own keys
+  // How long a rendezvous or a collective waits for the other ranks before it fails, naming
+  // the rank that waited (ORRERY_DIST_TIMEOUT, seconds). Long enough for rank 0's validation
+  // and checkpoints, which the others wait out at their next collective.
+  double timeout_s = 600;
   std::string launcher;      // "torchrun", "slurm", or empty for a single process
   bool distributed() const { return world_size > 1; }
 };
 
 // `lookup` reads one variable (nullptr when unset): getenv in the program, a table in tests.
 // torchrun is recognised by RANK, WORLD_SIZE and LOCAL_RANK together, Slurm by SLURM_PROCID and
-// SLURM_NTASKS; neither means one process. Malformed or inconsistent values are errors that
+// SLURM_NTASKS; neither means one process. SLURM_NTASKS_PER_NODE may read "4(x2)". Malformed or inconsistent values are errors that
 // name the variable.
 LaunchEnv read_launch_env(const std::function<const char*(const char*)>& lookup);
 

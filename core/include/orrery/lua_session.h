@@ -15,6 +15,7 @@
 struct lua_State;
 
 namespace orrery {
+class ProcessGroup;
 class Registry;
 
 // What every binding function reaches through its upvalue: nothing process-wide.
@@ -22,6 +23,7 @@ struct LuaHost {
   Registry& registry;
   Interrupt& interrupt;
   bool resume_runs = false;  // `orrery run --resume`: every orrery.train continues its run
+  ProcessGroup* world = nullptr;  // a data-parallel job this process is a rank of (orrery.world)
 };
 
 // Adds functions to the `orrery` table on top of the stack (e.g. the dashboard's orrery.plot and
@@ -39,6 +41,9 @@ class LuaSession {
   // `orrery run --resume`: every orrery.train of the script continues its run from its newest
   // checkpoint (or starts it, the first time), as if it said resume = true.
   void resume_runs(bool on) { host_.resume_runs = on; }
+  // A rank of a data-parallel job (launched by torchrun, srun or orrery launch): every
+  // orrery.train of the script trains with the other ranks; the group outlives the session.
+  void join(ProcessGroup* world) { host_.world = world; }
 
   // Runs a script; `args` (key=value pairs from the command line, numbers and booleans
   // converted) become the global table `args` and the chunk's `...`. Returns the process exit

@@ -15,6 +15,7 @@ class Model;
 class DataSource;
 class Optimizer;
 class MetricsBus;
+class ProcessGroup;
 
 struct TrainConfig {
   int64_t steps = 200;
@@ -79,9 +80,18 @@ struct TrainState {
 // already loaded); `checkpoint` is called with the state when a checkpoint is due (every
 // checkpoint_every steps, every checkpoint_minutes, and when an interrupt stops the run), after
 // the step's events are published.
+//
+// `world`: the processes training this model together (data parallel), null for this one alone.
+// Each rank draws its own micro-batches of the step's global batch (world x accumulate x
+// batch_size samples: the j-th of rank r is number j * world + r of the step's), the gradients
+// are averaged over the ranks (gradient_sync.h) and every rank applies the same update, so the
+// weights stay identical; u-muP's gradient scales see the global batch. The run is the same as
+// one process with accumulate x world micro-batches, up to the order of float sums. Only the
+// caller decides who writes: run_training gives rank 0 the checkpoint hook and the run folder.
 struct TrainHooks {
   const TrainState* resume = nullptr;
   std::function<void(const TrainState&)> checkpoint;
+  ProcessGroup* world = nullptr;
 };
 
 struct TrainResult {
