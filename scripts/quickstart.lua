@@ -32,6 +32,9 @@ local run = orrery.train{
   checkpoint_every = args.checkpoint_every, -- also every 30 minutes, on Ctrl-C and at the end
 }
 
+-- Under `orrery launch -n N` or torchrun every rank has trained alongside rank 0; rank 0 goes on.
+if orrery.world().rank ~= 0 then return end
+
 -- The bundled benchmark (assets/data: 25 real data sets from R, yearly to 10-minute), scored
 -- the GIFT-Eval way: MASE and CRPS of the last windows of every series, as ratios to seasonal
 -- naive on the same windows (below 1 beats it), next to the classical baselines.

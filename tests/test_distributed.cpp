@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -304,4 +305,25 @@ TEST_CASE("orrery launch refuses bad flags by name") {
              Catch::Contains("--timeout takes seconds above 0, got 'soon'"));
   CHECK_THAT(test::run_command(test::orrery_cmd("launch -n 2 --nprocs 2 x.lua")).output, Catch::Contains("unknown flag '--nprocs'"));
   CHECK_THAT(test::run_command(test::orrery_cmd("launch -n 2")).output, Catch::Contains("which script?"));
+}
+
+TEST_CASE("shard_files gives each rank every world-th file, and refuses fewer files than ranks") {
+  const std::string dir = test::temp_dir("launch-shard");
+  for (const char* f : {"co2", "lynx", "nile"})
+    std::filesystem::copy_file(std::string(ORRERY_SOURCE_DIR) + "/assets/data/" + f + ".csv", dir + "/" + f + ".csv");
+  std::ofstream(dir + "/shard.lua")
+      << "local d = orrery.data{'csv', files = args.files, shard_files = true, timestamp_format = 'year'}\n"
+         "local names = {}\n"
+         "for _, f in ipairs(d:describe().files) do names[#names + 1] = f:match('([^/]+)$') end\n"
+         "print(string.format('rank %d reads %s', orrery.world().rank, table.concat(names, ',')))\n";
+  const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd("launch -n 2 shard.lua files=*.csv"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("rank 0 reads co2.csv,nile.csv"));
+  CHECK_THAT(r.output, Catch::Contains("rank 1 reads lynx.csv"));
+  const auto alone = test::run_command("cd '" + dir + "' && " + test::orrery_cmd("run shard.lua files=*.csv"));
+  CHECK_THAT(alone.output, Catch::Contains("rank 0 reads co2.csv,lynx.csv,nile.csv"));
+  const auto few = test::run_command("cd '" + dir + "' && " + test::orrery_cmd("launch -n 2 shard.lua files=nile.csv"));
+  CHECK(few.status == 1);
+  CHECK_THAT(few.output, Catch::Contains("shard_files gives each of the 2 ranks its own files, but there are only 1"));
 }

@@ -105,6 +105,12 @@ TEST_CASE("run files fold into a Run") {
   CHECK(r.width == 256);
   CHECK(r.lr == 0.5);
   CHECK(r.planned_steps == 1000);
+  CHECK(r.world_size == 1);  // runs from before data parallelism have no world_size
+  orrery::Json two = test::run_config("umup", 256, 0.5);
+  two["world_size"] = 2;
+  ui::Run parallel;
+  ui::apply_config(parallel, two);
+  CHECK(parallel.world_size == 2);
   ui::apply_metrics_event(r, {{"event", "train"}, {"step", 10}, {"loss", 0.5}, {"lr", 0.1},
                               {"update_rms", {{"normuon:hidden", 0.01}, {"adamw:rest", 0.02}}}});
   ui::apply_metrics_event(r, {{"event", "val"}, {"step", 10}, {"loss", 0.6}});

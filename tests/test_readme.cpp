@@ -82,6 +82,13 @@ const std::vector<Exercise> kExercises = {
      "tests/reference/bench_train_reference.py\"",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1", "MFU: "},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
+    {"build/bin/orrery launch -n 2 scripts/quickstart.lua steps=600 name=dp",
+     "build/bin/orrery launch -n 2 scripts/quickstart.lua steps=20 name=dp", "best classical baseline"},
+    // torchrun from the checkout's .venv (the sandbox has none); its agent serves the store.
+    {".venv/bin/torchrun --nproc-per-node 2 --no-python build/bin/orrery run scripts/quickstart.lua steps=600 name=dp-torchrun",
+     "'" ORRERY_SOURCE_DIR "/.venv/bin/torchrun' --nproc-per-node 2 --no-python build/bin/orrery run "
+     "scripts/quickstart.lua steps=20 name=dp-torchrun",
+     "best classical baseline"},
     {"build/bin/orrery eval --baselines theta,ets --data assets/data/airquality.csv --out runs/aq-eval", "",
      "file:runs/aq-eval/eval.csv"},
     {"build/bin/orrery eval --baselines theta --data '{\"name\": \"csv\", \"options\": {\"files\": "

@@ -7,15 +7,21 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_common.h"
 #include "bench_flops.h"
 #include "commands.h"
+#include "orrery/data_parallel_step.h"
 #include "orrery/error.h"
+#include "orrery/gradient_sync.h"
+#include "orrery/launch_env.h"
 #include "orrery/micro_step_graphs.h"
+#include "orrery/process_group.h"
 #include "orrery/model.h"
 #include "orrery/optimizer.h"
 #include "orrery/registry.h"
@@ -30,6 +36,8 @@ struct TrainOptions {
   Precision precision = Precision::fp32;
   bool graph = false;  // the forward and backward recorded once and replayed (micro_step_graphs.h)
   int64_t batch = 8, context = 512, variates = 1, repeats = 10, warmup = 3;
+  int64_t nproc = 1;       // data-parallel processes on this machine
+  double baseline_ms = 0;  // a rank's: the one-process step it is compared with
   std::string reference;
 };
 
@@ -37,7 +45,7 @@ const char* kHelp =
     "usage: orrery bench train [--preset toto2-4m] [--batch 8] [--context 512] [--variates 1]\n"
     "                          [--param umup|sp|mup] [--optimizer adamw] [--precision fp32|bf16]\n"
     "                          [--device cpu|cuda] [--graph off|on] [--repeats 10] [--warmup 3]\n"
-    "                          [--reference COMMAND]\n\n"
+    "                          [--reference COMMAND] [--nproc N]\n\n"
     "Times full training steps of a preset with random weights on a seeded batch of sine series\n"
     "(batch x variates x context steps, no patch masking): forward, 9-quantile pinball loss,\n"
     "backward, gradient clipping to global norm 1, and one step of the optimizer (a plugin name\n"
@@ -58,7 +66,13 @@ const char* kHelp =
     "--reference COMMAND runs COMMAND twice with the same options (and --threads), appending\n"
     "--mode eager and then --mode compile, reads `median_ms X` from the last line of each and\n"
     "prints the throughput ratio reference ms / Orrery ms (above 1: Orrery is faster). The\n"
-    "same step in plain PyTorch: --reference \"PYTHON tests/reference/bench_train_reference.py\".\n";
+    "same step in plain PyTorch: --reference \"PYTHON tests/reference/bench_train_reference.py\".\n\n"
+    "--nproc N times the data-parallel step as well: N processes on this machine (orrery launch's\n"
+    "variables, Gloo), each with cores / N threads and its own batch of the given size, gradients\n"
+    "averaged in buckets overlapped with the backward as orrery.train does. The one-process step\n"
+    "above then runs with cores / N threads too, so the scaling efficiency (its step time over\n"
+    "the ranks' step time; 1 = the collectives cost nothing) compares like with like; the\n"
+    "throughput of the job is N batches a step.\n";
 
 TrainOptions parse(const std::vector<std::string>& args) {
   TrainOptions o;
@@ -75,9 +89,10 @@ TrainOptions parse(const std::vector<std::string>& args) {
     else if (a == "--precision") o.precision = parse_precision(v, "bench train: --precision");
     else if (a == "--graph" && (v == "on" || v == "off")) o.graph = v == "on";
     else if (a == "--graph") throw Error("bench train: --graph must be on or off, got '" + v + "'");
+    else if (a == "--baseline-ms") o.baseline_ms = std::atof(v.c_str());  // set by --nproc for its ranks
     else {
       int64_t* target = a == "--batch" ? &o.batch : a == "--context" ? &o.context : a == "--variates" ? &o.variates
-                      : a == "--repeats" ? &o.repeats : a == "--warmup" ? &o.warmup : nullptr;
+                      : a == "--repeats" ? &o.repeats : a == "--warmup" ? &o.warmup : a == "--nproc" ? &o.nproc : nullptr;
       if (!target) throw Error("bench train: unknown argument '" + a + "' (see orrery bench train --help)");
       *target = parse_whole_number("bench train: " + a, v);
       const bool zero_ok = a == "--warmup";
@@ -88,6 +103,8 @@ TrainOptions parse(const std::vector<std::string>& args) {
   if (o.context % 32 != 0 || o.context < 64)
     throw Error("bench train: --context must be a multiple of the patch size 32 and at least 64 (two patches: "
                 "the loss predicts each patch from the ones before), got " + std::to_string(o.context));
+  if (o.nproc > 1 && o.graph)
+    throw Error("bench train: --nproc times the eager step; drop --graph on (or --nproc)");
   if (!o.reference.empty() && (o.optimizer.name != "adamw" || !o.optimizer.options.empty()))
     throw Error("bench train: the reference step uses AdamW with its defaults; drop --optimizer or --reference");
   return o;
@@ -135,6 +152,60 @@ std::string si(double v, const char* unit) {
   return buf;
 }
 
+std::unique_ptr<Model> bench_model(const TrainOptions& o, const Registry& registry) {
+  ModelSpec spec;
+  spec.arch = {"toto2", {{"preset", o.preset}}};
+  spec.param = {o.param, Json::object()};
+  spec.device = o.device;
+  return std::make_unique<Model>(spec, registry);
+}
+
+// One rank of --nproc's job: orrery.train's data-parallel step (gradients averaged in buckets
+// overlapped with the backward, u-muP's scales over the global batch), timed; rank 0 reports it
+// against the one-process step the parent measured.
+int bench_rank(const TrainOptions& o, const LaunchEnv& env) {
+  auto world = ProcessGroup::join(env);
+  const Registry& registry = Registry::global();
+  auto model = bench_model(o, registry);
+  auto opt = registry.create<PluginKind::optimizer>(o.optimizer.name, o.optimizer.options, model->params(),
+                                                    model->parametrisation());
+  const at::Device device = model->device();
+  const Batch batch = bench::sine_batch(o.batch, o.variates, o.context, device);
+  ForwardContext ctx;
+  ctx.precision = o.precision;
+  ctx.batch_multiplier = world->size();
+  start_together(world.get(), 0, model->params());
+  std::vector<at::Tensor> tensors;
+  int64_t bytes = 0;
+  for (const auto& p : model->params()) tensors.push_back(p.tensor), bytes += static_cast<int64_t>(p.tensor.nbytes());
+  GradientSync sync(*world, tensors, true);
+  at::Tensor loss;
+  const bench::Timing t = bench::time_runs(o.warmup, o.repeats, device, [&] {
+    for (auto& p : model->params()) p.tensor.mutable_grad().reset();
+    sync.arm();
+    loss = model->loss(batch, {}, ctx);
+    loss.backward();
+    sync.finish();
+    clip_global_norm(model->params(), 1.0);
+    opt->step(StepScalars{});
+  });
+  if (!std::isfinite(loss.item<double>())) throw Error("bench train: rank " + std::to_string(world->rank()) + ": the loss is not finite");
+  if (world->rank() != 0) return 0;
+  const int64_t n = world->size();
+  const double tokens = static_cast<double>(n * o.batch * o.variates * (o.context / model->patch_size()));
+  std::printf("data parallel: %lld processes (Gloo), %d threads each, batch %lld each (%lld a step): median %.1f ms, "
+              "min %.1f ms, max %.1f ms; %.1f MiB of gradients all-reduced a step in %lld buckets, overlapped with "
+              "the backward\n",
+              (long long)n, at::get_num_threads(), (long long)o.batch, (long long)(n * o.batch), t.median, t.min, t.max,
+              bytes / double(1 << 20), (long long)sync.buckets());
+  std::printf("data-parallel throughput: %.0f tokens/s, %.2f x one process with the same threads\n",
+              tokens / (t.median / 1e3), o.baseline_ms > 0 ? n * o.baseline_ms / t.median : 0.0);
+  std::printf("scaling efficiency: %.2f (one process's step %.1f ms / the ranks' step %.1f ms; 1 = free collectives)\n",
+              o.baseline_ms > 0 ? o.baseline_ms / t.median : 0.0, o.baseline_ms, t.median);
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench_train(const std::vector<std::string>& args) {
@@ -146,11 +217,13 @@ int cmd_bench_train(const std::vector<std::string>& args) {
   Registry& registry = Registry::global();
   check_plugin(registry, PluginKind::parametrisation, o.param, "--param");
   check_plugin(registry, PluginKind::optimizer, o.optimizer.name, "--optimizer");
-  ModelSpec spec;
-  spec.arch = {"toto2", {{"preset", o.preset}}};
-  spec.param = {o.param, Json::object()};
-  spec.device = o.device;
-  Model model(spec, registry);
+  const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
+  if (env.distributed()) return bench_rank(o, env);
+  // With --nproc the one-process step gets a rank's share of the cores, as each rank will.
+  if (o.nproc > 1)
+    at::set_num_threads(static_cast<int>(std::max<int64_t>(1, std::thread::hardware_concurrency() / o.nproc)));
+  const auto owned = bench_model(o, registry);
+  Model& model = *owned;
   auto opt = registry.create<PluginKind::optimizer>(o.optimizer.name, o.optimizer.options, model.params(),
                                                     model.parametrisation());
   const at::Device device = model.device();
@@ -223,6 +296,20 @@ int cmd_bench_train(const std::vector<std::string>& args) {
                   mode, r.median_ms, r.median_ms / t.median);
       std::fflush(stdout);
     }
+  }
+  if (o.nproc > 1) {
+    std::vector<std::string> rank_args{"bench", "train"};
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--nproc" || args[i] == "--reference") {
+        ++i;
+        continue;
+      }
+      rank_args.push_back(args[i]);
+    }
+    rank_args.push_back("--baseline-ms");
+    rank_args.push_back(std::to_string(t.median));
+    if (const int status = run_ranks(o.nproc, 0, "", rank_args))
+      throw Error("bench train: the data-parallel job failed (status " + std::to_string(status) + ")");
   }
   return 0;
 }

@@ -17,6 +17,10 @@ PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value
 
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_launch(const std::vector<std::string>& args);  // launch.cpp
+// Runs `orrery ARGS...` as n ranks of one job on this machine, with the variables torchrun sets
+// (port 0: a free one; timeout: ORRERY_DIST_TIMEOUT, "" = the default). The first rank that
+// fails stops the others; returns 0 or its status.
+int run_ranks(int64_t n, int port, const std::string& timeout, const std::vector<std::string>& orrery_args);
 int cmd_eval(const std::vector<std::string>& args);   // eval.cpp
 int cmd_bench_data(const std::vector<std::string>& args);  // bench_data.cpp
 int cmd_bench_train(const std::vector<std::string>& args);  // bench_train.cpp

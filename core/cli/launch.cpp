@@ -96,10 +96,15 @@ int cmd_launch(const std::vector<std::string>& args) {
     if (end == timeout.c_str() || *end || !(s > 0))
       throw Error("launch: --timeout takes seconds above 0, got '" + timeout + "'");
   }
-  if (port == 0) port = free_port();
+  std::vector<std::string> run{"run"};
+  run.insert(run.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  return run_ranks(n, static_cast<int>(port), timeout, run);
+}
 
-  std::vector<std::string> argv_text{"orrery", "run"};
-  argv_text.insert(argv_text.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+int run_ranks(int64_t n, int port, const std::string& timeout, const std::vector<std::string>& orrery_args) {
+  if (port == 0) port = free_port();
+  std::vector<std::string> argv_text{"orrery"};
+  argv_text.insert(argv_text.end(), orrery_args.begin(), orrery_args.end());
   std::vector<char*> argv;
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);

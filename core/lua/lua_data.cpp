@@ -1,12 +1,14 @@
 // orrery.data and the methods of a data object.
 #include "lua_binding.h"
 
+
 #include <ATen/ATen.h>
 
 #include <cmath>
 
 #include "orrery/data_mixture.h"
 #include "orrery/data_source.h"
+#include "orrery/process_group.h"
 #include "orrery/registry.h"
 
 namespace orrery {
@@ -36,7 +38,9 @@ int l_data(lua_State* L) {
   } else {
     spec = to_plugin_spec(L, 1, "orrery.data");
   }
-  push_box(L, std::shared_ptr<DataSource>(make_data_source(host(L).registry, spec, DataContext{})), kDataMeta, 2);
+  DataContext context;  // a rank's share of the files, with shard_files
+  if (const ProcessGroup* w = host(L).world) context.rank = w->rank(), context.world_size = w->size();
+  push_box(L, std::shared_ptr<DataSource>(make_data_source(host(L).registry, spec, context)), kDataMeta, 2);
   lua_pushstring(L, spec.to_json().dump().c_str());
   lua_setiuservalue(L, -2, 1);
   lua_pushinteger(L, 0);  // batches drawn so far: the next call's default seed

@@ -126,7 +126,11 @@ Json run_training(const RunRequest& r, const Registry& registry,
   Model& model = *r.model;
   const TrainConfig& cfg = r.train;
   std::shared_ptr<DataSource> data = r.source;
-  if (!data) data = make_data_source(registry, r.data, DataContext{cfg.seed});
+  if (!data) {
+    DataContext context{cfg.seed};
+    if (r.world) context.rank = r.world->rank(), context.world_size = r.world->size();
+    data = make_data_source(registry, r.data, context);
+  }
   // Validation and forecast snapshots: the same kind of data under another seed and from the
   // validation split, so held-out series the training never sees.
   std::unique_ptr<DataSource> validation;

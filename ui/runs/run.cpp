@@ -97,6 +97,8 @@ void apply_config(Run& run, const Json& c) {
     if (first->is_object() && first->contains("options") && (*first)["options"].is_object())
       run.lr = number((*first)["options"], "lr");
   }
+  if (c.contains("world_size") && c["world_size"].is_number_integer() && c["world_size"] >= 1)
+    run.world_size = c["world_size"];
   if (c.contains("train") && c["train"].is_object()) {
     const Json& t = c["train"];
     if (t.contains("steps") && t["steps"].is_number_integer()) run.planned_steps = t["steps"];

@@ -86,6 +86,7 @@ struct Run {
   int64_t depth = 0;                         // layers of the depth-scaled stack
   int64_t planned_steps = 0;
   uint64_t seed = 0;
+  int64_t world_size = 1;                    // data-parallel processes (series_per_s is all of theirs)
   // From metrics.jsonl.
   Curve train_loss, val_loss, grad_norm, elapsed;
   Curve spikes;                // (step, loss) of each loss spike

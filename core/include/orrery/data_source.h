@@ -14,8 +14,9 @@ namespace orrery {
 // validation so that no validation series is ever trained on.
 enum class Split { train, validation };
 
-// Where data sources learn their place in a (possibly distributed) run, so each rank draws
-// different, reproducible samples.
+// Where data sources learn their place in a (possibly distributed) run. The ranks of a
+// data-parallel run draw different batches by the batches' numbers (trainer.h), not by rank: a
+// source uses rank and world_size only to split files between ranks (shard_files).
 struct DataContext {
   uint64_t seed = 0;
   int rank = 0;

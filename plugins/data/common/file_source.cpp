@@ -23,6 +23,17 @@ class FileSource final : public DataSource {
  public:
   FileSource(const Json& o, const DataContext& ctx, const FileFormat& format) : split_(ctx.split) {
     files_ = expand_files(o["files"], format.name);
+    if (o.value("shard_files", false) && ctx.world_size > 1) {
+      // Rank r of W reads files r, r + W, ...: each builds and maps only its share.
+      if (static_cast<int64_t>(files_.size()) < ctx.world_size)
+        throw Error(format.name + ": shard_files gives each of the " + std::to_string(ctx.world_size) +
+                    " ranks its own files, but there are only " + std::to_string(files_.size()) +
+                    ": give at least as many files as ranks, or turn shard_files off");
+      std::vector<std::string> mine;
+      for (size_t i = static_cast<size_t>(ctx.rank); i < files_.size(); i += static_cast<size_t>(ctx.world_size))
+        mine.push_back(files_[i]);
+      files_ = std::move(mine);
+    }
     folder_ = cache_folder(o.value("cache_dir", ""), files_.front());
     const LayoutOptions layout = LayoutOptions::from_json(o);
     if (!layout.frequency.empty()) Frequency::parse(layout.frequency);  // a typo fails before any reading
@@ -63,7 +74,7 @@ class FileSource final : public DataSource {
                                                  : " (every series is held out for validation: holdout = 1)") +
                   (exclude_last > 0 ? "; exclude_last = " + std::to_string(exclude_last) + " keeps back the last steps of each series" : ""));
     sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_,
-                                               mix_seed(ctx.seed, static_cast<uint64_t>(ctx.rank)));
+                                               mix_seed(ctx.seed, 0));  // not the rank: see synthetic
     variates_ = variates;
   }
 
@@ -170,6 +181,9 @@ OptionSchema file_source_schema(const std::string& kind_of_file, const std::stri
                              "the time")
       .boolean("multivariate", false, "wide: a file's columns form one series of several variates; long: an id's "
                                       "value columns do")
+      .boolean("shard_files", false, "data parallel: rank r of W reads only files r, r + W, ... (at least W "
+                                     "files), so each builds and maps only its share; the ranks then train on "
+                                     "different series, and the run no longer equals one process's")
       .number("holdout", 0.1, "share of each file's series held out for the validation split, chosen by a stable "
                               "hash of file and series name; a file where that picks none (or all) is split in time "
                               "instead: validation draws the last share of each series' steps", 0.0, 1.0)

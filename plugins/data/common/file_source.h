@@ -25,7 +25,7 @@ struct FileFormat {
 };
 
 // files, layout, timestamp, timestamp_format, frequency, id, value, columns, multivariate,
-// holdout, cache_dir, buffer_bytes.
+// shard_files, holdout, cache_dir, buffer_bytes.
 // `kind_of_file`: "a CSV"; `extension`: "csv", for the docs.
 OptionSchema file_source_schema(const std::string& kind_of_file, const std::string& extension);
 

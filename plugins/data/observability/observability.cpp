@@ -49,7 +49,10 @@ class Observability final : public DataSource {
       : variates_(o["variates"]), missing_prob_(o["missing_prob"]),
         intervals_(o["intervals"].get<std::vector<double>>()),
         weights_(kind_parts().weights(o["kinds"])),
-        base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), static_cast<uint64_t>(ctx.rank))) {
+        // Not the rank: the ranks of a data-parallel run draw different batches by their
+        // numbers (trainer.h), so a batch is the same whoever draws it. The 0 keeps the streams
+        // of runs from before.
+        base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), 0)) {
     if (intervals_.empty()) throw Error("data plugin 'observability': option 'intervals' must not be empty");
     for (double s : intervals_)
       if (!(s >= 1 && s <= 86400))
@@ -134,7 +137,7 @@ class Observability final : public DataSource {
 
 OptionSchema schema() {
   return OptionSchema{}
-      .integer("seed", 0, "generator seed (combined with the run seed and the rank)", 0)
+      .integer("seed", 0, "generator seed (combined with the run seed)", 0)
       .integer("variates", 1, "metrics per sample, all of one host driven by one load, sharing a series id", 1, 1024)
       .number_list("intervals", {10, 60, 300}, "sampling intervals in seconds, one drawn per sample")
       .number("missing_prob", 0.1, "probability that a sample has scrape gaps", 0.0, 1.0)
