@@ -19,7 +19,9 @@
 #include "orrery/metrics_bus.h"
 #include "orrery/process_group.h"
 #include "orrery/routed_optimizer.h"
+#include "orrery/safetensors.h"
 #include "orrery/trainer.h"
+#include "orrery/zero.h"
 #include "support.h"
 
 extern char** environ;
@@ -83,6 +85,7 @@ struct Setup {
   const char* param;
   orrery::Json optimizer;
   bool graph;
+  bool shard = false;  // ZeRO-1: each rank keeps state for its share (zero.h)
 };
 const std::vector<Setup>& setups() {
   static const std::vector<Setup> s = {
@@ -98,6 +101,12 @@ const std::vector<Setup>& setups() {
        false},
       // No hooks: every bucket reduced after the recorded backward.
       {"sp", orrery::Json::array({{{"name", "adamw"}, {"options", {{"lr", 3e-3}}}}}), true},
+      // Sharded, against the unsharded single process.
+      {"sp", orrery::Json::array({{{"name", "adamw"}, {"options", {{"lr", 3e-3}}}}}), false, true},
+      {"umup",
+       orrery::Json::array({{{"name", "normuon"}, {"options", {{"lr", 5e-2}}}, {"params", {{"role", "hidden"}}}},
+                            {{"name", "adamw"}, {"options", {{"lr", 3e-2}}}}}),
+       false, true},
   };
   return s;
 }
@@ -105,6 +114,7 @@ const std::vector<Setup>& setups() {
 struct Trained {
   at::Tensor weights;  // every parameter, flattened
   std::vector<double> losses;
+  int64_t state_numel = 0;  // elements of optimizer state this process keeps
 };
 
 // 20 steps of the tiny toto2 with patch masking, micro-batches of 4 series x 128 steps.
@@ -114,8 +124,14 @@ Trained train_tiny(const Setup& s, orrery::ProcessGroup* world, int64_t accumula
   spec.param = {s.param, orrery::Json::object()};
   orrery::Model model(spec, reg);
   auto data = reg.create<orrery::PluginKind::data>("synthetic", orrery::Json{{"seed", 5}}, orrery::DataContext{5});
-  orrery::RoutedOptimizer opt(reg, orrery::optimizer_groups_from_json(s.optimizer), model.params(),
-                              model.parametrisation());
+  std::unique_ptr<orrery::Optimizer> owned;
+  if (s.shard && world)
+    owned = std::make_unique<orrery::ShardedOptimizer>(reg, orrery::optimizer_groups_from_json(s.optimizer),
+                                                       model.params(), model.parametrisation(), *world);
+  else
+    owned = std::make_unique<orrery::RoutedOptimizer>(reg, orrery::optimizer_groups_from_json(s.optimizer),
+                                                      model.params(), model.parametrisation());
+  orrery::Optimizer& opt = *owned;
   orrery::TrainConfig cfg;
   cfg.steps = 20, cfg.batch_size = 4, cfg.accumulate = accumulate, cfg.context_length = 128, cfg.log_every = 1;
   cfg.quiet = true, cfg.graph = s.graph, cfg.data_workers = 0;
@@ -130,6 +146,7 @@ Trained train_tiny(const Setup& s, orrery::ProcessGroup* world, int64_t accumula
   std::vector<at::Tensor> flat;
   for (auto& p : model.params()) flat.push_back(p.tensor.detach().reshape(-1));
   t.weights = at::cat(flat);
+  for (const auto& [name, tensor] : opt.state_tensors()) t.state_numel += tensor.numel();
   return t;
 }
 
@@ -229,6 +246,14 @@ TEST_CASE("two ranks with batch B train the weights one process trains with batc
     CHECK(off > 100 * 1e-4);
     REQUIRE(parallel[i].losses.size() == one.losses.size());
     for (size_t k = 0; k < one.losses.size(); ++k) CHECK(parallel[i].losses[k] == Approx(one.losses[k]).epsilon(1e-4));
+    // A rank of a sharded pair keeps about half the state (shares are whole tensors).
+    if (s.shard) {
+      INFO("state elements: this rank " << parallel[i].state_numel << ", one process " << one.state_numel);
+      CHECK(parallel[i].state_numel > 0);
+      CHECK(parallel[i].state_numel < 0.6 * static_cast<double>(one.state_numel));
+    } else {
+      CHECK(parallel[i].state_numel == one.state_numel);
+    }
   }
 }
 
@@ -239,7 +264,7 @@ std::string parallel_script(const std::string& dir, const std::string& extra) {
   std::ofstream(path) << "local w = orrery.world()\n"
                          "local model = orrery.model{arch = {'toto2', d_model = 32, num_layers = 2, num_heads = 2},\n"
                          "                           head = 'quantile', param = 'umup', seed = 1}\n"
-                         "local run = orrery.train{model = model, data = {'synthetic', seed = 2}, steps = 12,\n"
+                         "local run = orrery.train{model = model, data = {'synthetic', seed = 2}, steps = args.steps or 12,\n"
                          "  batch_size = 4, context_length = 128, log_every = 4, name = args.name or 'dp', checkpoint_every = 4,\n"
                          "  optimizer = {'adamw', lr = 1e-2}, " + extra + "}\n"
                          "print(string.format('rank %d of %d (%s): final %.9g world %d dir %s', w.rank, w.size,\n"
@@ -326,4 +351,40 @@ TEST_CASE("shard_files gives each rank every world-th file, and refuses fewer fi
   const auto few = test::run_command("cd '" + dir + "' && " + test::orrery_cmd("launch -n 2 shard.lua files=nile.csv"));
   CHECK(few.status == 1);
   CHECK_THAT(few.output, Catch::Contains("shard_files gives each of the 2 ranks its own files, but there are only 1"));
+}
+
+TEST_CASE("a sharded optimizer's checkpoint holds the whole state: resumed by two ranks or by one process, "
+          "the run goes on as if never stopped") {
+  const std::string dir = test::temp_dir("launch-zero");
+  // `stop=8`: every rank exits at step 8's log line, before its checkpoint: the newest is step 4's.
+  parallel_script(dir, "shard_optimizer = true, accumulate = args.accumulate or 1, "
+                       "on_step = function(ev) if args.stop and ev.step >= args.stop then os.exit(5) end end");
+  const auto run = [&](const std::string& how, const std::string& args, bool ok = true) {
+    const auto r = test::run_command("cd '" + dir + "' && OMP_NUM_THREADS=1 " + test::orrery_cmd(how + " dp.lua " + args));
+    INFO(r.output);
+    CHECK((r.status == 0) == ok);
+    const size_t at = r.output.find("rank 0 of");
+    return at == std::string::npos ? std::string() : r.output.substr(r.output.find("final", at), 16);
+  };
+  const std::string straight = run("launch -n 2", "name=straight");
+  CHECK(straight.size() == 16);
+  run("launch -n 2", "name=halves stop=8", false);
+  CHECK(run("launch -n 2", "name=halves --resume") == straight);
+  // The same kind of checkpoint, resumed by one process with the same micro-batches (accumulate 2).
+  run("launch -n 2", "name=alone stop=8", false);
+  CHECK(run("run", "name=alone --resume accumulate=2") == straight);
+  // The gathered state is the unsharded optimizer's: the single process's checkpoint of the same
+  // step holds the same tensors, bit for bit, and the same counters.
+  const std::string step12 = "/checkpoints/step-000000012/optimizer.safetensors";
+  const auto gathered = orrery::load_safetensors(dir + "/runs/straight" + step12);
+  const auto single = orrery::load_safetensors(dir + "/runs/alone" + step12);
+  CHECK(gathered.metadata == single.metadata);
+  REQUIRE(gathered.tensors.size() == single.tensors.size());
+  CHECK(gathered.tensors.size() > 10);
+  std::map<std::string, at::Tensor> by_name(single.tensors.begin(), single.tensors.end());
+  for (const auto& [name, t] : gathered.tensors) {
+    INFO(name);
+    REQUIRE(by_name.count(name));
+    CHECK(at::equal(t, by_name.at(name)));
+  }
 }

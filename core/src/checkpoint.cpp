@@ -95,6 +95,11 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir) {
 
 void write_checkpoint(const std::string& run_dir, const Model& model, const Optimizer& optimizer,
                       const CheckpointRecord& r, int64_t keep) {
+  write_checkpoint(run_dir, model, optimizer.state_tensors(), optimizer.counters(), r, keep);
+}
+
+void write_checkpoint(const std::string& run_dir, const Model& model, const NamedTensors& optimizer_state,
+                      const Json& optimizer_counters, const CheckpointRecord& r, int64_t keep) {
   const TrainState& state = r.state;
   const fs::path root = fs::path(run_dir) / "checkpoints";
   std::error_code ec;
@@ -108,8 +113,8 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Opti
 
   model.save_weights((tmp / kFiles[0]).string());
   NamedTensors opt_state;
-  for (const auto& [n, t] : optimizer.state_tensors()) opt_state.emplace_back(n, t.detach().cpu());
-  save_safetensors((tmp / kFiles[1]).string(), opt_state, {{"orrery_optimizer_counters", optimizer.counters().dump()}});
+  for (const auto& [n, t] : optimizer_state) opt_state.emplace_back(n, t.detach().cpu());
+  save_safetensors((tmp / kFiles[1]).string(), opt_state, {{"orrery_optimizer_counters", optimizer_counters.dump()}});
   Json files = Json::object();
   for (const char* f : kFiles) {
     const std::string p = (tmp / f).string();
@@ -185,7 +190,7 @@ Checkpoint read_checked(const std::string& dir) {
 }  // namespace
 
 std::optional<Checkpoint> load_latest_checkpoint(const std::string& run_dir, Model& model, Optimizer& optimizer,
-                                                 const std::function<void(const std::string&)>& warn) {
+                                                 const std::function<void(const std::string&)>& warn, bool share) {
   std::vector<std::string> all = list_checkpoints(run_dir);
   std::error_code ec;
   if (fs::is_directory(fs::path(run_dir) / "checkpoints", ec)) remove_leftovers(fs::path(run_dir) / "checkpoints");
@@ -208,13 +213,14 @@ std::optional<Checkpoint> load_latest_checkpoint(const std::string& run_dir, Mod
       throw Error(opt_path + ": no optimizer counters in its metadata");
     }
     model.load_weights(weights, (fs::path(*it) / kFiles[0]).string());
-    load_optimizer_state(optimizer, opt.tensors, counters, opt_path);
+    load_optimizer_state(optimizer, opt.tensors, counters, opt_path, share);
     return c;
   }
   return std::nullopt;
 }
 
-void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json& counters, const std::string& file) {
+void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json& counters, const std::string& file,
+                          bool share) {
   const NamedTensors into = opt.state_tensors();
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, t] : saved) by_name[name] = &t;
@@ -232,7 +238,8 @@ void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json&
                          c10::toString(t.scalar_type()));
     by_name.erase(it);
   }
-  for (const auto& [name, t] : by_name) problems.push_back("unexpected '" + name + "'");
+  if (!share)
+    for (const auto& [name, t] : by_name) problems.push_back("unexpected '" + name + "'");
   if (!problems.empty()) {
     std::string msg = file + " is not this optimizer's state:";
     for (size_t i = 0; i < problems.size() && i < 6; ++i) msg += (i ? ", " : " ") + problems[i];

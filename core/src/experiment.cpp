@@ -21,6 +21,7 @@
 #include "orrery/registry.h"
 #include "orrery/routed_optimizer.h"
 #include "orrery/run_store.h"
+#include "orrery/zero.h"
 
 namespace fs = std::filesystem;
 
@@ -60,7 +61,8 @@ std::string what_of(const std::exception& e) {
 // no longer reproduces an uninterrupted one: those are reported.
 const std::set<std::string> kFreeOnResume = {
     "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "data_workers", "prefetch",
-    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor", "accumulate"};
+    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor", "accumulate",
+    "shard_optimizer"};
 const std::set<std::string> kFixedOnResume = {"batch_size", "context_length", "cpm", "cpm_max_span",
                                               "cpm_max_rate", "seed"};
 
@@ -140,10 +142,22 @@ Json run_training(const RunRequest& r, const Registry& registry,
     validation = make_data_source(registry, r.data, held_out);
   }
 
-  RoutedOptimizer optimizer(registry, optimizer_groups_from_json(r.optimizer), model.params(),
-                            model.parametrisation());
-  Json routing = optimizer.describe();
+  // Data parallel with shard_optimizer, each rank keeps its share of the state (zero.h).
+  std::unique_ptr<Optimizer> owned_optimizer;
+  ShardedOptimizer* sharded = nullptr;
+  Json routing;
+  if (cfg.shard_optimizer && r.world) {
+    auto s = std::make_unique<ShardedOptimizer>(registry, optimizer_groups_from_json(r.optimizer), model.params(),
+                                                model.parametrisation(), *r.world);
+    sharded = s.get(), routing = s->describe(), owned_optimizer = std::move(s);
+  } else {
+    auto o = std::make_unique<RoutedOptimizer>(registry, optimizer_groups_from_json(r.optimizer), model.params(),
+                                               model.parametrisation());
+    routing = o->describe(), owned_optimizer = std::move(o);
+  }
+  Optimizer& optimizer = *owned_optimizer;
   for (auto& g : routing) g.erase("names");  // the names are in model:describe()
+  const bool share = sharded != nullptr;  // a checkpoint holds the whole state; a rank loads its share
   Json data_json = r.data.to_json();
   if (Json d = data->describe(); !d.empty()) data_json["describe"] = d;
   const int64_t world_size = r.world ? r.world->size() : 1;
@@ -171,7 +185,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
       return std::nullopt;
     std::optional<RunStore> held;  // only for its lock: no other process trains the run meanwhile
     if (lead) held.emplace(dir);
-    const auto last = load_latest_checkpoint(dir, model, optimizer, report);
+    const auto last = load_latest_checkpoint(dir, model, optimizer, report, share);
     const int64_t steps = done.value("steps", int64_t{0});
     if (!last || last->state.step != steps)
       throw Error("run " + dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that step " +
@@ -187,7 +201,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   if (!lead) {
     // Compared, cut back and claimed by rank 0; this rank loads the same checkpoint.
     if (auto done = finished()) return *done;
-    if (resuming) from = load_latest_checkpoint(existing.string(), model, optimizer, report);
+    if (resuming) from = load_latest_checkpoint(existing.string(), model, optimizer, report, share);
   } else if (resuming) {
     const std::string dir = existing.string();
     const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
@@ -199,7 +213,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
            "): it will not reproduce an uninterrupted run");
     if (auto done = finished()) return *done;
     store = std::make_unique<RunStore>(dir);
-    from = load_latest_checkpoint(dir, model, optimizer, warn);
+    from = load_latest_checkpoint(dir, model, optimizer, warn, share);
     store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
     if (!from) {
       warn("run " + dir + " has no checkpoint to resume from: it starts over");
@@ -240,10 +254,13 @@ Json run_training(const RunRequest& r, const Registry& registry,
   TrainHooks hooks;
   if (from) hooks.resume = &from->state;
   hooks.world = r.world;
-  if (store)
+  // Rank 0 writes; a sharded optimizer's state is gathered onto it first, every rank taking part.
+  if (store || sharded)
     hooks.checkpoint = [&](const TrainState& st) {
-      write_checkpoint(store->dir(), model, optimizer, {st, store->metrics_bytes(), store->forecasts_bytes(), config},
-                       cfg.checkpoint_keep);
+      const NamedTensors state = sharded ? sharded->gather_state() : optimizer.state_tensors();
+      if (store)
+        write_checkpoint(store->dir(), model, state, optimizer.counters(),
+                         {st, store->metrics_bytes(), store->forecasts_bytes(), config}, cfg.checkpoint_keep);
     };
   TrainConfig own = cfg;  // the other ranks print nothing and leave validation to rank 0
   if (!lead) own.quiet = true, own.val_batches = 0, own.forecast_series = 0;

@@ -157,6 +157,39 @@ std::string ProcessGroup::share(const std::string& text) {
   }
 }
 
+std::vector<std::string> ProcessGroup::gather_text(const std::string& text) {
+  const std::string key = "gather/" + std::to_string(impl_->shared++) + "/";
+  std::vector<std::string> out;
+  try {
+    impl_->store->set(key + std::to_string(impl_->rank), std::vector<uint8_t>(text.begin(), text.end()));
+    if (impl_->rank == 0)
+      for (int r = 0; r < impl_->size; ++r) {
+        const std::vector<uint8_t> got = impl_->store->get(key + std::to_string(r));
+        out.emplace_back(got.begin(), got.end());
+      }
+  } catch (const std::exception& e) {
+    impl_->fail("gathering the ranks' values through the store", e);
+  }
+  return out;
+}
+
+std::vector<at::Tensor> ProcessGroup::gather(const at::Tensor& mine) {
+  std::vector<at::Tensor> input{mine.contiguous()};
+  std::vector<std::vector<at::Tensor>> output;
+  if (impl_->rank == 0) {
+    output.emplace_back();
+    for (int r = 0; r < impl_->size; ++r) output.back().push_back(at::empty_like(input[0]));
+  }
+  c10d::GatherOptions o;
+  o.rootRank = 0;
+  try {
+    impl_->backend->gather(output, input, o)->wait();
+  } catch (const std::exception& e) {
+    impl_->fail("gather", e);
+  }
+  return output.empty() ? std::vector<at::Tensor>{} : output.front();
+}
+
 void ProcessGroup::barrier() {
   try {
     impl_->backend->barrier()->wait();

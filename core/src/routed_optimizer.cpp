@@ -89,7 +89,8 @@ std::vector<OptimizerGroup> optimizer_groups_from_json(const Json& j) {
 }
 
 RoutedOptimizer::RoutedOptimizer(const Registry& registry, const std::vector<OptimizerGroup>& groups,
-                                 std::vector<Param>& params, const Parametrisation& param) {
+                                 std::vector<Param>& params, const Parametrisation& param,
+                                 const std::function<bool(const Param&)>& steps) {
   if (groups.empty()) throw Error("no optimizer given");
   std::vector<std::vector<Param>> owned(groups.size());
   for (const auto& p : params) {
@@ -107,10 +108,13 @@ RoutedOptimizer::RoutedOptimizer(const Registry& registry, const std::vector<Opt
                   "; earlier groups take what they match first)");
     Routed r;
     r.group = groups[g];
-    for (const auto& p : owned[g])
+    std::vector<Param> stepped;
+    for (const auto& p : owned[g]) {
       r.names.push_back(p.info.name), r.tensors.push_back(p.tensor), r.numel += p.tensor.numel();
+      if (!steps || steps(p)) stepped.push_back(p);
+    }
     r.optimizer = registry.create<PluginKind::optimizer>(groups[g].optimizer.name,
-                                                         groups[g].optimizer.options, owned[g], param);
+                                                         groups[g].optimizer.options, stepped, param);
     routed_.push_back(std::move(r));
   }
 }

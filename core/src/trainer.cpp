@@ -212,6 +212,8 @@ const OptionSchema& TrainConfig::schema() {
                   {"fp32", "bf16"})
           .boolean("graph", false, "record one micro-batch's forward and backward once and replay it every step "
                    "(a CUDA graph on a GPU: no launch cost); the optimizer step stays eager")
+          .boolean("shard_optimizer", false, "data parallel: each rank keeps optimizer state for its share of the "
+                   "parameters only (ZeRO-1), whole tensors each; the same result as unsharded")
           .boolean("quiet", false, "no progress lines");
   return s;
 }
@@ -234,6 +236,7 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.spike_factor = o["spike_factor"];
   c.precision = parse_precision(o["precision"], owner + " option 'precision'");
   c.graph = o["graph"];
+  c.shard_optimizer = o["shard_optimizer"];
   return c;
 }
 
@@ -248,7 +251,8 @@ Json TrainConfig::to_json() const {
           {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch},
           {"checkpoint_every", checkpoint_every}, {"checkpoint_minutes", checkpoint_minutes},
           {"checkpoint_keep", checkpoint_keep}, {"max_skipped_steps", max_skipped_steps},
-          {"spike_factor", spike_factor}, {"precision", precision_name(precision)}, {"graph", graph}, {"quiet", quiet}};
+          {"spike_factor", spike_factor}, {"precision", precision_name(precision)}, {"graph", graph},
+          {"shard_optimizer", shard_optimizer}, {"quiet", quiet}};
 }
 
 Json TrainState::to_json() const {
@@ -386,15 +390,17 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     window_paused += elapsed() - t0;
   };
   // A checkpoint of the state after st.step steps, through the caller's hook.
-  double last_checkpoint = elapsed();
+  // Time-based checkpoints go by rank 0's clock at step starts, which every rank agrees on: a
+  // sharded optimizer's checkpoint is a collective (zero.h).
+  double last_checkpoint = st.elapsed_s;
   int64_t checkpointed = st.step;
-  auto checkpoint = [&] {
+  auto checkpoint = [&](double clock) {
     if (!hooks.checkpoint || !cfg.checkpoints() || checkpointed == st.step) return;
     st.elapsed_s = elapsed();
     st.masking_rng = generator_state(gen);
     bus.publish(make_event(EventKind::checkpoint, {{"step", st.step}}));
     hooks.checkpoint(st);
-    checkpointed = st.step, last_checkpoint = elapsed();
+    checkpointed = st.step, last_checkpoint = clock;
   };
 
   for (int64_t step = st.step; step < cfg.steps; ++step) {
@@ -520,11 +526,11 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     }
     diagnose(st.step, false);
     if ((cfg.checkpoint_every > 0 && st.step % cfg.checkpoint_every == 0) ||
-        (cfg.checkpoint_minutes > 0 && elapsed() - last_checkpoint >= 60 * cfg.checkpoint_minutes))
-      checkpoint();
+        (cfg.checkpoint_minutes > 0 && start.clock - last_checkpoint >= 60 * cfg.checkpoint_minutes))
+      checkpoint(start.clock);
   }
   // Ctrl-C: the run can go on from here. At the end: a resumed script finds the final weights.
-  checkpoint();
+  checkpoint(elapsed());
   if (st.step > 0) diagnose(st.step, true);
   result.first_loss = st.first_loss, result.final_loss = st.final_loss;
   if (st.window_n > 0) {  // a run cut by time or Ctrl-C: report the partial window

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "orrery/safetensors.h"
 #include "orrery/trainer.h"
 
 namespace orrery {
@@ -38,13 +39,18 @@ struct CheckpointRecord {
 // the checkpoints already there are left as they were.
 void write_checkpoint(const std::string& run_dir, const Model& model, const Optimizer& optimizer,
                       const CheckpointRecord& record, int64_t keep);
+// The same with the optimizer's state given: a sharded optimizer's, gathered whole (zero.h).
+void write_checkpoint(const std::string& run_dir, const Model& model, const NamedTensors& optimizer_state,
+                      const Json& optimizer_counters, const CheckpointRecord& record, int64_t keep);
 
 // The newest checkpoint of run_dir whose files pass their checks, loaded into `model` and
 // `optimizer`; each one skipped (damaged, torn) is reported through `warn` with why. A checkpoint
 // that is whole but does not fit the model or optimizer is an error, not skipped: the run
-// changed. nullopt when there is none to load.
+// changed. nullopt when there is none to load. `share`: the optimizer holds a rank's share of
+// the saved state (zero.h) and takes the tensors it has.
 std::optional<Checkpoint> load_latest_checkpoint(const std::string& run_dir, Model& model, Optimizer& optimizer,
-                                                 const std::function<void(const std::string&)>& warn);
+                                                 const std::function<void(const std::string&)>& warn,
+                                                 bool share = false);
 
 // The step-<N> folders of run_dir, oldest first (not checked).
 std::vector<std::string> list_checkpoints(const std::string& run_dir);

@@ -51,8 +51,10 @@ class Optimizer {
 
 // Copies `saved` into `opt`'s state tensors by name and restores its counters. Every state
 // tensor must be there with its shape and dtype, and nothing else: errors name `file` and the
-// tensors, and no tensor is touched unless all fit.
-void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json& counters, const std::string& file);
+// tensors, and no tensor is touched unless all fit. `share`: `opt` holds a share of the saved
+// state (zero.h): saved tensors it has no slot for are other ranks'.
+void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json& counters, const std::string& file,
+                          bool share = false);
 
 using OptimizerFactory = std::unique_ptr<Optimizer> (*)(const Json& options,
                                                         std::vector<Param>& params,

@@ -51,6 +51,12 @@ class ProcessGroup {
   // Rank 0's `text` on every rank (through the rendezvous store; the others' `text` is ignored).
   // Every rank must call it the same number of times: the n-th call on each rank pairs up.
   std::string share(const std::string& text);
+  // Every rank's `text` on rank 0, in rank order (empty elsewhere), through the store; paired
+  // up like share().
+  std::vector<std::string> gather_text(const std::string& text);
+  // Every rank's `mine` on rank 0, in rank order (empty elsewhere). The tensors must have one
+  // size and dtype on every rank.
+  std::vector<at::Tensor> gather(const at::Tensor& mine);
   void barrier();
 
  private:

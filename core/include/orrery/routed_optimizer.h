@@ -2,6 +2,7 @@
 // Routing a model's parameters to several optimizers by their metadata, e.g. Toto 2.0's split
 // (matrices inside the stack to NorMuon; input/output projections, biases and gains to AdamW)
 // or nanochat's groups with their own learning rates. One step call steps every group.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,9 +36,12 @@ std::vector<OptimizerGroup> optimizer_groups_from_json(const Json& j);
 class RoutedOptimizer final : public Optimizer {
  public:
   // Each parameter goes to the first group whose selector matches. A parameter no group takes,
-  // or a group that takes nothing, is an error naming it.
+  // or a group that takes nothing, is an error naming it. `steps` picks the routed parameters
+  // this optimizer updates and keeps state for (default: all); the others are routed and listed
+  // in groups() and describe() all the same: a rank's share of a sharded optimizer (zero.h).
   RoutedOptimizer(const Registry& registry, const std::vector<OptimizerGroup>& groups,
-                  std::vector<Param>& params, const Parametrisation& param);
+                  std::vector<Param>& params, const Parametrisation& param,
+                  const std::function<bool(const Param&)>& steps = {});
   void step(const StepScalars& s) override;
   double base_lr() const override;  // the first group's; groups() has every group's
   // One view per group, labelled "<optimizer>:<roles>" (roles joined by ','; the name globs

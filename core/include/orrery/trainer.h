@@ -45,6 +45,7 @@ struct TrainConfig {
   double spike_factor = 4;          // a loss above this x the running median is a spike; 0 = off
   Precision precision = Precision::fp32;  // bf16: forward under autocast, fp32 weights and loss
   bool graph = false;  // record a micro-batch's forward and backward once, replay it (graphed_call.h)
+  bool shard_optimizer = false;  // data parallel: optimizer state split over the ranks (zero.h)
   bool quiet = false;
   bool checkpoints() const { return checkpoint_every > 0 || checkpoint_minutes > 0; }
   // Every option above: name, type, default, range and what it does. The one list that
