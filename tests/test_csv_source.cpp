@@ -363,7 +363,7 @@ TEST_CASE("a file source's series feed evaluation, whatever the layout") {
   CHECK_THROWS_WITH(orrery::eval_datasets(*generator, "synthetic"), Catch::Contains("it holds no fixed series"));
 }
 
-TEST_CASE("sampling is deterministic in the seed, differs by rank and is safe from threads") {
+TEST_CASE("sampling is deterministic in the seed, the same on every rank and safe from threads") {
   auto dir = test::temp_dir("csv-seed");
   std::string text = "id,v\n";
   for (int i = 0; i < 300; ++i) text.append("s").append(std::to_string(i % 7)).append(",").append(std::to_string(i)).append("\n");
@@ -373,7 +373,7 @@ TEST_CASE("sampling is deterministic in the seed, differs by rank and is safe fr
   CHECK(at::equal(x.values, y.values));
   CHECK(at::equal(x.observed, y.observed));
   CHECK_FALSE(at::equal(x.values, a->sample({8, 16, 6}).values));
-  CHECK_FALSE(at::equal(x.values, csv(o, Split::train, 0, 1)->sample({8, 16, 5}).values));
+  CHECK(at::equal(x.values, csv(o, Split::train, 0, 1)->sample({8, 16, 5}).values));  // batches differ by number
   std::vector<at::Tensor> parallel(8);
   std::vector<std::thread> threads;
   for (int k = 0; k < 8; ++k) threads.emplace_back([&, k] { parallel[k] = a->sample({8, 16, static_cast<uint64_t>(k)}).values; });

@@ -330,6 +330,8 @@ TEST_CASE("orrery launch refuses bad flags by name") {
              Catch::Contains("--timeout takes seconds above 0, got 'soon'"));
   CHECK_THAT(test::run_command(test::orrery_cmd("launch -n 2 --nprocs 2 x.lua")).output, Catch::Contains("unknown flag '--nprocs'"));
   CHECK_THAT(test::run_command(test::orrery_cmd("launch -n 2")).output, Catch::Contains("which script?"));
+  CHECK_THAT(test::run_command(test::orrery_cmd("bench train --nproc 2 --graph on")).output,
+             Catch::Contains("--nproc times the eager step"));
 }
 
 TEST_CASE("shard_files gives each rank every world-th file, and refuses fewer files than ranks") {

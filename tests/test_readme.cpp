@@ -82,6 +82,9 @@ const std::vector<Exercise> kExercises = {
      "tests/reference/bench_train_reference.py\"",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1", "MFU: "},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
+    {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --nproc 2",
+     "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1 --nproc 2",
+     "scaling efficiency: "},
     {"build/bin/orrery launch -n 2 scripts/quickstart.lua steps=600 name=dp",
      "build/bin/orrery launch -n 2 scripts/quickstart.lua steps=20 name=dp", "best classical baseline"},
     // torchrun from the checkout's .venv (the sandbox has none); its agent serves the store.

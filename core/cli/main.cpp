@@ -148,9 +148,14 @@ int cmd_run(const std::vector<std::string>& args) {
   const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
   std::unique_ptr<ProcessGroup> world;
   if (env.distributed()) {
-    world = ProcessGroup::join(env);
-    if (at::accelerator::getAccelerator(false))
+    if (at::accelerator::getAccelerator(false) && at::accelerator::deviceCount() > 0) {
+      if (env.local_rank >= at::accelerator::deviceCount())
+        throw Error("rank " + std::to_string(env.rank) + " has local rank " + std::to_string(env.local_rank) +
+                    " but this machine has " + std::to_string(at::accelerator::deviceCount()) +
+                    " GPU(s): start at most one process per GPU");
       at::accelerator::setDeviceIndex(static_cast<c10::DeviceIndex>(env.local_rank));
+    }
+    world = ProcessGroup::join(env);
   }
   Registry& r = Registry::global();
   if (!world || world->rank() == 0) report_problems(r);

@@ -1,6 +1,7 @@
 #include "orrery/data_parallel_step.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 
 #include "orrery/error.h"
 #include "orrery/process_group.h"

@@ -5,7 +5,10 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <ATen/DeviceAccelerator.h>
+
 #include "distributed/gloo_backend.h"
+#include "distributed/nccl_backend.h"
 #include "orrery/error.h"
 
 namespace orrery {
@@ -15,7 +18,11 @@ struct ProcessGroup::Impl {
   int rank = 0, size = 1;
   int64_t shared = 0;  // share() calls so far: the key of the next
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::Backend> backend;
+  c10::intrusive_ptr<c10d::Backend> backend;         // Gloo: CPU tensors (and GPU ones without NCCL)
+  c10::intrusive_ptr<c10d::Backend> device_backend;  // NCCL for GPU tensors, when built and present
+  c10d::Backend& for_tensor(const at::Tensor& t) const {
+    return t.is_cuda() && device_backend ? *device_backend : *backend;
+  }
 
   // c10d's errors carry stack traces; the first line says what went wrong.
   [[noreturn]] void fail(const std::string& what, const std::exception& e) const {
@@ -57,10 +64,18 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const LaunchEnv& env) {
     impl->fail("the rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port), e);
   }
   try {
-    impl->backend = make_gloo_backend(impl->store, env.rank, env.world_size, timeout, own_address(env));
+    impl->backend = make_gloo_backend(c10::make_intrusive<c10d::PrefixStore>("gloo", impl->store), env.rank,
+                                      env.world_size, timeout, own_address(env));
   } catch (const std::exception& e) {
     impl->fail("setting up Gloo", e);
   }
+  // GPU tensors through NCCL, on the device main() chose (the local rank's).
+  if (at::accelerator::getAccelerator(false) == c10::DeviceType::CUDA) try {
+      impl->device_backend = make_nccl_backend(c10::make_intrusive<c10d::PrefixStore>("nccl", impl->store), env.rank,
+                                               env.world_size, timeout);
+    } catch (const std::exception& e) {
+      impl->fail("setting up NCCL", e);
+    }
   return std::unique_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
 }
 
@@ -93,7 +108,7 @@ ProcessGroup::Pending ProcessGroup::start_sum(const at::Tensor& flat) {
   p.impl_->group = impl_.get();
   std::vector<at::Tensor> one{flat};
   try {
-    p.impl_->work = impl_->backend->allreduce(one);
+    p.impl_->work = impl_->for_tensor(flat).allreduce(one);
   } catch (const std::exception& e) {
     impl_->fail("all-reduce", e);
   }
@@ -136,7 +151,7 @@ void ProcessGroup::broadcast(const std::vector<at::Tensor>& tensors, int root) {
   c10d::BroadcastOptions o;
   o.rootRank = root;
   try {
-    impl_->backend->broadcast(bucket, o)->wait();
+    impl_->for_tensor(bucket[0]).broadcast(bucket, o)->wait();
   } catch (const std::exception& e) {
     impl_->fail("broadcast", e);
   }
@@ -183,7 +198,7 @@ std::vector<at::Tensor> ProcessGroup::gather(const at::Tensor& mine) {
   c10d::GatherOptions o;
   o.rootRank = 0;
   try {
-    impl_->backend->gather(output, input, o)->wait();
+    impl_->for_tensor(input[0]).gather(output, input, o)->wait();
   } catch (const std::exception& e) {
     impl_->fail("gather", e);
   }
