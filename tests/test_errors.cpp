@@ -555,6 +555,32 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_keep = 0}");
        }},
+
+      // Data parallel: orrery launch, and the variables torchrun and Slurm set.
+      {"dp-launch-processes", 1, "orrery: launch: -n takes the number of processes, 1 to 1024 (see orrery launch --help)",
+       [](auto& d) {
+         script(d, "print(1)\n");
+         return std::string("\"$ORRERY\" launch -n 0 script.lua");
+       }},
+      {"dp-launch-variable", 1, "orrery: launch environment: RANK='x' is not a whole number of 0 or more",
+       [](auto& d) { return "RANK=x WORLD_SIZE=2 LOCAL_RANK=0 " + script(d, "print(1)\n"); }},
+      {"dp-timeout-variable", 1, "orrery: launch environment: ORRERY_DIST_TIMEOUT='soon' is not a number of seconds above 0",
+       [](auto& d) { return "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 ORRERY_DIST_TIMEOUT=soon " + script(d, "print(1)\n"); }},
+      {"dp-shard-files", 1,
+       "orrery: script.lua:1: csv: shard_files gives each of the 2 ranks its own files, but there are only 1: give at "
+       "least as many files as ranks, or turn shard_files off",
+       [](auto& d) {
+         csv_source(d, "a.csv", "a\n1\n2\n", ", shard_files = true");
+         return std::string("\"$ORRERY\" launch -n 2 script.lua");
+       }},
+      {"dp-resume-global-batch", 1,
+       "orrery: script.lua:2: cannot resume run runs/g: this script asks for another run (the micro-batches of a step "
+       "(accumulate x world size) were 1, now 2). Give it another name to start a new run",
+       [](auto& d) {
+         with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, quiet = true, "
+                       "name = \"g\", accumulate = args.accumulate or 1}");
+         return std::string("\"$ORRERY\" run script.lua && \"$ORRERY\" run script.lua --resume accumulate=2");
+       }},
   };
   return table;
 }
