@@ -8,8 +8,10 @@ namespace orrery {
 
 GradientSync::GradientSync(ProcessGroup& group, std::vector<at::Tensor> params, bool overlap, int64_t bucket_bytes,
                            int64_t first_bucket_bytes)
-    : group_(group), params_(std::move(params)), bucket_of_(params_.size()), offset_(params_.size()),
-      filled_(params_.size(), false) {
+    : group_(group) {
+  for (auto& p : params)  // a frozen parameter has no gradient to share
+    if (p.requires_grad()) params_.push_back(std::move(p));
+  bucket_of_.resize(params_.size()), offset_.resize(params_.size()), filled_.assign(params_.size(), false);
   // Reverse order; a bucket holds one dtype on one device.
   std::vector<std::vector<size_t>> members;
   int64_t bytes = 0;
@@ -37,13 +39,11 @@ GradientSync::GradientSync(ProcessGroup& group, std::vector<at::Tensor> params, 
   }
   if (overlap)
     for (size_t k = 0; k < params_.size(); ++k)
-      if (params_[k].requires_grad())
-        hooks_.push_back(params_[k].register_hook([this, k](const at::Tensor& g) { arrived(k, g); }));
+      hooks_.push_back(params_[k].register_hook([this, k](const at::Tensor& g) { arrived(k, g); }));
 }
 
 GradientSync::~GradientSync() {
-  for (size_t i = 0, h = 0; i < params_.size() && h < hooks_.size(); ++i)
-    if (params_[i].requires_grad()) params_[i].remove_hook(hooks_[h++]);
+  for (size_t k = 0; k < hooks_.size(); ++k) params_[k].remove_hook(hooks_[k]);
 }
 
 at::Tensor GradientSync::slot(size_t k) const {

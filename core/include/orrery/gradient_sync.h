@@ -9,7 +9,7 @@
 // at once, buckets always in index order, so every rank issues the same collectives in the same
 // order. finish() starts what is left (the slots of parameters no gradient reached, and all of
 // them on a rank that skipped its backward), waits, and writes the mean into every gradient.
-// Afterwards every parameter has a gradient, zero where none flowed on any rank.
+// Afterwards every parameter that requires one has a gradient, zero where none flowed on any rank.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
