@@ -152,14 +152,14 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
   if (ImGui::SmallButton(follow_ ? "newest*" : "newest")) follow_ = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("follow the %zu newest runs", kFollowRuns);
 
-  enum Col { name, status, step, loss, eta, speed, ranks, arch, param, optimizer, lr, width, count };
+  enum Col { name, status, step, loss, ranks, eta, speed, arch, param, optimizer, lr, width, count };
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable | ImGuiTableFlags_Sortable |
                                 ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("runs", count, flags)) return;
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_DefaultSort, 240);
-  for (const char* c : {"status", "step", "loss", "ETA", "series/s", "ranks", "arch", "param", "optimizer", "lr", "width"})
+  for (const char* c : {"status", "step", "loss", "ranks", "ETA", "series/s", "arch", "param", "optimizer", "lr", "width"})
     ImGui::TableSetupColumn(c);
   ImGui::TableHeadersRow();
 
@@ -230,16 +230,16 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
     else ImGui::Text("%lld", static_cast<long long>(r.step));
     ImGui::TableSetColumnIndex(loss);
     if (std::isfinite(r.latest_loss())) ImGui::Text("%.4f", r.latest_loss());
+    ImGui::TableSetColumnIndex(ranks);  // data-parallel processes
+    ImGui::Text("%lld", static_cast<long long>(r.world_size));
     ImGui::TableSetColumnIndex(eta);
     if (st == RunStatus::running) ImGui::TextUnformatted(format_duration(r.eta_s).c_str());
-    ImGui::TableSetColumnIndex(speed);
-    if (std::isfinite(r.series_per_s)) {
+    ImGui::TableSetColumnIndex(speed);  // the whole job's, and each rank's
+    if (std::isfinite(r.series_per_s) && r.world_size > 1)
+      ImGui::Text("%.0f = %lld x %.0f", r.series_per_s, static_cast<long long>(r.world_size),
+                  r.series_per_s / static_cast<double>(r.world_size));
+    else if (std::isfinite(r.series_per_s))
       ImGui::Text("%.0f", r.series_per_s);
-      if (ImGui::IsItemHovered() && r.world_size > 1)
-        ImGui::SetTooltip("%.0f series/s per rank", r.series_per_s / static_cast<double>(r.world_size));
-    }
-    ImGui::TableSetColumnIndex(ranks);
-    ImGui::Text("%lld", static_cast<long long>(r.world_size));
     ImGui::TableSetColumnIndex(arch);
     ImGui::TextUnformatted(r.arch.c_str());
     ImGui::TableSetColumnIndex(param);
