@@ -160,12 +160,15 @@ double weight_gap(const at::Tensor& a, const at::Tensor& b) {
 TEST_CASE("torchrun's and Slurm's variables, and none") {
   CHECK_FALSE(env_of({}).distributed());
   auto t = env_of({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"},
-                   {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+                   {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                   {"TORCHELASTIC_RESTART_COUNT", "2"}, {"ORRERY_DIST_TIMEOUT", "45.5"}});
+  CHECK((t.restart == 2 && t.timeout_s == 45.5));
   CHECK(t.launcher == "torchrun");
   CHECK((t.rank == 3 && t.world_size == 8 && t.local_rank == 1 && t.local_world_size == 4));
   CHECK((t.master_addr == "node7" && t.master_port == 29400 && t.agent_store));
   auto s = env_of({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "6"}, {"SLURM_LOCALID", "2"},
-                   {"SLURM_NTASKS_PER_NODE", "3"}, {"SLURM_JOB_NODELIST", "gpu[03-04,07],cpu1"}});
+                   {"SLURM_NTASKS_PER_NODE", "3(x2)"}, {"SLURM_JOB_NODELIST", "gpu[03-04,07],cpu1"}});
+  CHECK((s.local_world_size == 3 && s.timeout_s == 600));
   CHECK(s.launcher == "slurm");
   CHECK((s.rank == 5 && s.world_size == 6 && s.local_rank == 2 && s.master_addr == "gpu03" && s.master_port == 29500));
   CHECK(orrery::first_slurm_host("cpu1,cpu2") == "cpu1");
