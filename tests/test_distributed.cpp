@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 
+#include "orrery/gradient_sync.h"
 #include "orrery/launch_env.h"
 #include "orrery/metrics_bus.h"
 #include "orrery/process_group.h"
@@ -220,6 +221,36 @@ TEST_CASE("a job whose other rank never comes fails the rendezvous within the ti
   CHECK_THROWS_WITH(orrery::ProcessGroup::join(local_job(0, test_port() + 2, 2)),
                     Catch::Contains("rank 0 of 2: the rendezvous at 127.0.0.1"));
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));
+}
+
+// Both ranks, two micro-batches: `a` is used by both (an unarmed backward, then the armed one),
+// `b` by rank 1 only, `c` by none. Buckets of 8 bytes: several, started from the hooks.
+void sync_gradients(orrery::ProcessGroup& g) {
+  at::Tensor a = at::zeros({3}).requires_grad_(), b = at::zeros({2}).requires_grad_(), c = at::zeros({2}).requires_grad_();
+  orrery::GradientSync sync(g, {a, b, c}, true, 8, 8);
+  CHECK(sync.buckets() == 3);
+  a.sum().backward();  // the first micro-batch: accumulated, not reduced
+  sync.arm();
+  at::Tensor loss = (a * static_cast<double>(g.rank() + 1)).sum() + (c * 0).sum().detach();
+  if (g.rank() == 1) loss = loss + (b * 4).sum();
+  loss.backward();
+  sync.finish();
+  CHECK(a.grad().eq(1 + 1.5).all().item<bool>());  // 1 + the mean of 1 and 2
+  CHECK(b.grad().eq(2).all().item<bool>());        // the mean of none (0) and 4
+  CHECK_FALSE(c.grad().defined());                 // no rank had one: none, as in one process
+}
+
+TEST_CASE("rank 1 of the gradient job", "[.rank1_sync]") {
+  auto g = orrery::ProcessGroup::join(local_job(1, test_port()));
+  sync_gradients(*g);
+}
+
+TEST_CASE("gradients are averaged from the hooks, with what earlier micro-batches accumulated") {
+  const int port = test_port() + 4;
+  const pid_t child = start_rank1("[.rank1_sync]", port);
+  auto g = orrery::ProcessGroup::join(local_job(0, port));
+  sync_gradients(*g);
+  CHECK(exit_code(child) == 0);
 }
 
 TEST_CASE("rank 1 of the training job", "[.rank1_train]") {

@@ -18,8 +18,6 @@
 
 #include "orrery/error.h"
 #include "orrery/forecast_csv.h"
-#include <ATen/DeviceAccelerator.h>
-
 #include "orrery/launch_env.h"
 #include "orrery/lua_session.h"
 #include "orrery/options.h"
@@ -144,19 +142,10 @@ int cmd_run(const std::vector<std::string>& args) {
     kv[rest[i].substr(0, eq)] = rest[i].substr(eq + 1);
   }
   // A rank of a data-parallel job (torchrun --no-python, srun, orrery launch): join the others
-  // before the script runs, and take this machine's local_rank-th accelerator.
+  // (and take this machine's local_rank-th GPU) before the script runs.
   const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
   std::unique_ptr<ProcessGroup> world;
-  if (env.distributed()) {
-    if (at::accelerator::getAccelerator(false) && at::accelerator::deviceCount() > 0) {
-      if (env.local_rank >= at::accelerator::deviceCount())
-        throw Error("rank " + std::to_string(env.rank) + " has local rank " + std::to_string(env.local_rank) +
-                    " but this machine has " + std::to_string(at::accelerator::deviceCount()) +
-                    " GPU(s): start at most one process per GPU");
-      at::accelerator::setDeviceIndex(static_cast<c10::DeviceIndex>(env.local_rank));
-    }
-    world = ProcessGroup::join(env);
-  }
+  if (env.distributed()) world = ProcessGroup::join(env);
   Registry& r = Registry::global();
   if (!world || world->rank() == 0) report_problems(r);
   LuaSession session(r, program_lua_libraries());

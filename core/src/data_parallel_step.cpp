@@ -41,9 +41,10 @@ void start_together(ProcessGroup* world, int64_t step, const std::vector<Param>&
   world->all_reduce_sum({v});
   const double lead = v[0].item<double>(), all = v[1].item<double>();
   if (all != lead * world->size())
-    throw Error("the ranks stand at different steps (rank " + std::to_string(world->rank()) + " at " + std::to_string(step) +
-                ", rank 0 at " + std::to_string(static_cast<int64_t>(lead)) +
-                "): every rank must resume from the same checkpoint");
+    throw Error("the ranks stand at different steps (this is rank " + std::to_string(world->rank()) + ", at step " +
+                std::to_string(step) + "; rank 0 is at step " + std::to_string(static_cast<int64_t>(lead)) +
+                "): every rank must resume from the same checkpoint, so keep the run folder on a file system "
+                "every machine sees");
   std::vector<at::Tensor> weights;
   for (const auto& p : params) weights.push_back(p.tensor.detach());
   at::NoGradGuard no_grad;

@@ -166,68 +166,77 @@ Json run_training(const RunRequest& r, const Registry& registry,
   // Data parallel: rank 0 leads (it claims and writes the run folder, logs and checkpoints);
   // the other ranks train alongside it and write nothing.
   const bool lead = !r.world || r.world->rank() == 0;
-  // A resumed run reopens its folder; any other claims a fresh one.
+  // A resumed run reopens its folder; any other claims a fresh one. Rank 0 decides, on its
+  // filesystem, and tells the other ranks: the folder, whether it resumes, whether the run had
+  // already finished (then its summary), or the error that stopped it.
   const fs::path existing = fs::path(r.runs_dir) / r.name;
   std::error_code ec;
-  const bool resuming = r.resume && fs::exists(existing / "config.json", ec);
   std::unique_ptr<RunStore> store;
   std::optional<Checkpoint> from;
-  std::string run_dir;
-  // Rank 0 reports skipped checkpoints; the others load the same ones quietly.
-  std::function<void(const std::string&)> report = [](const std::string&) {};
-  if (lead) report = warn;
-  // A resumed run that finished its steps: loaded, not trained again.
-  auto finished = [&]() -> std::optional<Json> {
-    if (!resuming || !fs::exists(existing / "summary.json", ec)) return std::nullopt;
-    const std::string dir = existing.string();
-    Json done = read_json_file((existing / "summary.json").string());
-    if (done.contains("error") || done.value("interrupted", false) || done.value("steps", int64_t{0}) < cfg.steps)
-      return std::nullopt;
-    std::optional<RunStore> held;  // only for its lock: no other process trains the run meanwhile
-    if (lead) held.emplace(dir);
-    const auto last = load_latest_checkpoint(dir, model, optimizer, report, share);
-    const int64_t steps = done.value("steps", int64_t{0});
-    if (!last || last->state.step != steps)
-      throw Error("run " + dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that step " +
-                  "to load its model from (it ran with checkpoints off); give the script another name to train anew");
+  Json decision;
+  if (lead) {
+    try {
+      if (r.resume && fs::exists(existing / "config.json", ec)) {
+        const std::string dir = existing.string();
+        const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
+        if (!diff.refused.empty())
+          throw Error("cannot resume run " + dir + ": this script asks for another run (" +
+                      RunDifferences::join(diff.refused) + "). Give it another name to start a new run");
+        if (!diff.changed.empty())
+          warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
+               "): it will not reproduce an uninterrupted run");
+        Json done = fs::exists(existing / "summary.json", ec) ? read_json_file((existing / "summary.json").string()) : Json();
+        if (done.is_object() && !done.contains("error") && !done.value("interrupted", false) &&
+            done.value("steps", int64_t{0}) >= cfg.steps) {
+          // Not trained again; the script goes on with the model as the run left it.
+          RunStore held(dir);  // only for its lock: no other process trains the run meanwhile
+          from = load_latest_checkpoint(dir, model, optimizer, warn, share);
+          done["run_dir"] = dir;
+          decision = {{"run_dir", dir}, {"finished", done}};
+        } else {
+          store = std::make_unique<RunStore>(dir);
+          from = load_latest_checkpoint(dir, model, optimizer, warn, share);
+          store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
+          if (!from) {
+            warn("run " + dir + " has no checkpoint to resume from: it starts over");
+          } else if (from->threads != at::get_num_threads()) {
+            warn("checkpoint " + from->dir + " was written with " + std::to_string(from->threads) +
+                 " LibTorch threads, this process has " + std::to_string(at::get_num_threads()) +
+                 ": losses may differ from an uninterrupted run's in their last bits");
+          }
+          write_json_file(dir + "/config.json", config);  // the options that may change, as they now are
+        }
+      } else {
+        store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
+      }
+      if (store) decision = {{"run_dir", store->dir()}, {"resume", from.has_value()}, {"finished", nullptr}};
+    } catch (const std::exception& e) {
+      if (r.world) r.world->share(Json{{"error", what_of(e)}}.dump());  // the others stop too
+      throw;
+    }
+    if (r.world) r.world->share(decision.dump());
+  } else {
+    decision = Json::parse(r.world->share(""));
+    if (decision.contains("error"))
+      throw Error("rank 0 could not start the run: " + decision["error"].get<std::string>());
+    // The checkpoint rank 0 loaded: on a shared filesystem, the same folder (start_together
+    // checks the step).
+    if (!decision["finished"].is_null() || decision.value("resume", false))
+      from = load_latest_checkpoint(decision["run_dir"].get<std::string>(), model, optimizer, {}, share);
+  }
+  const std::string run_dir = decision["run_dir"].get<std::string>();
+  if (!decision["finished"].is_null()) {
+    const int64_t steps = decision["finished"].value("steps", int64_t{0});
+    if (!from || from->state.step != steps)
+      throw Error("run " + run_dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that " +
+                  "step to load its model from (it ran with checkpoints off); give the script another name to train anew");
     if (lead) {
       std::printf("run %s finished before (%lld steps): its final checkpoint is loaded, nothing to train\n",
-                  dir.c_str(), static_cast<long long>(steps));
+                  run_dir.c_str(), static_cast<long long>(steps));
       std::fflush(stdout);
     }
-    done["run_dir"] = dir;
-    return done;
-  };
-  if (!lead) {
-    // Compared, cut back and claimed by rank 0; this rank loads the same checkpoint.
-    if (auto done = finished()) return *done;
-    if (resuming) from = load_latest_checkpoint(existing.string(), model, optimizer, report, share);
-  } else if (resuming) {
-    const std::string dir = existing.string();
-    const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
-    if (!diff.refused.empty())
-      throw Error("cannot resume run " + dir + ": this script asks for another run (" + RunDifferences::join(diff.refused) +
-                  "). Give it another name to start a new run");
-    if (!diff.changed.empty())
-      warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
-           "): it will not reproduce an uninterrupted run");
-    if (auto done = finished()) return *done;
-    store = std::make_unique<RunStore>(dir);
-    from = load_latest_checkpoint(dir, model, optimizer, warn, share);
-    store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
-    if (!from) {
-      warn("run " + dir + " has no checkpoint to resume from: it starts over");
-    } else if (from->threads != at::get_num_threads()) {
-      warn("checkpoint " + from->dir + " was written with " + std::to_string(from->threads) +
-           " LibTorch threads, this process has " + std::to_string(at::get_num_threads()) +
-           ": losses may differ from an uninterrupted run's in their last bits");
-    }
-    write_json_file(dir + "/config.json", config);  // the options that may change, as they now are
-  } else {
-    store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
+    return decision["finished"];
   }
-  if (store) run_dir = store->dir();
-  if (r.world) run_dir = r.world->share(run_dir);  // the folder rank 0 claimed
   if (lead && from)  // said even when quiet: where a run goes on from is not a progress line
     std::printf("run %s: resuming at step %lld/%lld from %s\n", r.name.c_str(),
                 static_cast<long long>(from->state.step), static_cast<long long>(cfg.steps), from->dir.c_str());
@@ -276,6 +285,9 @@ Json run_training(const RunRequest& r, const Registry& registry,
   Json summary = result.to_json();
   summary.update(identity);
   if (store) store->write_summary(summary);
+  // No rank leaves before rank 0 has written its last checkpoint and the summary: a launcher
+  // takes a rank's exit (an interrupted script's too) as the end of the job.
+  if (r.world) r.world->barrier();
   return summary;
 }
 

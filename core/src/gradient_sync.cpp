@@ -89,16 +89,23 @@ void GradientSync::finish() {
   for (auto& b : buckets_) b.waiting = 0;
   start_ready();
   armed_ = false;
+  // Which parameters had a gradient on some rank: the others keep none, as in one process (an
+  // optimizer leaves a parameter without a gradient alone, decay and momentum included).
+  at::Tensor had = at::zeros({static_cast<int64_t>(params_.size())}, at::kFloat);
+  auto h = had.accessor<float, 1>();
+  for (size_t k = 0; k < params_.size(); ++k) h[static_cast<int64_t>(k)] = filled_[k] || params_[k].grad().defined();
   for (auto& b : buckets_) {
     b.pending.wait();
     b.started = false;
     b.flat.div_(group_.size());
   }
+  group_.all_reduce_sum({had});
   next_ = 0;
   std::fill(filled_.begin(), filled_.end(), false);
   for (size_t k = 0; k < params_.size(); ++k) {
     at::Tensor& g = params_[k].mutable_grad();
-    if (g.defined()) g.copy_(slot(k));
+    if (h[static_cast<int64_t>(k)] == 0) g.reset();
+    else if (g.defined()) g.copy_(slot(k));
     else g = slot(k).clone();
   }
 }

@@ -58,11 +58,13 @@ LaunchEnv read_launch_env(const std::function<const char*(const char*)>& lookup)
   }
   if (const char* addr = lookup("MASTER_ADDR")) e.master_addr = addr;
   e.master_port = integer(lookup, "MASTER_PORT", e.master_port, 1);
+  if (const char* i = lookup("GLOO_SOCKET_IFNAME")) e.socket_interface = i;
   if (const char* t = lookup("ORRERY_DIST_TIMEOUT")) {
     char* end = nullptr;
     e.timeout_s = std::strtod(t, &end);
     if (end == t || *end || !(e.timeout_s > 0) || e.timeout_s > 1e6)
-      throw Error(std::string("launch environment: ORRERY_DIST_TIMEOUT='") + t + "' is not a number of seconds above 0");
+      throw Error(std::string("launch environment: ORRERY_DIST_TIMEOUT='") + t +
+                  "' is not a number of seconds above 0 (and at most 1e6)");
   }
   if (e.master_port > 65535) throw Error("launch environment: MASTER_PORT=" + std::to_string(e.master_port) + " is not a port");
   const std::string who = e.launcher == "torchrun" ? "RANK" : "SLURM_PROCID";

@@ -1,11 +1,10 @@
 #include "orrery/process_group.h"
 
 #include <ATen/ATen.h>
-#include <unistd.h>
+#include <ATen/DeviceAccelerator.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
-#include <ATen/DeviceAccelerator.h>
+#include <unistd.h>
 
 #include "distributed/gloo_backend.h"
 #include "distributed/nccl_backend.h"
@@ -56,21 +55,28 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const LaunchEnv& env) {
   o.numWorkers = env.world_size;
   o.waitWorkers = true;  // every rank counts itself in (a client that does not is never counted)
   o.timeout = timeout;
+  // Each rank takes its machine's local_rank-th GPU, when there is one for it (CPU training
+  // may start more ranks than a machine has GPUs).
+  const bool device = at::accelerator::getAccelerator(false) && env.local_rank < at::accelerator::deviceCount();
+  if (device) at::accelerator::setDeviceIndex(static_cast<c10::DeviceIndex>(env.local_rank));
   try {
     // Each torchrun attempt under keys of its own: an agent's store outlives the attempts.
     impl->store = c10::make_intrusive<c10d::PrefixStore>(
         "orrery/attempt_" + std::to_string(env.restart), c10::make_intrusive<c10d::TCPStore>(env.master_addr, o));
   } catch (const std::exception& e) {
-    impl->fail("the rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port), e);
+    // An sbatch script with several tasks sets Slurm's variables without srun starting the tasks.
+    impl->fail("the rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port) +
+                   (env.launcher == "slurm" ? " (under Slurm, start every rank with srun)" : ""),
+               e);
   }
   try {
     impl->backend = make_gloo_backend(c10::make_intrusive<c10d::PrefixStore>("gloo", impl->store), env.rank,
-                                      env.world_size, timeout, own_address(env));
+                                      env.world_size, timeout, own_address(env), env.socket_interface);
   } catch (const std::exception& e) {
     impl->fail("setting up Gloo", e);
   }
-  // GPU tensors through NCCL, on the device main() chose (the local rank's).
-  if (at::accelerator::getAccelerator(false) == c10::DeviceType::CUDA) try {
+  // GPU tensors through NCCL, on this rank's GPU.
+  if (device && at::accelerator::getAccelerator(false) == c10::DeviceType::CUDA) try {
       impl->device_backend = make_nccl_backend(c10::make_intrusive<c10d::PrefixStore>("nccl", impl->store), env.rank,
                                                env.world_size, timeout);
     } catch (const std::exception& e) {
@@ -168,7 +174,7 @@ std::string ProcessGroup::share(const std::string& text) {
     const std::vector<uint8_t> got = impl_->store->get(key);
     return std::string(got.begin(), got.end());
   } catch (const std::exception& e) {
-    impl_->fail("reading rank 0's value from the store", e);
+    impl_->fail("waiting for rank 0 (it may have failed first: see its error)", e);
   }
 }
 

@@ -61,6 +61,8 @@ NamedTensors ShardedOptimizer::gather_state() const {
                      {"offset", size}, {"bytes", bytes.numel()}});
     parts.push_back(bytes);
     size += bytes.numel();
+    const int64_t pad = (8 - size % 8) % 8;  // the next tensor's bytes aligned for any dtype
+    if (pad) parts.push_back(at::zeros({pad}, at::kByte)), size += pad;
   }
   const std::vector<std::string> indexes = world_.gather_text(index.dump());
   // One size for the gather: the largest share's, the others padded.

@@ -9,7 +9,8 @@
 // at once, buckets always in index order, so every rank issues the same collectives in the same
 // order. finish() starts what is left (the slots of parameters no gradient reached, and all of
 // them on a rank that skipped its backward), waits, and writes the mean into every gradient.
-// Afterwards every parameter that requires one has a gradient, zero where none flowed on any rank.
+// Afterwards a parameter has a gradient when it had one on some rank (zero on the ranks where
+// none flowed), and none when it had none anywhere, as in one process.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>

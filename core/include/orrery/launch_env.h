@@ -17,6 +17,10 @@ struct LaunchEnv {
   // the rank that waited (ORRERY_DIST_TIMEOUT, seconds). Long enough for rank 0's validation
   // and checkpoints, which the others wait out at their next collective.
   double timeout_s = 600;
+  // GLOO_SOCKET_IFNAME, as PyTorch reads it: the network interface Gloo binds ("eth0"), for
+  // machines whose host name does not resolve to the address the others reach. Empty: the host
+  // name's address (loopback for a job on one machine).
+  std::string socket_interface;
   std::string launcher;      // "torchrun", "slurm", or empty for a single process
   bool distributed() const { return world_size > 1; }
 };

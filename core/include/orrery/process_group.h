@@ -1,8 +1,9 @@
 #pragma once
-// The processes of one data-parallel job, reducing tensors together through c10d (Gloo on the
-// CPU). Every collective fails after the group's timeout instead of hanging, naming the rank;
-// a peer that dies fails it at once. Every rank must call the same collectives in the same
-// order: that is the whole contract.
+// The processes of one data-parallel job, reducing tensors together through c10d: Gloo for CPU
+// tensors, NCCL for GPU ones in CUDA builds. On Gloo a collective fails after the group's
+// timeout instead of hanging, naming the rank, and a peer that dies fails it at once (NCCL's
+// own watchdog ends the process instead; not yet run on a GPU). Every rank must call the same
+// collectives in the same order: that is the whole contract.
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
@@ -16,9 +17,10 @@ namespace orrery {
 
 class ProcessGroup {
  public:
-  // Joins the job `env` describes: rank 0 serves the rendezvous store at master_addr:master_port
-  // (unless torchrun's agent serves it), every rank connects, and the Gloo backend is set up.
-  // Collectives and the rendezvous wait at most env.timeout_s.
+  // Joins the job `env` describes: the rank takes its local GPU if it has one, rank 0 serves the
+  // rendezvous store at master_addr:master_port (unless torchrun's agent serves it), every rank
+  // connects, and the backends are set up. Collectives and the rendezvous wait at most
+  // env.timeout_s.
   static std::unique_ptr<ProcessGroup> join(const LaunchEnv& env);
   ~ProcessGroup();
 

@@ -8,7 +8,9 @@
 
 namespace orrery {
 
+// Gloo binds `interface` when given, else the address of `host`.
 c10::intrusive_ptr<c10d::Backend> make_gloo_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                                    std::chrono::milliseconds timeout, const std::string& host);
+                                                    std::chrono::milliseconds timeout, const std::string& host,
+                                                    const std::string& interface);
 
 }  // namespace orrery
