@@ -9,6 +9,7 @@
 
 #include "orrery/error.h"
 #include "orrery/eval_protocol.h"
+#include "orrery/file_tree.h"
 #include "orrery/frequency.h"
 #include "orrery/scoring.h"
 #include "support.h"
@@ -155,7 +156,7 @@ TEST_CASE("the bundled benchmark loads every data set its manifest lists") {
   std::set<std::string> freqs;
   for (size_t i = 0; i < sets.size(); ++i) {
     INFO(sets[i].name);
-    CHECK(sets[i].name == m["datasets"][i]["name"]);
+    CHECK(sets[i].name == m["datasets"][i]["name"].get<std::string>());
     CHECK(static_cast<int64_t>(sets[i].series.size()) == m["datasets"][i]["series"].get<int64_t>());
     CHECK(static_cast<int64_t>(sets[i].series[0].values.size()) == m["datasets"][i]["length"].get<int64_t>());
     freqs.insert(sets[i].frequency.str());
@@ -166,7 +167,7 @@ TEST_CASE("the bundled benchmark loads every data set its manifest lists") {
 
 TEST_CASE("benchmark errors name the manifest entry or file at fault") {
   const fs::path dir = fs::temp_directory_path() / "orrery_eval_errors";
-  fs::remove_all(dir);
+  orrery::remove_tree(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "a.csv") << "time,value\n1,2\n2,3\n";
   std::ofstream(dir / "manifest.json") << R"({"datasets": [{"name": "a", "file": "a.csv", "frequency": "M"},
@@ -207,7 +208,7 @@ TEST_CASE("benchmark errors name the manifest entry or file at fault") {
   REQUIRE(r["skipped"].size() == 1);
   CHECK(r["skipped"][0]["term"] == "long");
   CHECK_THROWS_WITH(load_eval_datasets((dir / "nowhere").string()), Catch::Contains("no such file or folder"));
-  fs::remove_all(dir);
+  orrery::remove_tree(dir);
 }
 
 TEST_CASE("a model is scored on every window in batched forward passes") {

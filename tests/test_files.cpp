@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "orrery/atomic_file.h"
 #include "orrery/csv.h"
 #include "orrery/error.h"
+#include "orrery/file_tree.h"
 #include "orrery/series.h"
 #include "support.h"
 
@@ -113,4 +117,61 @@ TEST_CASE("an atomic write into a folder's name says so, and temporaries of dead
   CHECK(fs::exists(live));
   CHECK(fs::exists(other_host));
   CHECK(fs::file_size(dir + "/model.safetensors") == 1);
+}
+
+TEST_CASE("remove_tree removes a folder tree, links but never what they point to") {
+  const fs::path dir(test::temp_dir("remove-tree"));
+  fs::create_directories(dir / "tree/a/b");
+  write((dir / "tree/a/b").string(), "deep.txt", "x");
+  write((dir / "tree").string(), "top.txt", "y");
+  fs::create_directories(dir / "kept");
+  write((dir / "kept").string(), "precious.txt", "z");
+  fs::create_directory_symlink(dir / "kept", dir / "tree/a/link");  // removed as a link
+  std::error_code ec;
+  CHECK(orrery::remove_tree(dir / "tree", ec) == 6);  // tree, a, b, deep.txt, top.txt, link
+  CHECK(!ec);
+  CHECK(!fs::exists(dir / "tree"));
+  CHECK(fs::exists(dir / "kept/precious.txt"));
+  CHECK(orrery::remove_tree(dir / "tree", ec) == 0);  // gone already: no error
+  CHECK(!ec);
+  CHECK(orrery::remove_tree(dir / "kept/precious.txt") == 1);  // a file alone
+  orrery::remove_tree(dir);
+}
+
+// std::filesystem::remove_all and recursive_directory_iterator crash in a program built with a
+// newer GCC than the pip LibTorch it loads (orrery/file_tree.h says why); nothing may call them.
+TEST_CASE("no source calls the std::filesystem functions that the LibTorch wheels break") {
+  const std::string names[] = {std::string("remove") + "_all", std::string("recursive_") + "directory_iterator"};
+  std::vector<std::string> found;
+  for (const char* top : {"core", "plugins", "ui", "app", "tests", "kernels"}) {
+    const fs::path root = fs::path(ORRERY_SOURCE_DIR) / top;
+    if (!fs::exists(root)) continue;
+    std::vector<fs::path> folders{root};
+    while (!folders.empty()) {
+      const fs::path folder = folders.back();
+      folders.pop_back();
+      for (const auto& e : fs::directory_iterator(folder)) {
+        if (e.is_directory()) {
+          folders.push_back(e.path());
+          continue;
+        }
+        const std::string ext = e.path().extension().string();
+        if (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh") continue;
+        std::ifstream in(e.path());
+        int line_no = 0;
+        for (std::string line; std::getline(in, line);) {
+          ++line_no;
+          const bool comment = line.find("//") != std::string::npos &&
+                               line.find("//") < std::min(line.find(names[0]), line.find(names[1]));
+          for (const auto& n : names)
+            if (line.find(n) != std::string::npos && !comment)
+              found.push_back(e.path().string() + ":" + std::to_string(line_no) + ": " + n);
+        }
+      }
+    }
+  }
+  std::string list;
+  for (const auto& f : found) list += f + "\n";
+  INFO("use orrery::remove_tree, or directory_iterator folder by folder, instead of:\n" << list);
+  CHECK(found.empty());
 }

@@ -168,6 +168,9 @@ const std::vector<std::vector<int64_t>>& batch_shapes() {
 constexpr double kPinballLossTol = 1e-6;   // sums in double on both sides of a float rounding
 constexpr double kPinballGradTol = 1e-6;   // the same float operations as autograd (measured 0)
 constexpr double kPolarTol = 2.5e-5;       // measured 1.0e-5
+// The CUDA kernel sums in float32 in cuBLAS's order, so its rounding is amplified as ATen's is,
+// from another start: measured 3.4e-5 on an H100 (batch 4 of 1x6), three times ATen's.
+constexpr double kPolarCudaTol = 1e-4;
 constexpr double kUpdateTol = 1e-5;        // measured 5e-6: p - p0 cancels digits of p ~ 3
 constexpr double kNormuonTol = 1e-4;       // measured 4.9e-5 (v of a 1x8 row: twice O's error)
 
@@ -385,7 +388,7 @@ TEST_CASE("the CUDA Polar Express matches the CPU reference", "[cuda]") {
     Device d_in(in), d_out(in.size() * sizeof(float)), ws(ok::polar_express_cuda_workspace_bytes(batch, rows, cols));
     ok::polar_express_cuda(d_in.f(), d_out.f(), batch, rows, cols, ws.raw(), blas.handle, nullptr);
     cuda_ok(cudaDeviceSynchronize());
-    CHECK(rel_error(d_out.host(), ref) <= kPolarTol);
+    CHECK(rel_error(d_out.host(), ref) <= kPolarCudaTol);
   }
 }
 

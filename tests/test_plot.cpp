@@ -167,10 +167,10 @@ TEST_CASE("the watcher tails growing files, half-written lines and replaced file
   test::write_text(dir / "metrics.jsonl", R"({"event":"train","step":1,"loss":2.0})" "\n");  // replaced
   w.poll();
   CHECK(w.snapshot()->runs[0]->train_loss.y == std::vector<double>{2.0});
-  std::filesystem::remove_all(dir);
+  orrery::remove_tree(dir);
   CHECK(w.poll());
   CHECK(w.snapshot()->runs.empty());
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("the watcher survives odd folders: wrong types, nothing readable yet, a replaced file, a lost summary") {
@@ -214,7 +214,7 @@ TEST_CASE("the watcher survives odd folders: wrong types, nothing readable yet, 
   w.poll();
   for (const auto& r : w.snapshot()->runs)
     if (r->name == "grown") CHECK_FALSE(r->finished);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("polls from the caller and the watcher's thread may overlap") {
@@ -231,7 +231,7 @@ TEST_CASE("polls from the caller and the watcher's thread may overlap") {
   w.poll();
   CHECK(w.snapshot()->runs.size() == 20);
   CHECK(w.snapshot()->runs[0]->train_loss.y.size() == 150);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("the watcher's thread publishes what other writers append") {
@@ -250,7 +250,7 @@ TEST_CASE("the watcher's thread publishes what other writers append") {
   INFO("finished " << w.snapshot()->runs[0]->finished << ", bad lines " << w.snapshot()->runs[0]->bad_lines);
   CHECK(w.snapshot()->runs[0]->train_loss.x.size() == 10);
   CHECK(changes > 0);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("a sweep groups into panels and curves with their optimum") {
@@ -398,7 +398,7 @@ TEST_CASE("orrery plot's report writes the views it has data for") {
   CHECK(count(fan, "<polygon") == 4);  // 10-90, 20-80, 30-70, 40-60
   CHECK(slurp(root / "plots" / "lr_transfer.svg").find("width 128") != std::string::npos);
   CHECK_THROWS_WITH(ui::write_svg_report(*w.snapshot(), "/proc/no/such/dir"), Catch::Contains("/proc/no/such/dir"));
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("eval.json makes an evaluation: in a run's folder or a folder of its own, never half-written") {
@@ -443,7 +443,7 @@ TEST_CASE("eval.json makes an evaluation: in a run's folder or a folder of its o
   single.poll();
   REQUIRE(single.snapshot()->runs.size() == 1);
   CHECK(single.snapshot()->runs[0]->eval);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("the evaluation view: a row per configuration, a dot per model, the rule at 1, a legend of geometric means") {
@@ -523,5 +523,5 @@ TEST_CASE("the evaluation view: a row per configuration, a dot per model, the ru
   plot::SvgCanvas none(600, 300, plot::Color{});
   ui::draw_eval_view(none, {0, 0, 600, 300}, ui::EvalTable{}, ui::EvalViewOptions{});
   CHECK(none.str().find("orrery eval") != std::string::npos);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }

@@ -147,7 +147,7 @@ TEST_CASE("the loss view is not blank and puts known curves on their pixels") {
     CHECK_FALSE(colour_near(img, pixel(f, step, 0.35), colors["high"]));
     CHECK_FALSE(colour_near(img, pixel(f, step, 0.35), colors["low"]));
   }
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("a quantile fan's bands nest: each inner band is brighter than the one around it") {
@@ -171,7 +171,7 @@ TEST_CASE("a quantile fan's bands nest: each inner band is brighter than the one
     // The fan is symmetric about the median.
     CHECK(std::abs(img.luminance(pixel(f, t, 2.5).first, pixel(f, t, 2.5).second) - lum[2]) < 3);
   }
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("the LR-transfer view has a panel per parametrisation") {
@@ -189,7 +189,7 @@ TEST_CASE("the LR-transfer view has a panel per parametrisation") {
   CHECK(sp["area"][2].get<double>() < umup["area"][0].get<double>());  // side by side
   CHECK(sp["x"]["lo"].get<double>() < -3);
   CHECK(sp["x"]["hi"].get<double>() > -1);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("the Evaluation tab puts each model's dot in its colour at its ratio") {
@@ -226,7 +226,7 @@ TEST_CASE("the Evaluation tab puts each model's dot in its colour at its ratio")
     }
   }
   CHECK(distinct.size() == 4);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("orrery ui runs a script beside the window and shows its run") {
@@ -241,7 +241,7 @@ TEST_CASE("orrery ui runs a script beside the window and shows its run") {
   CHECK(std::filesystem::exists(root / "runs" / "demo" / "summary.json"));
   std::ifstream lf(root / "s.json");
   CHECK(Json::parse(lf)["colors"].contains("demo"));
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("hovering the loss plot draws a rule and a read-out at the mouse, nowhere else") {
@@ -270,7 +270,7 @@ TEST_CASE("hovering the loss plot draws a rule and a read-out at the mouse, nowh
       }
   CHECK(changed > 500);  // a tooltip with text
   CHECK(far == 0);
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("Lua opens the dashboard and writes the plots") {
@@ -283,7 +283,7 @@ TEST_CASE("Lua opens the dashboard and writes the plots") {
   REQUIRE(run("run " + (root / "t.lua").string()) == 0);
   CHECK(std::filesystem::exists(png));
   CHECK(std::filesystem::exists(root / "runs" / "r" / "plots" / "loss.svg"));
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }
 
 TEST_CASE("orrery ui explains what is wrong") {
@@ -303,5 +303,5 @@ TEST_CASE("orrery ui explains what is wrong") {
   CHECK_THAT(run_err("ui " + root.string() + " --hover 10,10"), Catch::Contains("need --screenshot"));
   test::write_text(root / "u.lua", "orrery.ui('" + root.string() + "')\n");
   CHECK_THAT(run_err("run " + (root / "u.lua").string(), "env -u DISPLAY"), Catch::Contains("orrery.plot"));
-  std::filesystem::remove_all(root);
+  orrery::remove_tree(root);
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/file_tree.h"
 #include "orrery/json.h"
 
 namespace test {
@@ -16,7 +17,7 @@ using orrery::Json;
 
 inline fs::path fresh_dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("orrery-ui-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
+  orrery::remove_tree(p);
   fs::create_directories(p);
   return p;
 }

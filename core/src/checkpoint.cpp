@@ -13,6 +13,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
+#include "orrery/file_tree.h"
 #include "orrery/model.h"
 #include "orrery/optimizer.h"
 #include "orrery/safetensors.h"
@@ -55,7 +56,7 @@ void remove_leftovers(const fs::path& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.starts_with(".tmp.") || name.starts_with(".old.")) fs::remove_all(e.path(), ec);
+    if (name.starts_with(".tmp.") || name.starts_with(".old.")) remove_tree(e.path(), ec);
   }
 }
 
@@ -134,7 +135,7 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Name
   fs::rename(tmp, final_dir, ec);
   if (ec) throw Error("cannot move the checkpoint into " + final_dir.string() + ": " + ec.message());
   sync_path(root.string());
-  fs::remove_all(old, ec);
+  remove_tree(old, ec);
 
   // The newest `keep` stay. A folder is renamed out of the way before it is removed, so a crash
   // mid-removal leaves a leftover, not a damaged checkpoint.
@@ -142,7 +143,7 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Name
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) {
     const fs::path gone = root / (".old." + fs::path(all[i]).filename().string());
     fs::rename(all[i], gone, ec);
-    if (!ec) fs::remove_all(gone, ec);
+    if (!ec) remove_tree(gone, ec);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "orrery/file_tree.h"
 #include "orrery/utf8.h"
 
 namespace orrery::fuzz {
@@ -23,7 +24,7 @@ struct Folder {
   }
   ~Folder() {
     std::error_code ec;
-    std::filesystem::remove_all(path, ec);
+    orrery::remove_tree(path, ec);
   }
 };
 

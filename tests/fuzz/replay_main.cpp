@@ -18,8 +18,15 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> files;
   for (int i = 1; i < argc; ++i) {
     if (std::filesystem::is_directory(argv[i])) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(argv[i]))
-        if (e.is_regular_file()) files.push_back(e.path());
+      // Folder by folder (orrery/file_tree.h says why not the recursive iterator).
+      std::vector<std::filesystem::path> folders{argv[i]};
+      while (!folders.empty()) {
+        const std::filesystem::path folder = folders.back();
+        folders.pop_back();
+        for (const auto& e : std::filesystem::directory_iterator(folder))
+          if (e.is_directory()) folders.push_back(e.path());
+          else if (e.is_regular_file()) files.push_back(e.path());
+      }
     } else {
       files.emplace_back(argv[i]);
     }

@@ -179,18 +179,24 @@ bool RunWatcher::poll() {
   } else if (fs::is_directory(root, ec)) {
     // A folder with eval.json is a run, yet may also hold runs (`orrery eval --out runs`).
     if (is_run_dir(root)) run_dirs.push_back(root);
-    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      const fs::path& p = it->path();
-      const std::string leaf = p.filename().string();
-      std::error_code entry_ec;  // a dangling link or an entry deleted mid-scan: skip it alone
-      if (it->is_directory(entry_ec)) {
-        if (leaf.starts_with(".") || leaf == "plots" || it.depth() >= 3) it.disable_recursion_pending();
-        else if (is_run_dir(p)) run_dirs.push_back(p), it.disable_recursion_pending();
-      } else if (leaf == "coord_check.json") {
-        coord_files.push_back(p);
+    // Folder by folder, run folders three levels down at most (not recursive_directory_iterator: see
+    // orrery/file_tree.h for the LibTorch wheels' copy of it that crashes).
+    auto scan = [&](auto& self, const fs::path& dir, int depth) -> void {
+      for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+           it.increment(ec)) {
+        const fs::path& p = it->path();
+        const std::string leaf = p.filename().string();
+        std::error_code entry_ec;  // a dangling link or an entry deleted mid-scan: skip it alone
+        if (it->is_directory(entry_ec)) {
+          if (leaf.starts_with(".") || leaf == "plots" || depth >= 3) continue;
+          if (is_run_dir(p)) run_dirs.push_back(p);
+          else self(self, p, depth + 1);
+        } else if (leaf == "coord_check.json") {
+          coord_files.push_back(p);
+        }
       }
-    }
+    };
+    scan(scan, root, 0);
     if (ec) return false;  // the scan broke off: keep what is known rather than drop runs
   }
   bool changed = false;
