@@ -19,8 +19,8 @@
 #include <memory>
 #include <string>
 
-#include "orrery/model.h"
-#include "orrery/registry.h"
+#include "orrery/host/model.h"
+#include "orrery/host/registry.h"
 
 namespace test {
 

@@ -6,12 +6,12 @@
 #include <fstream>
 #include <limits>
 
-#include "../core/src/baselines/ets_model.h"  // auto_ets, to check which form is selected
-#include "orrery/baselines.h"
-#include "orrery/csv.h"
+#include "../core/src/eval/baselines/ets_model.h"  // auto_ets, to check which form is selected
+#include "orrery/host/baselines.h"
+#include "orrery/host/csv.h"
 #include "orrery/error.h"
 #include "orrery/json.h"
-#include "orrery/scoring.h"
+#include "orrery/host/scoring.h"
 
 // The classical baselines against statsforecast 2.1.1 itself: tests/data/statsforecast/
 // baselines.json holds its forecasts (mean and the 80% interval, i.e. the 0.1 and 0.9

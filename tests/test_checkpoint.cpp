@@ -8,7 +8,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "orrery/load_model.h"
+#include "orrery/host/load_model.h"
 #include "orrery/safetensors.h"
 #include "support.h"
 

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "orrery/error.h"
-#include "orrery/eval_protocol.h"
-#include "orrery/registry.h"
+#include "orrery/host/eval_protocol.h"
+#include "orrery/host/registry.h"
 #include "support.h"
 
 namespace fs = std::filesystem;

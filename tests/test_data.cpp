@@ -16,7 +16,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/error.h"
-#include "orrery/registry.h"
+#include "orrery/host/registry.h"
 
 using orrery::Batch;
 using orrery::DataContext;

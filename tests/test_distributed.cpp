@@ -15,14 +15,14 @@
 #include <map>
 #include <string>
 
-#include "orrery/gradient_sync.h"
-#include "orrery/launch_env.h"
-#include "orrery/metrics_bus.h"
-#include "orrery/process_group.h"
-#include "orrery/routed_optimizer.h"
+#include "orrery/host/gradient_sync.h"
+#include "orrery/host/launch_env.h"
+#include "orrery/host/metrics_bus.h"
+#include "orrery/host/process_group.h"
+#include "orrery/host/routed_optimizer.h"
 #include "orrery/safetensors.h"
-#include "orrery/trainer.h"
-#include "orrery/zero.h"
+#include "orrery/host/trainer.h"
+#include "orrery/host/zero.h"
 #include "support.h"
 
 extern char** environ;

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "lua/ui_lua.h"
-#include "orrery/experiment.h"
-#include "orrery/lua_session.h"
-#include "orrery/registry.h"
+#include "orrery/host/experiment.h"
+#include "orrery/host/lua_session.h"
+#include "orrery/host/registry.h"
 #include "support.h"
 
 // docs/lua.md documents every function the REPL completes, and nothing that does not exist.

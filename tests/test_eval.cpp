@@ -8,10 +8,10 @@
 #include <set>
 
 #include "orrery/error.h"
-#include "orrery/eval_protocol.h"
-#include "orrery/file_tree.h"
+#include "orrery/host/eval_protocol.h"
+#include "orrery/host/file_tree.h"
 #include "orrery/frequency.h"
-#include "orrery/scoring.h"
+#include "orrery/host/scoring.h"
 #include "support.h"
 
 using namespace orrery;

@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <map>
 
-#include "orrery/checkpoint.h"
+#include "orrery/host/checkpoint.h"
 #include "orrery/error.h"
-#include "orrery/experiment.h"
-#include "orrery/metrics_bus.h"
-#include "orrery/registry.h"
-#include "orrery/routed_optimizer.h"
-#include "orrery/trainer.h"
+#include "orrery/host/experiment.h"
+#include "orrery/host/metrics_bus.h"
+#include "orrery/host/registry.h"
+#include "orrery/host/routed_optimizer.h"
+#include "orrery/host/trainer.h"
 #include "support.h"
 
 namespace fs = std::filesystem;

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "orrery/atomic_file.h"
-#include "orrery/csv.h"
+#include "orrery/host/csv.h"
 #include "orrery/error.h"
-#include "orrery/file_tree.h"
-#include "orrery/series.h"
+#include "orrery/host/file_tree.h"
+#include "orrery/host/series.h"
 #include "support.h"
 
 namespace fs = std::filesystem;
@@ -138,18 +138,16 @@ TEST_CASE("remove_tree removes a folder tree, links but never what they point to
   orrery::remove_tree(dir);
 }
 
-// std::filesystem::remove_all and recursive_directory_iterator crash in a program built with a
-// newer GCC than the pip LibTorch it loads (orrery/file_tree.h says why); nothing may call them.
-TEST_CASE("no source calls the std::filesystem functions that the LibTorch wheels break") {
-  const std::string names[] = {std::string("remove") + "_all", std::string("recursive_") + "directory_iterator"};
-  std::vector<std::string> found;
-  for (const char* top : {"core", "plugins", "ui", "app", "tests", "kernels"}) {
-    const fs::path root = fs::path(ORRERY_SOURCE_DIR) / top;
-    if (!fs::exists(root)) continue;
-    std::vector<fs::path> folders{root};
+namespace {
+// Every line of the C++ sources under the given top-level folders, as "path:line: text".
+std::vector<std::pair<std::string, std::string>> source_lines(std::initializer_list<const char*> tops) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* top : tops) {
+    std::vector<fs::path> folders{fs::path(ORRERY_SOURCE_DIR) / top};
     while (!folders.empty()) {
       const fs::path folder = folders.back();
       folders.pop_back();
+      if (!fs::exists(folder)) continue;
       for (const auto& e : fs::directory_iterator(folder)) {
         if (e.is_directory()) {
           folders.push_back(e.path());
@@ -158,20 +156,41 @@ TEST_CASE("no source calls the std::filesystem functions that the LibTorch wheel
         const std::string ext = e.path().extension().string();
         if (ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh") continue;
         std::ifstream in(e.path());
-        int line_no = 0;
-        for (std::string line; std::getline(in, line);) {
-          ++line_no;
-          const bool comment = line.find("//") != std::string::npos &&
-                               line.find("//") < std::min(line.find(names[0]), line.find(names[1]));
-          for (const auto& n : names)
-            if (line.find(n) != std::string::npos && !comment)
-              found.push_back(e.path().string() + ":" + std::to_string(line_no) + ": " + n);
-        }
+        int n = 0;
+        for (std::string line; std::getline(in, line);)
+          out.emplace_back(e.path().string() + ":" + std::to_string(++n), line);
       }
     }
   }
-  std::string list;
-  for (const auto& f : found) list += f + "\n";
-  INFO("use orrery::remove_tree, or directory_iterator folder by folder, instead of:\n" << list);
+  return out;
+}
+
+// Code, not a comment: `name` occurs before any "//".
+bool in_code(const std::string& line, const std::string& name) {
+  const size_t at = line.find(name);
+  return at != std::string::npos && at < line.find("//");
+}
+}  // namespace
+
+// std::filesystem::remove_all and recursive_directory_iterator crash in a program built with a
+// newer GCC than the pip LibTorch it loads (orrery/host/file_tree.h says why); nothing may call them.
+TEST_CASE("no source calls the std::filesystem functions that the LibTorch wheels break") {
+  const std::string names[] = {std::string("remove") + "_all", std::string("recursive_") + "directory_iterator"};
+  std::string found;
+  for (const auto& [where, line] : source_lines({"core", "plugins", "ui", "app", "tests", "kernels"}))
+    for (const auto& n : names)
+      if (in_code(line, n)) found += where + ": " + n + "\n";
+  INFO("use orrery::remove_tree, or directory_iterator folder by folder, instead of:\n" << found);
+  CHECK(found.empty());
+}
+
+// The plugin SDK is core/include/orrery/ without host/: plugins and the SDK's own headers
+// include nothing of the host's, so a change there never asks for an ABI bump.
+TEST_CASE("plugins and the plugin SDK include no host header") {
+  std::string found;
+  for (const auto& [where, line] : source_lines({"plugins", "core/include/orrery"}))
+    if (where.find("/orrery/host/") == std::string::npos && in_code(line, "#include \"orrery/host/"))
+      found += where + ": " + line + "\n";
+  INFO("a plugin may include only core/include/orrery/*.h:\n" << found);
   CHECK(found.empty());
 }

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include "orrery/data_source.h"
-#include "orrery/graphed_call.h"
-#include "orrery/metrics_bus.h"
+#include "orrery/host/graphed_call.h"
+#include "orrery/host/metrics_bus.h"
 #include "orrery/optimizer.h"
-#include "orrery/trainer.h"
+#include "orrery/host/trainer.h"
 #include "support.h"
 
 using orrery::Json;

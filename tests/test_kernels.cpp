@@ -18,7 +18,7 @@
 #include "orrery/kernels/polar_express.h"
 #include "orrery/optimizer.h"
 #include "orrery/orthogonalise.h"
-#include "orrery/registry.h"
+#include "orrery/host/registry.h"
 
 #if defined(ORRERY_KERNELS_CUDA)
 #include <cublas_v2.h>

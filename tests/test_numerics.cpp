@@ -8,7 +8,7 @@
 #include "orrery/head.h"
 #include "orrery/ops.h"
 #include "orrery/precision.h"
-#include "orrery/patching.h"
+#include "orrery/host/patching.h"
 #include "support.h"
 
 

@@ -15,7 +15,7 @@
 
 #include "orrery/optimizer.h"
 #include "orrery/orthogonalise.h"
-#include "orrery/registry.h"
+#include "orrery/host/registry.h"
 
 using orrery::Json;
 using orrery::PluginKind;

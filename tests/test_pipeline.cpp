@@ -7,10 +7,10 @@
 #include <atomic>
 #include <thread>
 
-#include "orrery/batch_queue.h"
-#include "orrery/data_mixture.h"
+#include "orrery/host/batch_queue.h"
+#include "orrery/host/data_mixture.h"
 #include "orrery/error.h"
-#include "orrery/registry.h"
+#include "orrery/host/registry.h"
 
 using namespace orrery;
 

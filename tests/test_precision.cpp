@@ -5,10 +5,10 @@
 #include <ATen/autocast_mode.h>
 
 #include "orrery/data_source.h"
-#include "orrery/metrics_bus.h"
+#include "orrery/host/metrics_bus.h"
 #include "orrery/optimizer.h"
 #include "orrery/precision.h"
-#include "orrery/trainer.h"
+#include "orrery/host/trainer.h"
 #include "support.h"
 
 using orrery::Json;

@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-#include "orrery/load_model.h"
+#include "orrery/host/load_model.h"
 #include "orrery/safetensors.h"
 #include "support.h"
 

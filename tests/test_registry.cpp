@@ -4,9 +4,9 @@
 
 #include <ATen/ATen.h>
 
-#include "orrery/batch_queue.h"
+#include "orrery/host/batch_queue.h"
 #include "orrery/error.h"
-#include "orrery/registry.h"
+#include "orrery/host/registry.h"
 
 using orrery::PluginKind;
 using orrery::Registry;

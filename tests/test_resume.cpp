@@ -11,12 +11,12 @@
 #include <random>
 #include <set>
 
-#include "orrery/checkpoint.h"
+#include "orrery/host/checkpoint.h"
 #include "orrery/error.h"
-#include "orrery/model.h"
-#include "orrery/registry.h"
-#include "orrery/routed_optimizer.h"
-#include "orrery/run_store.h"
+#include "orrery/host/model.h"
+#include "orrery/host/registry.h"
+#include "orrery/host/routed_optimizer.h"
+#include "orrery/host/run_store.h"
 #include "support.h"
 
 namespace fs = std::filesystem;

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "orrery/csv.h"
+#include "orrery/host/csv.h"
 #include "orrery/error.h"
-#include "orrery/scoring.h"
+#include "orrery/host/scoring.h"
 
 
 

@@ -4,11 +4,11 @@
 #include <fstream>
 
 #include "orrery/data_source.h"
-#include "orrery/metrics_bus.h"
+#include "orrery/host/metrics_bus.h"
 #include "orrery/optimizer.h"
-#include "orrery/routed_optimizer.h"
-#include "orrery/run_store.h"
-#include "orrery/trainer.h"
+#include "orrery/host/routed_optimizer.h"
+#include "orrery/host/run_store.h"
+#include "orrery/host/trainer.h"
 #include "support.h"
 
 using orrery::Json;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/file_tree.h"
+#include "orrery/host/file_tree.h"
 #include "orrery/json.h"
 
 namespace test {
@@ -64,7 +64,7 @@ inline Json flat_fan_event(int step, int horizon, int history) {
                        {"target", std::vector<double>(horizon, 0.0)}, {"quantiles", q}}}}};
 }
 
-// eval.json as `orrery eval` writes it (core/src/eval_protocol.cpp): every model on every data
+// eval.json as `orrery eval` writes it (core/src/eval/eval_protocol.cpp): every model on every data
 // set (monthly, short term), ratio(model, data set) as both ratios and a tenth of it as the raw
 // metrics, the summary's geometric means over the data sets.
 template <class F>

@@ -13,8 +13,8 @@
 
 #include "fuzz_support.h"
 #include "orrery/error.h"
-#include "orrery/lua_session.h"
-#include "orrery/trainer.h"
+#include "orrery/host/lua_session.h"
+#include "orrery/host/trainer.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "fuzz_support.h"
 #include "orrery/error.h"
 #include "orrery/options.h"
-#include "orrery/trainer.h"
+#include "orrery/host/trainer.h"
 
 namespace {
 using orrery::Json;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "orrery/file_tree.h"
+#include "orrery/host/file_tree.h"
 #include "orrery/utf8.h"
 
 namespace orrery::fuzz {

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   std::vector<std::filesystem::path> files;
   for (int i = 1; i < argc; ++i) {
     if (std::filesystem::is_directory(argv[i])) {
-      // Folder by folder (orrery/file_tree.h says why not the recursive iterator).
+      // Folder by folder (orrery/host/file_tree.h says why not the recursive iterator).
       std::vector<std::filesystem::path> folders{argv[i]};
       while (!folders.empty()) {
         const std::filesystem::path folder = folders.back();

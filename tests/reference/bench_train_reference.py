@@ -5,8 +5,8 @@ seeded batch and thread count, run eagerly (`--mode eager`) or through torch.com
 runs it once per mode and prints Orrery's ratio to each. Prints `parameters N` (checked against
 Orrery's count) and, last, `median_ms X`.
 
-Mirrors plugins/arch/toto2/toto2.cpp, plugins/head/quantile/quantile.cpp, core/src/ops.cpp,
-core/src/patching.cpp and Model::loss (core/src/model.cpp) op for op, so both sides do the same
+Mirrors plugins/arch/toto2/toto2.cpp, plugins/head/quantile/quantile.cpp, core/src/model/ops.cpp,
+core/src/model/patching.cpp and Model::loss (core/src/model/model.cpp) op for op, so both sides do the same
 work; the numbers need not match Orrery's bit for bit (other random weights). With --param umup
 every u-muP scale is a scalar multiply in the forward or a ScaleGrad in the backward, exactly
 where Orrery's shared ops put them. No numpy, no toto2 package: only torch.

@@ -7,7 +7,7 @@
 
 #include "imgui_canvas.h"
 #include "orrery/error.h"
-#include "orrery/format_duration.h"
+#include "orrery/host/format_duration.h"
 #include "plot/theme.h"
 
 namespace orrery::ui {

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/dashboard_process.h"
-#include "lua_binding.h"
+#include "lua/dashboard_process.h"
+#include "orrery/host/lua_binding.h"
 #include "runs/run_watcher.h"
 #include "views/svg_report.h"
 

@@ -1,6 +1,6 @@
 #include "run.h"
 
-#include "orrery/events.h"
+#include "orrery/host/events.h"
 
 namespace orrery::ui {
 

@@ -39,7 +39,7 @@ struct ForecastSnapshot {
   std::vector<ForecastSeries> series;
 };
 
-// eval.json, written by `orrery eval` (core/src/eval_protocol.cpp): every model's scores per
+// eval.json, written by `orrery eval` (core/src/eval/eval_protocol.cpp): every model's scores per
 // configuration (data set, frequency, term), raw and as ratios to seasonal naive on the same
 // windows. Not to be confused with evaluation.json, a run's final forecast snapshot.
 struct EvalScores {

@@ -180,7 +180,7 @@ bool RunWatcher::poll() {
     // A folder with eval.json is a run, yet may also hold runs (`orrery eval --out runs`).
     if (is_run_dir(root)) run_dirs.push_back(root);
     // Folder by folder, run folders three levels down at most (not recursive_directory_iterator: see
-    // orrery/file_tree.h for the LibTorch wheels' copy of it that crashes).
+    // orrery/host/file_tree.h for the LibTorch wheels' copy of it that crashes).
     auto scan = [&](auto& self, const fs::path& dir, int depth) -> void {
       for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
            it.increment(ec)) {

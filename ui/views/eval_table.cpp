@@ -43,7 +43,7 @@ std::string title_of(const Evaluation& e) {
 }  // namespace
 
 bool is_eval_baseline(const std::string& model) {
-  // `orrery eval --baselines`' names (core/src/baselines/registry.cpp); the plot library does
+  // `orrery eval --baselines`' names (core/src/eval/baselines/registry.cpp); the plot library does
   // not link the core, so the list is repeated here.
   return model == "naive" || model == "seasonal_naive" || model == "theta" || model == "ets";
 }

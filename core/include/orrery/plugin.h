@@ -19,7 +19,8 @@
 #include "orrery/options.h"
 #include "orrery/parametrisation.h"
 
-// Bump when any interface in core/include/orrery changes layout or meaning.
+// The plugin SDK is core/include/orrery/ without host/: what a plugin may include. Bump when any
+// of its interfaces changes layout or meaning; a change in host/ never asks for a bump.
 #define ORRERY_PLUGIN_ABI 8
 
 extern "C" {
@@ -51,6 +52,16 @@ typedef const orrery_plugin_descriptor* (*orrery_plugin_describe_fn)(void);
 namespace orrery {
 enum class PluginKind { architecture, head, optimizer, parametrisation, data };
 const char* kind_name(PluginKind k);
+
+// A plugin the host has loaded: what its descriptor said, and the library it came from.
+struct PluginInfo {
+  PluginKind kind;
+  std::string name, version, description, path;
+  OptionSchema schema;
+  const void* factory = nullptr;
+  const CheckpointFormat* checkpoint_format = nullptr;  // architectures that read a release's files
+  Json to_json() const;
+};
 
 template <PluginKind K> struct KindTraits;
 template <> struct KindTraits<PluginKind::architecture> {

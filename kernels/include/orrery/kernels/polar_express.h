@@ -1,5 +1,5 @@
 #pragma once
-// Polar Express orthogonalisation (core/src/orthogonalise.cpp's polar_express, float32) over a
+// Polar Express orthogonalisation (core/src/train/orthogonalise.cpp's polar_express, float32) over a
 // batch of same-shape matrices. Each row-major rows x cols matrix G becomes
 //   X_0 = G / (1.02 ||G||_F + 1e-6)
 //   X_{k+1} = a_k X_k + (b_k A + c_k A^2) X_k,  A = X_k X_k^T   (rows <= cols)
@@ -14,7 +14,7 @@
 namespace orrery::kernels {
 
 // The 5 Polar Express tuples (a, b, c) of Amsel et al. with safety factor 1.02, the same
-// numbers as core/src/orthogonalise.cpp's kPolarExpress (the parity test against it would
+// numbers as core/src/train/orthogonalise.cpp's kPolarExpress (the parity test against it would
 // catch a difference).
 const std::array<std::array<double, 3>, 5>& polar_express_coefficients();
 

@@ -1,0 +1,115 @@
+// `orrery eval`: models and classical baselines on a benchmark, the GIFT-Eval way.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "orrery/host/data_mixture.h"
+#include "orrery/error.h"
+#include "orrery/host/eval_protocol.h"
+#include "orrery/host/load_model.h"
+#include "orrery/host/model.h"
+#include "orrery/host/registry.h"
+#include "orrery/host/run_store.h"
+
+namespace orrery {
+namespace {
+
+std::vector<std::string> comma_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int cmd_eval(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
+        "                   [--baselines LIST] [--terms LIST] [--context N] [--batch-size N]\n"
+        "                   [--device cpu|cuda] [--out DIR]\n\n"
+        "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
+        "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
+        "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
+        "the levels 0.1..0.9) and the coverage of the 10-90 band, each divided by seasonal naive on\n"
+        "the same windows and aggregated by geometric mean.\n\n"
+        "  --model PATH[=NAME]  a run folder, a model.safetensors or a Hugging Face Toto 2.0 folder;\n"
+        "                       repeat for several (NAME labels it; default: the folder or file name)\n"
+        "  --data               a folder with manifest.json (default assets/data, the bundled R\n"
+        "                       benchmark), one CSV (every column but \"time\" a series), or a data\n"
+        "                       plugin as JSON: every series of its files, e.g. a long-layout Parquet:\n"
+        "                       '{\"name\": \"parquet\", \"options\": {\"files\": \"d/*.parquet\"}}'\n"
+        "  --frequency F        the data's frequency (M, W, D, H, 5T...) when it has no times to infer it\n"
+        "  --baselines          comma-separated, from naive,seasonal_naive,theta,ets (default all);\n"
+        "                       \"none\" for none\n"
+        "  --terms              short,medium,long (default short; medium and long for H, T, S data)\n"
+        "  --context N          steps of history fed to each model (default 2048)\n"
+        "  --batch-size N       windows per forward pass (default 64)\n"
+        "  --out DIR            where eval.json and eval.csv go (default: a new runs/eval folder;\n"
+        "                       nothing already there is overwritten)\n");
+    return 0;
+  }
+  EvalRequest r;
+  std::string device = "cpu";
+  std::optional<PluginSpec> source;  // --data as a plugin choice
+  std::vector<std::pair<std::string, std::string>> models;  // path, name
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw Error("eval: " + args[i] + " needs a value");
+      return args[++i];
+    };
+    const std::string& a = args[i];
+    if (a == "--model") {
+      std::string path = value(), name;
+      if (auto eq = path.rfind('='); eq != std::string::npos) name = path.substr(eq + 1), path = path.substr(0, eq);
+      if (name.empty()) {
+        std::string p = path;
+        while (p.size() > 1 && p.back() == '/') p.pop_back();
+        name = p.substr(p.find_last_of('/') + 1);
+      }
+      models.emplace_back(path, name);
+    } else if (a == "--data") {
+      r.data = value();
+      if (r.data.starts_with("{")) source = parse_plugin_choice("eval: --data", r.data);
+    }
+    else if (a == "--frequency") r.frequency = value();
+    else if (a == "--baselines") {
+      const std::string v = value();
+      r.baselines = v == "none" ? std::vector<std::string>{} : comma_list(v);
+    } else if (a == "--terms") {
+      r.protocol.terms.clear();
+      for (const auto& t : comma_list(value())) r.protocol.terms.push_back(parse_term(t));
+    } else if (a == "--context") r.context = parse_whole_number("eval: --context", value());
+    else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
+    else if (a == "--device") device = value();
+    else if (a == "--out") r.out = value();
+    else throw Error("eval: unknown argument '" + a + "' (see orrery eval --help)");
+  }
+  if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
+  Registry& registry = Registry::global();
+  if (source) {
+    r.data = source->name;
+    r.source = make_data_source(registry, *source, DataContext{});
+  }
+  std::vector<std::unique_ptr<Model>> held;
+  for (const auto& [path, name] : models) {
+    held.push_back(load_model(path, registry, device));
+    r.models.emplace_back(name, held.back().get());
+  }
+  const bool claim = r.out.empty();  // a fresh folder, claimed once there are results to put in it
+  Json result = evaluate_request(r);
+  if (claim) {
+    const std::string dir = claim_run_dir("runs", "eval");
+    write_eval(result, dir);
+    std::printf("written: %s/eval.json, %s/eval.csv\n", dir.c_str(), dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace orrery

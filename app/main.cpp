@@ -1,0 +1,286 @@
+// The `orrery` program: plugins, run, repl. Each command answers --help.
+#include <malloc.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <c10/util/Exception.h>
+
+#include "commands.h"
+#include <ATen/Context.h>
+
+#include "orrery/error.h"
+#include "orrery/host/forecast_csv.h"
+#include "orrery/host/launch_env.h"
+#include "orrery/host/lua_session.h"
+#include "orrery/options.h"
+#include "orrery/host/process_group.h"
+#include "orrery/host/registry.h"
+
+namespace orrery {
+
+bool wants_help(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") return true;
+  return false;
+}
+
+int64_t parse_whole_number(const std::string& flag, const std::string& v) {
+  size_t used = 0;
+  long long n = 0;
+  try { n = std::stoll(v, &used); } catch (const std::exception&) { used = 0; }
+  if (used != v.size() || v.empty()) throw Error(flag + " takes a whole number, got '" + v + "'");
+  return static_cast<int64_t>(n);
+}
+
+PluginSpec parse_plugin_choice(const std::string& flag, const std::string& v) {
+  if (!v.starts_with("{")) return PluginSpec{v};
+  const Json j = Json::parse(v, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("name") || !j["name"].is_string() ||
+      (j.contains("options") && !j["options"].is_object()))
+    throw Error(flag + " takes a plugin name or {\"name\": ..., \"options\": {...}} as JSON, got " + v);
+  return PluginSpec{j["name"].get<std::string>(), j.value("options", Json::object())};
+}
+
+}  // namespace orrery
+
+namespace {
+using namespace orrery;
+
+const char* kUsage =
+    "usage: orrery <command> [options]\n"
+    "\n"
+    "Orrery, a research workbench for time-series foundation models.\n"
+    "\n"
+    "commands:\n"
+    "  plugins [--json]                 list the loaded plugins and their options\n"
+    "  run SCRIPT.lua [key=value ...]   run an experiment script; pairs reach it as `args`\n"
+    "  launch -n N SCRIPT.lua [...]     run it as N data-parallel processes on this machine\n"
+    "  repl                             interactive Lua with the same API\n"
+    "  forecast --model M --input CSV --horizon H [--out CSV]\n"
+    "                                   quantile forecasts of every series in a CSV\n"
+    "  eval [--model M]... [--data D]   GIFT-Eval scores of models and baselines on a benchmark\n"
+    "  bench forecast [options]         latency of one forecast of a Toto 2.0 preset\n"
+    "  bench train [options]            training step time, tokens/s, memory and MFU of a preset\n"
+    "  bench data [options]             batch generation time against the training step\n"
+    "  ui [RUNS_DIR | SCRIPT.lua]       the live dashboard (loss, forecasts, LR transfer)\n"
+    "  plot RUN_DIR [--out DIR]         the dashboard's views as SVG files\n"
+    "  version                          print the version\n"
+    "\n"
+    "Plugins load from lib/orrery-plugins beside liborrery_core and from the folders in\n"
+    "ORRERY_PLUGIN_PATH (colon-separated, searched first). `orrery <command> --help` for more.\n";
+
+
+void report_problems(const Registry& r) {
+  for (const auto& p : r.problems()) std::fprintf(stderr, "orrery: warning: %s\n", p.c_str());
+}
+
+int cmd_plugins(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf("usage: orrery plugins [--json]\n\nLists every loaded plugin: kind, name, version, "
+                "description and options.\n--json prints an array of {kind, name, version, "
+                "description, options, path}.\n");
+    return 0;
+  }
+  bool json = false;
+  for (const auto& a : args) {
+    if (a == "--json") json = true;
+    else throw Error("plugins: unknown argument '" + a + "' (see orrery plugins --help)");
+  }
+  Registry& r = Registry::global();
+  report_problems(r);
+  if (json) {
+    Json arr = Json::array();
+    for (const auto& p : r.plugins()) arr.push_back(p.to_json());
+    std::printf("%s\n", arr.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-16s %-12s %-8s %s\n", "KIND", "NAME", "VERSION", "DESCRIPTION");
+  for (const auto& p : r.plugins()) {
+    std::printf("%-16s %-12s %-8s %s\n", kind_name(p.kind), p.name.c_str(), p.version.c_str(),
+                p.description.c_str());
+    for (const auto& o : p.schema.specs())
+      std::printf("%-16s   %-20s %-11s = %-10s %s\n", "", o.name.c_str(), o.type.c_str(),
+                  o.default_value.dump().c_str(), o.description.c_str());
+  }
+  return 0;
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+  if (args.empty() || wants_help(args)) {
+    std::fprintf(args.empty() ? stderr : stdout, "usage: orrery run SCRIPT.lua [--resume] [key=value ...]\n\nRuns an experiment script. "
+                "Each key=value pair lands in the global table `args` (also the chunk's `...`);\n"
+                "numbers and true/false are converted. Exit status: 0 ok, 1 error, 130 Ctrl-C,\n"
+                "143 SIGTERM (a stopped run still writes its summary).\n\n"
+                "--resume: every orrery.train of the script continues its run (runs/<name>) from its\n"
+                "newest valid checkpoint, or starts it when it does not exist yet; finished runs are\n"
+                "not trained again. Relaunch the same command after a crash or a pre-emption.\n\n"
+                "Started by torchrun --no-python, srun or orrery launch (RANK, WORLD_SIZE and LOCAL_RANK, or\n"
+                "SLURM_PROCID and SLURM_NTASKS set), it is one rank of a data-parallel job: see orrery launch --help.\n");
+    return args.empty() ? 2 : 0;
+  }
+  std::map<std::string, std::string> kv;
+  std::vector<std::string> rest;  // the script and its key=value pairs, --resume taken out
+  for (const auto& a : args)
+    if (a != "--resume") rest.push_back(a);
+  const bool resume = rest.size() < args.size();
+  if (rest.empty()) throw Error("run: which script? (see orrery run --help)");
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (rest[i].starts_with("-"))  // e.g. --resum or --resume=1: never a script argument
+      throw Error("run: unknown flag '" + rest[i] + "' (the only flag is --resume; script arguments are "
+                  "key=value; see orrery run --help)");
+    auto eq = rest[i].find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("run: argument '" + rest[i] + "' is not key=value (see orrery run --help)");
+    kv[rest[i].substr(0, eq)] = rest[i].substr(eq + 1);
+  }
+  // A rank of a data-parallel job (torchrun --no-python, srun, orrery launch): join the others
+  // (and take this machine's local_rank-th GPU) before the script runs.
+  const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
+  std::unique_ptr<ProcessGroup> world;
+  if (env.distributed()) world = ProcessGroup::join(env);
+  Registry& r = Registry::global();
+  if (!world || world->rank() == 0) report_problems(r);
+  LuaSession session(r, program_lua_libraries());
+  session.resume_runs(resume);
+  session.join(world.get());
+  return session.run_file(rest[0], kv);
+}
+
+int cmd_repl(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf("usage: orrery repl\n\nInteractive Lua with the `orrery` API (docs/lua.md). "
+                "Expressions print their value\n(=expr also works), unfinished statements continue "
+                "on the next line, Tab completes\nnames, history is kept in ~/.orrery_history, "
+                "Ctrl-C interrupts a running call, Ctrl-D exits.\n");
+    return 0;
+  }
+  if (!args.empty()) throw Error("repl: unexpected argument '" + args[0] + "' (see orrery repl --help)");
+  Registry& r = Registry::global();
+  report_problems(r);
+  LuaSession session(r, program_lua_libraries());
+  return session.repl();
+}
+
+int cmd_forecast(const std::vector<std::string>& args) {
+  if (args.empty() || wants_help(args)) {
+    std::fprintf(args.empty() ? stderr : stdout,
+        "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
+        "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
+        "                       [--precision fp32|bf16]\n\n"
+        "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
+        "model.safetensors written by model:save (it carries the model's spec), or a released\n"
+        "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
+        "under the released parameter names). Every column of the input except \"time\" is a\n"
+        "series; empty fields and NA are missing values. The output has one row per step: step,\n"
+        "time (when the input has a time column, which must be evenly spaced), then\n"
+        "<series>_q<level> for each quantile level.\n"
+        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n"
+        "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
+        "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n"
+        "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n");
+    return args.empty() ? 2 : 0;
+  }
+  ForecastCsvOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw Error("forecast: " + args[i] + " needs a value");
+      return args[++i];
+    };
+    auto number = [&](const std::string& flag) { return parse_whole_number("forecast: " + flag, value()); };
+    const std::string& a = args[i];
+    if (a == "--model") o.model = value();
+    else if (a == "--input") o.input = value();
+    else if (a == "--out") o.output = value();
+    else if (a == "--device") o.device = value();
+    else if (a == "--horizon") o.horizon = number(a);
+    else if (a == "--context") o.context = number(a);
+    else if (a == "--decode-block-size") o.decode_block_size = number(a);
+    else if (a == "--precision") o.precision = value();
+    else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
+  }
+  if (o.model.empty() || o.input.empty() || !o.horizon)
+    throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
+  Registry& r = Registry::global();
+  report_problems(r);
+  forecast_csv(o, r);
+  return 0;
+}
+
+}  // namespace
+
+// OpenMP's worker threads spin up to ~300,000 times waiting for the next parallel region
+// before they sleep. With another busy process on the machine the spinning threads take the
+// core from the one doing the work: measured on 2 cores with one other busy process, 150
+// quickstart steps took 61-120 s by default and 25-27 s with a spin count of 10,000, which
+// costs nothing measurable on an idle machine (600 steps: 22-23 s either way). libgomp reads
+// the setting when it loads, before main, so the program sets it and starts itself again; a
+// user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY is left alone.
+static void tame_openmp_spinning(char** argv) {
+  if (std::getenv("GOMP_SPINCOUNT") || std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("GOMP_SPINCOUNT", "10000", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default
+}
+
+// A training step frees and allocates the same activation sizes every time. With glibc's
+// defaults blocks from 128 KiB up are mapped and unmapped around each use and the heap's top is
+// handed back to the kernel, so every step page-faults its memory in again: measured on 2 cores,
+// toto2-4m at batch 8 x 512 trained 20% faster (`orrery bench train`: 50 -> 42 ms a step) with
+// freed memory kept in the process. The cost is that the resident set stays at its peak.
+static void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; bigger blocks are still mapped
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f, a quota-like cap) then fails the write with EFBIG, which the
+  // program reports naming the file, instead of killing it mid-write with SIGXFSZ.
+  ::signal(SIGXFSZ, SIG_IGN);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "run" || args[0] == "repl" || args[0] == "ui" || args[0] == "forecast" ||
+                        args[0] == "bench" || args[0] == "eval"))
+    tame_openmp_spinning(argv);
+  keep_freed_memory();
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  // Denormal floats (e.g. Adam's second moments of tiny gradients) make CPU kernels up to 100x
+  // slower; flushing them to zero changes no result that matters.
+  at::globalContext().setFlushDenormal(true);
+  try {
+    if (cmd == "plugins") return cmd_plugins(args);
+    if (cmd == "run") return cmd_run(args);
+    if (cmd == "launch") return cmd_launch(args);
+    if (cmd == "repl") return cmd_repl(args);
+    if (cmd == "forecast") return cmd_forecast(args);
+    if (cmd == "bench") return cmd_bench(args);
+    if (cmd == "eval") return cmd_eval(args);
+    if (cmd == "ui") return cmd_ui(args);
+    if (cmd == "plot") return cmd_plot(args);
+    if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
+    const std::string near = closest_name(cmd, {"plugins", "run", "launch", "repl", "forecast", "eval", "bench", "ui",
+                                                 "plot", "version"});
+    std::fprintf(stderr, "orrery: unknown command '%s'%s\n\n%s", cmd.c_str(),
+                 near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str(), kUsage);
+    return 2;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "orrery: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "orrery: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "orrery: internal error: an exception that is not a std::exception\n");
+    return 1;
+  }
+}

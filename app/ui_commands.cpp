@@ -1,0 +1,139 @@
+// `orrery ui` (the live dashboard) and `orrery plot` (its views as SVG files).
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "commands.h"
+#include "dashboard/dashboard.h"
+#include "lua/ui_lua.h"
+#include "orrery/error.h"
+#include "orrery/host/lua_session.h"
+#include "orrery/host/registry.h"
+#include "runs/run_watcher.h"
+#include "views/svg_report.h"
+
+namespace orrery {
+
+std::vector<LuaLibrary> program_lua_libraries() { return {ui::open_lua_library}; }
+
+int cmd_ui(const std::vector<std::string>& args) {
+  if (wants_help(args)) {
+    std::printf(
+        "usage: orrery ui [RUNS_DIR | SCRIPT.lua [key=value ...]] [options]\n\n"
+        "The live dashboard: a table of runs, loss and learning-rate curves, quantile fans of the\n"
+        "forecast snapshots, learning-rate transfer across widths, coordinate checks, update RMS and\n"
+        "`orrery eval` results (eval.json) per data set.\n"
+        "It tails the run folders under RUNS_DIR (default runs/), whoever writes them: other\n"
+        "processes, or other machines on a shared disk. With SCRIPT.lua it runs the script on a\n"
+        "worker thread (pairs reach it as `args`) and shows its runs as they train; closing the\n"
+        "window interrupts the script.\n\n"
+        "  --runs DIR          the folder to watch with a script (default runs)\n"
+        "  --view V            first tab: loss, forecasts, lr, diagnostics, eval (default loss)\n"
+        "  --filter TEXT       the runs table's filter: a,b = a or b, -c = not c\n"
+        "  --size WxH          window size (default 1600x900)\n"
+        "  --screenshot PNG    headless: render --after N frames (default 3) into a hidden window,\n"
+        "                      write PNG and exit; with a script, after the script ends. Needs an X\n"
+        "                      display: under Xvfb on a server (xvfb-run -a orrery ui ...)\n"
+        "  --after N           frames to render before the screenshot\n"
+        "  --layout JSON       with --screenshot: where each plot landed (pixels and axis ranges)\n"
+        "  --hover X,Y         with --screenshot: the mouse rests there (to capture hover read-outs)\n");
+    return 0;
+  }
+  ui::DashboardOptions o;
+  std::string script, runs_dir;
+  std::map<std::string, std::string> kv;
+  bool positional_seen = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw Error("ui: " + args[i] + " needs a value");
+      return args[++i];
+    };
+    const std::string& a = args[i];
+    if (a == "--screenshot") o.screenshot = value();
+    else if (a == "--after") o.after = static_cast<int>(parse_whole_number("ui: --after", value()));
+    else if (a == "--view") o.view = value();
+    else if (a == "--filter") o.filter = value();
+    else if (a == "--layout") o.layout = value();
+    else if (a == "--runs") runs_dir = value();
+    else if (a == "--hover") {
+      const std::string v = value();
+      const auto comma = v.find(',');
+      if (comma == std::string::npos) throw Error("ui: --hover takes X,Y in pixels, got '" + v + "'");
+      o.hover_x = static_cast<float>(parse_whole_number("ui: --hover", v.substr(0, comma)));
+      o.hover_y = static_cast<float>(parse_whole_number("ui: --hover", v.substr(comma + 1)));
+    }
+    else if (a == "--size") {
+      const std::string v = value();
+      const auto x = v.find('x');
+      if (x == std::string::npos) throw Error("ui: --size takes WxH, got '" + v + "'");
+      o.width = static_cast<int>(parse_whole_number("ui: --size", v.substr(0, x)));
+      o.height = static_cast<int>(parse_whole_number("ui: --size", v.substr(x + 1)));
+    } else if (a.starts_with("--")) {
+      throw Error("ui: unknown option '" + a + "' (see orrery ui --help)");
+    } else if (!script.empty() && a.find('=') != std::string::npos) {
+      kv[a.substr(0, a.find('='))] = a.substr(a.find('=') + 1);
+    } else if (!positional_seen && a.ends_with(".lua")) {
+      script = a, positional_seen = true;
+    } else if (!positional_seen) {
+      runs_dir = a, positional_seen = true;
+    } else {
+      throw Error("ui: unexpected argument '" + a + "' (see orrery ui --help)");
+    }
+  }
+  if ((!o.layout.empty() || o.hover_x >= 0) && o.screenshot.empty())
+    throw Error("ui: --layout and --hover need --screenshot");
+  if (o.after < 1) throw Error("ui: --after must be at least 1");
+  if (!runs_dir.empty()) o.runs_dir = runs_dir;
+  if (script.empty()) {
+    if (!std::filesystem::is_directory(o.runs_dir))
+      throw Error("ui: no folder '" + o.runs_dir + "' to watch (give a runs folder, a run folder or a script)");
+    return ui::run_dashboard(o);
+  }
+  if (!std::filesystem::exists(script)) throw Error("ui: cannot open " + script);
+  Registry& registry = Registry::global();
+  for (const auto& p : registry.problems()) std::fprintf(stderr, "orrery: warning: %s\n", p.c_str());
+  ui::BackgroundJob job{std::filesystem::path(script).filename().string(),
+                        [&] {
+                          LuaSession session(registry, program_lua_libraries());
+                          return session.run_file(script, kv);
+                        },
+                        [] { interrupt_running_script(); }};
+  return ui::run_dashboard(o, &job);
+}
+
+int cmd_plot(const std::vector<std::string>& args) {
+  if (args.empty() || wants_help(args)) {
+    std::fprintf(args.empty() ? stderr : stdout,
+        "usage: orrery plot DIR [--out OUT]\n\n"
+        "Writes the dashboard's views as SVG files, for machines with no display. DIR is a run\n"
+        "folder or a folder of runs (an experiment, or runs/). OUT defaults to DIR/plots.\n"
+        "Files: loss.svg, forecasts.svg, lr_transfer.svg (a sweep across learning rates),\n"
+        "coord_check.svg (a coordinate check's results), optimizer.svg (update RMS per group),\n"
+        "eval.svg (eval.json's ratios to seasonal naive per data set); each only when DIR has the\n"
+        "data for it.\n");
+    return args.empty() ? 2 : 0;
+  }
+  std::string dir, out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--out") {
+      if (i + 1 >= args.size()) throw Error("plot: --out needs a value");
+      out = args[++i];
+    } else if (args[i].starts_with("--")) {
+      throw Error("plot: unknown option '" + args[i] + "' (see orrery plot --help)");
+    } else if (dir.empty()) {
+      dir = args[i];
+    } else {
+      throw Error("plot: unexpected argument '" + args[i] + "'");
+    }
+  }
+  if (!std::filesystem::is_directory(dir)) throw Error("plot: no folder '" + dir + "'");
+  if (out.empty()) out = (std::filesystem::path(dir) / "plots").string();
+  ui::RunWatcher watcher(dir);
+  watcher.poll();
+  const auto ws = watcher.snapshot();
+  if (ws->runs.empty() && ws->coord_checks.empty()) throw Error("plot: no runs under '" + dir + "'");
+  for (const auto& f : ui::write_svg_report(*ws, out)) std::printf("%s\n", f.c_str());
+  return 0;
+}
+
+}  // namespace orrery

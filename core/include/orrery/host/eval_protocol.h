@@ -1,0 +1,97 @@
+#pragma once
+// Forecasts measured the way GIFT-Eval measures them (shared/reference/evaluation-and-data.md
+// section 1): per data set and term, the prediction length of its frequency, the last
+// `test_windows` non-overlapping windows of every series (each window's input is the whole
+// history before it; a model truncates it to its context), MASE of the median, CRPS as the mean
+// weighted quantile loss over nine levels and the coverage of the 10-90 band, pooled over all
+// windows and steps of the configuration; each divided by seasonal naive's on the same windows,
+// and aggregated by geometric mean across configurations. Any forecaster takes part: an Orrery
+// model (all windows of a data set in a few batched forward passes) or a classical baseline.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orrery/data_source.h"
+#include "orrery/host/evaluate.h"
+#include "orrery/frequency.h"
+#include "orrery/host/interrupt.h"
+#include "orrery/json.h"
+
+namespace orrery {
+class Model;
+
+struct EvalDataset {
+  std::string name;
+  Frequency frequency;
+  std::vector<SeriesInput> series;  // univariate items (a multivariate set's variates, each)
+  std::string origin;               // the file it came from
+};
+
+// A folder with a manifest.json (assets/data's layout: {"datasets": [{"name", "file",
+// "frequency"}, ...]}), a manifest itself, or one CSV file: every column but "time" is a
+// series, one row per step; its frequency is `frequency`, or inferred from a "time" column of
+// ISO dates. Errors name the manifest entry or file at fault.
+std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::string& frequency = "");
+
+// The series a data source reads from files (csv, parquet: any layout), whole: one data set per
+// frequency, each variate an item. `frequency` overrides the series' own (needed when they have
+// no times); `label` names the set ("csv"), or its file's stem when the source reads one file.
+// A generator holds no fixed series: an error says to evaluate on files.
+std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::string& label,
+                                       const std::string& frequency = "");
+
+class EvalForecaster {
+ public:
+  virtual ~EvalForecaster() = default;
+  virtual std::string name() const = 0;
+  // One forecast per history: quantiles[i][q][h] at `levels`.
+  virtual std::vector<std::vector<std::vector<double>>> forecast(
+      const std::vector<std::vector<double>>& histories, int64_t season, int64_t horizon,
+      const std::vector<double>& levels) = 0;
+};
+
+// A model's forecasts, `batch_size` windows per forward pass, each fed its last `context` steps.
+std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
+                                                 int64_t batch_size, const Interrupt* interrupt = nullptr);
+// A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
+std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
+
+struct EvalProtocol {
+  std::vector<Term> terms{Term::short_term};
+  std::vector<double> levels{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+};
+
+// Every forecaster on every data set and term. `progress` gets a line per configuration.
+// Returns {"protocol", "skipped": [{dataset, term, why}] (too short for a medium or long term),
+// "configurations": [{dataset, frequency, term, horizon, windows, items,
+// season}], "rows": [{dataset, frequency, term, model, mase, crps, coverage, mase_ratio,
+// crps_ratio}], "summary": [{model, mase, crps, coverage, configurations}]} where the summary's
+// mase and crps are geometric means of the ratios to seasonal naive.
+Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalForecaster*>& forecasters,
+              const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress = {},
+              const Interrupt* interrupt = nullptr);
+
+// The results as a table: one row per configuration, two columns per model (MASE and CRPS
+// ratios), then the geometric means.
+std::string format_eval_table(const Json& result);
+// eval.json (everything) and eval.csv (the rows) in `dir`, written atomically.
+void write_eval(const Json& result, const std::string& dir);
+
+// What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol.
+struct EvalRequest {
+  std::vector<std::pair<std::string, Model*>> models;
+  std::string data = "assets/data";  // see load_eval_datasets; with `source`, the plugin's name
+  std::shared_ptr<const DataSource> source;  // when set, evaluate its series (eval_datasets)
+  std::string frequency;             // for a single CSV, or a source's untimed series
+  std::vector<std::string> baselines{"naive", "seasonal_naive", "theta", "ets"};
+  EvalProtocol protocol;
+  int64_t context = 2048, batch_size = 64;
+  std::string out;                   // folder for eval.json and eval.csv; "" = none
+  bool quiet = false;                // no progress lines and no table
+};
+// Runs it, prints progress and the table (unless quiet), writes `out`; returns run_eval's
+// result with "table" (the printed text) and "out" added.
+Json evaluate_request(const EvalRequest& request, const Interrupt* interrupt = nullptr);
+
+}  // namespace orrery

@@ -1,0 +1,29 @@
+#pragma once
+// `orrery forecast`: quantile forecasts of every series in a CSV from saved model weights.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "orrery/host/interrupt.h"
+
+namespace orrery {
+class Registry;
+
+struct ForecastCsvOptions {
+  std::string model;   // see load_model: Orrery weights, a run folder or a released checkpoint
+  std::string input;   // numeric CSV with a header; every column but "time" is a series
+  std::string output;  // CSV to write (atomically); empty = standard output
+  std::optional<int64_t> horizon;  // required, at least 1
+  int64_t context = 4096;  // most recent steps fed to the model
+  int64_t decode_block_size = 0;  // ForecastOptions::decode_block_size
+  std::string precision = "fp32";  // ForecastOptions::precision, by name
+  std::string device = "cpu";
+  const Interrupt* interrupt = nullptr;
+};
+
+// Writes one row per forecast step: "step", "time" (extrapolated when the input has a time
+// column, which must then be evenly spaced), then "<series>_q<level>" for every series and
+// level. A series with no value in its last `context` steps is an error naming its column.
+void forecast_csv(const ForecastCsvOptions& opts, const Registry& registry);
+
+}  // namespace orrery

@@ -1,0 +1,119 @@
+#pragma once
+// A forecasting model: the host's patch pipeline + an architecture plugin + a head plugin,
+// parametrised by a parametrisation plugin. The host knows nothing architecture-specific.
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orrery/architecture.h"
+#include "orrery/batch.h"
+#include "orrery/head.h"
+#include "orrery/host/interrupt.h"
+#include "orrery/json.h"
+#include "orrery/model_spec.h"
+#include "orrery/param.h"
+#include "orrery/precision.h"
+
+namespace orrery {
+class Registry;
+struct SafetensorsFile;
+
+struct ForecastOptions {
+  std::vector<double> levels;     // empty = the head's default levels
+  // 0 = one pass over the context and every horizon patch (Toto 2.0's default). Otherwise a
+  // multiple of the patch size: forecast that many steps, commit their medians as observed
+  // data, re-run the scaler, and go on (block decoding). A block at least the horizon is one pass.
+  int64_t decode_block_size = 0;
+  bool kv_cache = true;  // reuse the keys/values of committed patches between blocks
+  bool mean = false;     // also estimate the mean (costs quantiles at 32 more levels)
+  Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
+  // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
+  // a GPU). For fixed shapes, such as serving or a benchmark; block decoding with the KV cache
+  // stays eager. The model keeps the newest kMaxForwardGraphs recordings.
+  bool graph = false;
+  const Interrupt* interrupt = nullptr;  // polled between blocks and batches of series
+};
+
+// Float64 on the CPU: data units may lie beyond float32's range.
+struct Forecast {
+  std::vector<double> levels;
+  at::Tensor quantiles;  // (Q, B, V, H) in data units, sorted along Q
+  at::Tensor median;     // (B, V, H) the 0.5 quantile
+  at::Tensor mean;       // (B, V, H) when asked for: the integral of the quantile function over
+                         // (0, 1) by the midpoint rule at 32 levels, in data units
+};
+
+class Model {
+ public:
+  Model(const ModelSpec& spec, const Registry& registry);
+  ~Model();
+
+  // Mean head loss of next-patch prediction. `keep` (B, V, N) bool hides masked patches from
+  // the input (undefined = keep all). Targets are patch n+1 normalised with patch n's
+  // statistics: the same space a forecast is read back in. `ctx` reaches every op (the
+  // trainer gives the global batch through it).
+  at::Tensor loss(const Batch& batch, const at::Tensor& keep = {}, const ForwardContext& ctx = {});
+
+  // Hidden states for a batch (exposed for tests and diagnostics).
+  at::Tensor hidden(const Batch& batch, const at::Tensor& keep = {});
+
+  // RMS of every named activation (linear outputs, residual streams, head) on a batch, in
+  // forward order, without recording gradients: what a coordinate check measures.
+  std::vector<ActivationRecord> activations(const Batch& batch, bool keep = false,
+                                            const std::vector<ActivationRecord>* since = nullptr);
+
+  // Quantile forecasts in data units. values/observed: (B, V, T) with any T (left-padded to a
+  // multiple of P); non-finite values count as unobserved, and a series (or variate) with no
+  // observation at all is an error. By default one forward pass over the context plus
+  // ceil(H/P) masked patches; see ForecastOptions for block decoding.
+  Forecast forecast(const at::Tensor& values, const at::Tensor& observed,
+                    const at::Tensor& series_ids, int64_t horizon,
+                    const ForecastOptions& options = {});
+
+  // Weights as safetensors, under the parameters' names, with the model spec in the metadata.
+  void save_weights(const std::string& path) const;
+  // Strict: every parameter must be present with its shape and nothing else may be; errors name
+  // the file and the tensors at fault. The model is unchanged when loading fails.
+  void load_weights(const std::string& path);
+  void load_weights(const SafetensorsFile& file, const std::string& label);
+
+  // A model rebuilt from a file written by save_weights (its spec is in the metadata), on
+  // `device`. Throws when the file was not written by Orrery.
+  static std::unique_ptr<Model> from_file(const std::string& path, const Registry& registry,
+                                          const std::string& device = "cpu");
+
+  std::vector<Param>& params() { return params_; }
+  const Parametrisation& parametrisation() const { return *param_; }
+  int64_t num_parameters() const { return count_parameters(params_); }
+  int64_t patch_size() const { return spec_.patch_size; }
+  const ModelSpec& spec() const { return spec_; }
+  at::Device device() const { return device_; }
+  Json describe() const;
+
+ private:
+  struct Prepared;
+  struct ForwardGraph;
+  static constexpr size_t kMaxForwardGraphs = 8;
+  // The head's output for patches [from, from + n) of `in`, through the recording of its shape.
+  at::Tensor graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx);
+  // forecast() of a batch small enough for one pass, with checked arguments.
+  Forecast forecast_rows(const at::Tensor& values, const at::Tensor& observed,
+                         const at::Tensor& series_ids, int64_t horizon,
+                         const std::vector<double>& levels, const ForecastOptions& options);
+  Prepared prepare(const at::Tensor& values, const at::Tensor& observed,
+                   const at::Tensor& series_ids, const at::Tensor& keep) const;
+
+  ModelSpec spec_;
+  at::Device device_;
+  std::unique_ptr<Parametrisation> param_;
+  std::vector<Param> params_;
+  std::unique_ptr<Architecture> arch_;
+  std::unique_ptr<Head> head_;
+  std::map<std::string, std::unique_ptr<ForwardGraph>> forward_graphs_;  // by shape and precision
+};
+
+}  // namespace orrery

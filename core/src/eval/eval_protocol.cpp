@@ -1,0 +1,437 @@
+#include "orrery/host/eval_protocol.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "orrery/atomic_file.h"
+#include "orrery/host/baselines.h"
+#include "orrery/host/csv.h"
+#include "orrery/error.h"
+#include "orrery/host/model.h"
+#include "orrery/host/scoring.h"
+#include "orrery/host/series.h"
+#include "orrery/timestamps.h"
+
+namespace orrery {
+namespace fs = std::filesystem;
+
+// ---- data sets ----------------------------------------------------------------------------
+
+namespace {
+
+// The frequency of a "time" column of ISO timestamps, or "" when there is none to infer from.
+std::string inferred_frequency(const CsvTable& t, const std::string& file) {
+  for (size_t i = 0; i < t.names.size(); ++i) {
+    if (t.names[i] != "time") continue;
+    std::vector<double> seconds;
+    for (const auto& text : t.text[i]) {
+      const auto s = parse_timestamp(text);
+      if (!s) return "";
+      seconds.push_back(*s);
+    }
+    return infer_frequency(seconds, file + ": column 'time'");
+  }
+  return "";
+}
+
+EvalDataset dataset_from_csv(const std::string& name, const std::string& file, std::string frequency,
+                             const std::string& where) {
+  EvalDataset d;
+  d.name = name, d.origin = file;
+  const CsvTable t = read_csv(file, {"time"});
+  if (frequency.empty()) frequency = inferred_frequency(t, file);
+  if (frequency.empty())
+    throw Error("evaluating " + file + " needs its frequency (e.g. M, H, 5T): give it, or a \"time\" column of "
+                "ISO dates to infer it from");
+  try {
+    d.frequency = Frequency::parse(frequency);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  for (size_t i = 0; i < t.names.size(); ++i) {
+    if (t.names[i] == "time") continue;
+    SeriesInput s;
+    s.name = t.names.size() == 2 ? name : name + "/" + t.names[i];
+    s.values = t.columns[i];
+    s.season = seasonality(d.frequency);
+    bool any = false;
+    for (double v : s.values) any = any || std::isfinite(v);
+    if (!any) throw Error(file + ": column '" + t.names[i] + "' has no value");
+    d.series.push_back(std::move(s));
+  }
+  if (d.series.empty()) throw Error(file + ": no series (every column but \"time\" is one)");
+  return d;
+}
+
+}  // namespace
+
+std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::string& frequency) {
+  std::error_code ec;
+  fs::path manifest = path;
+  if (fs::is_directory(path, ec)) manifest = fs::path(path) / "manifest.json";
+  if (!fs::exists(path, ec))
+    throw Error("no such file or folder: " + path + " (evaluation data is a folder with a manifest.json, a manifest, "
+                "or a CSV file)");
+  if (manifest.extension() != ".json")
+    return {dataset_from_csv(fs::path(path).stem().string(), path, frequency, path)};
+  std::ifstream in(manifest);
+  if (!in) throw Error("cannot open " + manifest.string() + " (a benchmark folder needs a manifest.json)");
+  Json m;
+  try {
+    m = Json::parse(in);
+  } catch (const std::exception& e) {
+    throw Error(manifest.string() + ": not valid JSON: " + e.what());
+  }
+  if (!m.contains("datasets") || !m["datasets"].is_array() || m["datasets"].empty())
+    throw Error(manifest.string() + ": expected {\"datasets\": [{\"name\", \"file\", \"frequency\"}, ...]}");
+  std::vector<EvalDataset> out;
+  for (size_t i = 0; i < m["datasets"].size(); ++i) {
+    const Json& e = m["datasets"][i];
+    const std::string where = manifest.string() + ": datasets[" + std::to_string(i + 1) + "]";
+    for (const char* key : {"name", "file", "frequency"})
+      if (!e.contains(key) || !e[key].is_string()) throw Error(where + " needs a \"" + key + "\" string");
+    out.push_back(dataset_from_csv(e["name"], (manifest.parent_path() / e["file"].get<std::string>()).string(),
+                                   e["frequency"], where));
+  }
+  return out;
+}
+
+std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::string& label, const std::string& frequency) {
+  std::string name = label;
+  const Json about = source.describe();
+  if (about.contains("files") && about["files"].is_array() && about["files"].size() == 1)
+    name = fs::path(about["files"][0].get<std::string>()).stem().string();
+  const std::vector<StoredSeries> stored = source.stored_series();
+  if (stored.empty())
+    throw Error("evaluating on '" + label + "': it holds no fixed series (a generator draws new ones for every "
+                "batch); evaluate on files: data = {\"csv\", files = ...} or {\"parquet\", files = ...}");
+  std::map<std::string, EvalDataset> by_frequency;  // canonical frequency name -> data set
+  for (const auto& s : stored) {
+    const std::string given = frequency.empty() ? s.frequency : frequency;
+    if (given.empty())
+      throw Error(name + ": series '" + s.name + "' has no times to infer its frequency from: give the frequency "
+                  "(e.g. frequency = \"H\")");
+    Frequency f;
+    try {
+      f = Frequency::parse(given);
+    } catch (const Error& e) {
+      throw Error(name + ": frequency: " + e.what());
+    }
+    EvalDataset& d = by_frequency[f.str()];
+    d.frequency = f;
+    d.origin = about.contains("files") ? about["files"].dump() : label;
+    for (size_t v = 0; v < s.values.size(); ++v) {
+      SeriesInput item;
+      item.name = s.values.size() == 1 ? s.name : s.name + "/" + (v < s.columns.size() ? s.columns[v] : std::to_string(v + 1));
+      item.values.assign(s.values[v].begin(), s.values[v].end());
+      item.season = seasonality(f);
+      d.series.push_back(std::move(item));
+    }
+  }
+  std::vector<EvalDataset> out;
+  for (auto& [freq, d] : by_frequency) {
+    d.name = by_frequency.size() == 1 ? name : name + "/" + freq;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// ---- forecasters -------------------------------------------------------------------------
+
+namespace {
+
+class ModelForecaster final : public EvalForecaster {
+ public:
+  ModelForecaster(Model& m, std::string name, int64_t context, int64_t batch, const Interrupt* interrupt)
+      : model_(m), name_(std::move(name)), context_(context), batch_(batch), interrupt_(interrupt) {}
+  std::string name() const override { return name_; }
+
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
+                                                         int64_t, int64_t horizon,
+                                                         const std::vector<double>& levels) override {
+    std::vector<std::vector<std::vector<double>>> out;
+    for (size_t start = 0; start < histories.size(); start += static_cast<size_t>(batch_)) {
+      const size_t end = std::min(histories.size(), start + static_cast<size_t>(batch_));
+      std::vector<std::vector<double>> part(histories.begin() + static_cast<std::ptrdiff_t>(start),
+                                            histories.begin() + static_cast<std::ptrdiff_t>(end));
+      std::vector<std::string> labels;
+      for (size_t i = start; i < end; ++i) labels.push_back("window " + std::to_string(i + 1));
+      const SeriesBatch b = series_batch(part, labels, context_);
+      ForecastOptions o;
+      o.levels = levels;
+      o.interrupt = interrupt_;
+      const int64_t n = static_cast<int64_t>(part.size());
+      Forecast f = model_.forecast(b.values, b.observed, at::zeros({n, 1}, at::kLong), horizon, o);
+      for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
+    }
+    return out;
+  }
+
+ private:
+  Model& model_;
+  std::string name_;
+  int64_t context_, batch_;
+  const Interrupt* interrupt_;
+};
+
+class BaselineForecaster final : public EvalForecaster {
+ public:
+  explicit BaselineForecaster(std::unique_ptr<Baseline> b) : baseline_(std::move(b)) {}
+  std::string name() const override { return baseline_->name(); }
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
+                                                         int64_t season, int64_t horizon,
+                                                         const std::vector<double>& levels) override {
+    std::vector<std::vector<std::vector<double>>> out;
+    for (const auto& h : histories) out.push_back(baseline_->forecast(h, season, horizon, levels));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Baseline> baseline_;
+};
+
+}  // namespace
+
+std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
+                                                 int64_t batch_size, const Interrupt* interrupt) {
+  if (context < 1 || batch_size < 1) throw Error("evaluation needs a positive context and batch size");
+  return std::make_unique<ModelForecaster>(model, std::move(name), context, batch_size, interrupt);
+}
+
+std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name) {
+  return std::make_unique<BaselineForecaster>(make_baseline(name));
+}
+
+// ---- the protocol -------------------------------------------------------------------------
+
+namespace {
+
+// One configuration's windows: history and target of each (series, window) item.
+struct Windows {
+  int64_t horizon = 0, count = 0, season = 1;
+  std::vector<std::vector<double>> histories, targets;
+};
+
+Windows make_windows(const EvalDataset& d, Term term) {
+  Windows w;
+  w.horizon = prediction_length(d.frequency, term);
+  w.season = seasonality(d.frequency);
+  int64_t shortest = INT64_MAX;
+  for (const auto& s : d.series) shortest = std::min<int64_t>(shortest, static_cast<int64_t>(s.values.size()));
+  w.count = test_windows(shortest, w.horizon);
+  for (const auto& s : d.series) {
+    const int64_t n = static_cast<int64_t>(s.values.size());
+    const int64_t first = n - w.count * w.horizon;
+    if (first < 2)
+      throw Error("data set '" + d.name + "': series '" + s.name + "' has " + std::to_string(n) +
+                  " steps, too few for " + std::to_string(w.count) + " window(s) of " + std::to_string(w.horizon) +
+                  " (" + term_name(term) + " term at " + d.frequency.str() + ") after a history of 2");
+    for (int64_t k = 0; k < w.count; ++k) {
+      const auto cut = s.values.begin() + first + k * w.horizon;
+      w.histories.emplace_back(s.values.begin(), cut);
+      w.targets.emplace_back(cut, cut + w.horizon);
+    }
+  }
+  return w;
+}
+
+struct Scores {
+  double mase = 0, crps = 0, coverage = 0;
+};
+
+Scores score(const Windows& w, const std::vector<std::vector<std::vector<double>>>& q,
+             const std::vector<double>& levels) {
+  ScoreAccumulator acc(levels);
+  for (size_t i = 0; i < w.histories.size(); ++i) acc.add(w.histories[i], w.season, w.targets[i], q[i]);
+  return {acc.mase(), acc.crps(), acc.band_coverage(0.1, 0.9)};
+}
+
+double geometric_mean(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += std::log(v);
+  return x.empty() ? NAN : std::exp(s / static_cast<double>(x.size()));
+}
+
+}  // namespace
+
+Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalForecaster*>& forecasters,
+              const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress,
+              const Interrupt* interrupt) {
+  if (datasets.empty()) throw Error("evaluation needs at least one data set");
+  if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
+  auto normaliser = baseline_forecaster("seasonal_naive");
+  Json configs = Json::array(), rows = Json::array(), skipped = Json::array();
+  std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, coverages;
+  for (const auto& d : datasets)
+    for (Term term : protocol.terms) {
+      if (!has_term(d.frequency, term)) continue;
+      if (interrupt && interrupt->requested()) throw Error("evaluation interrupted");
+      Windows w;
+      try {
+        w = make_windows(d, term);
+      } catch (const Error& e) {
+        // A short series is refused; one too short for a longer term's horizon is left out of
+        // that term, as GIFT-Eval defines medium and long terms only for long enough data sets.
+        if (term == Term::short_term) throw;
+        skipped.push_back({{"dataset", d.name}, {"term", term_name(term)}, {"why", e.what()}});
+        if (progress) progress(d.name + "/" + d.frequency.str() + "/" + term_name(term) + ": skipped, " + e.what());
+        continue;
+      }
+      configs.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
+                         {"horizon", w.horizon}, {"windows", w.count}, {"items", w.histories.size()},
+                         {"season", w.season}});
+      const Scores naive = score(w, normaliser->forecast(w.histories, w.season, w.horizon, protocol.levels),
+                                 protocol.levels);
+      std::string line = d.name + "/" + d.frequency.str() + "/" + term_name(term) + ": " +
+                         std::to_string(w.histories.size()) + " windows of " + std::to_string(w.horizon);
+      for (EvalForecaster* f : forecasters) {
+        Scores s;
+        try {
+          s = score(w, f->forecast(w.histories, w.season, w.horizon, protocol.levels), protocol.levels);
+        } catch (const std::exception& e) {
+          throw Error(f->name() + " on " + d.name + " (" + term_name(term) + "): " + e.what());
+        }
+        const double mr = s.mase / naive.mase, cr = s.crps / naive.crps;
+        rows.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
+                        {"model", f->name()}, {"mase", s.mase}, {"crps", s.crps}, {"coverage", s.coverage},
+                        {"mase_ratio", mr}, {"crps_ratio", cr}});
+        // A configuration where seasonal naive is perfect has no ratio; it is left out of the means.
+        if (std::isfinite(mr)) mase_ratios[f->name()].push_back(mr);
+        if (std::isfinite(cr)) crps_ratios[f->name()].push_back(cr);
+        if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "  %s %.3f/%.3f", f->name().c_str(), mr, cr);
+        line += buf;
+      }
+      if (progress) progress(line);
+    }
+  if (configs.empty()) throw Error("no data set has the requested terms (medium and long exist for H, T and S only)");
+  Json summary = Json::array();
+  for (EvalForecaster* f : forecasters) {
+    double cov = 0;
+    for (double c : coverages[f->name()]) cov += c;
+    summary.push_back({{"model", f->name()}, {"mase", geometric_mean(mase_ratios[f->name()])},
+                       {"crps", geometric_mean(crps_ratios[f->name()])},
+                       {"coverage", coverages[f->name()].empty() ? NAN : cov / static_cast<double>(coverages[f->name()].size())},
+                       {"configurations", mase_ratios[f->name()].size()}});
+  }
+  Json terms = Json::array();
+  for (Term t : protocol.terms) terms.push_back(term_name(t));
+  return {{"protocol", {{"name", "GIFT-Eval"}, {"terms", terms}, {"levels", protocol.levels},
+                        {"normaliser", "seasonal_naive"}, {"aggregate", "geometric mean of ratios"}}},
+          {"configurations", configs}, {"skipped", skipped}, {"rows", rows}, {"summary", summary}};
+}
+
+std::string format_eval_table(const Json& r) {
+  std::vector<std::string> models;
+  for (const auto& s : r["summary"]) models.push_back(s["model"]);
+  std::map<std::string, std::map<std::string, std::pair<double, double>>> cell;  // config -> model -> ratios
+  std::vector<std::string> order;
+  for (const auto& row : r["rows"]) {
+    const std::string key = row["dataset"].get<std::string>() + "/" + row["frequency"].get<std::string>() + "/" +
+                            row["term"].get<std::string>();
+    if (!cell.count(key)) order.push_back(key);
+    auto num = [](const Json& j) { return j.is_number() ? j.get<double>() : NAN; };
+    cell[key][row["model"]] = {num(row["mase_ratio"]), num(row["crps_ratio"])};
+  }
+  size_t width = 13;
+  for (const auto& k : order) width = std::max(width, k.size());
+  std::string out;
+  char buf[256];
+  // Two header lines: the model over its pair of columns, then which column is which.
+  std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "");
+  out += buf;
+  for (const auto& m : models) std::snprintf(buf, sizeof buf, "  %15.15s", m.c_str()), out += buf;
+  out += "\n";
+  std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "dataset/freq/term");
+  out += buf;
+  for (size_t i = 0; i < models.size(); ++i) out += "     MASE    CRPS";
+  out += "\n";
+  auto pair = [&](double a, double b) {
+    std::snprintf(buf, sizeof buf, "  %7.3f %7.3f", a, b);
+    return std::string(buf);
+  };
+  for (const auto& k : order) {
+    std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), k.c_str());
+    out += buf;
+    for (const auto& m : models) out += pair(cell[k][m].first, cell[k][m].second);
+    out += "\n";
+  }
+  std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "geometric mean");
+  out += buf;
+  for (const auto& s : r["summary"])
+    out += pair(s["mase"].is_number() ? s["mase"].get<double>() : NAN, s["crps"].is_number() ? s["crps"].get<double>() : NAN);
+  out += "\n";
+  std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "10-90 coverage");
+  out += buf;
+  for (const auto& s : r["summary"])
+    std::snprintf(buf, sizeof buf, "  %15.3f", s["coverage"].is_number() ? s["coverage"].get<double>() : NAN), out += buf;
+  out += "\n(ratios to seasonal naive on the same windows; below 1 is better)\n";
+  return out;
+}
+
+void write_eval(const Json& r, const std::string& dir) {
+  fs::create_directories(dir);
+  write_file_atomically((fs::path(dir) / "eval.json").string(), [&](std::ostream& o) { o << r.dump(1) << "\n"; });
+  write_file_atomically((fs::path(dir) / "eval.csv").string(), [&](std::ostream& o) {
+    o << "dataset,frequency,term,model,mase,crps,coverage,mase_ratio,crps_ratio\n";
+    auto num = [](const Json& j) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.9g", j.is_number() ? j.get<double>() : NAN);
+      return std::string(b);
+    };
+    for (const auto& row : r["rows"])
+      o << row["dataset"].get<std::string>() << "," << row["frequency"].get<std::string>() << ","
+        << row["term"].get<std::string>() << "," << row["model"].get<std::string>() << "," << num(row["mase"]) << ","
+        << num(row["crps"]) << "," << num(row["coverage"]) << "," << num(row["mase_ratio"]) << ","
+        << num(row["crps_ratio"]) << "\n";
+  });
+}
+
+Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
+  if (r.context < 1) throw Error("evaluation: context must be at least 1 step, got " + std::to_string(r.context));
+  if (r.batch_size < 1) throw Error("evaluation: batch_size must be at least 1, got " + std::to_string(r.batch_size));
+  const std::vector<EvalDataset> datasets =
+      r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
+  std::vector<std::unique_ptr<EvalForecaster>> owned;
+  for (const auto& [name, model] : r.models) owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt));
+  for (const auto& b : r.baselines) owned.push_back(baseline_forecaster(b));
+  std::vector<EvalForecaster*> forecasters;
+  for (size_t i = 0; i < owned.size(); ++i) {
+    for (size_t k = 0; k < i; ++k)
+      if (owned[k]->name() == owned[i]->name())
+        throw Error("evaluation: two forecasters are named '" + owned[i]->name() + "'; give the models other names");
+    forecasters.push_back(owned[i].get());
+  }
+  int64_t series = 0;
+  for (const auto& d : datasets) series += static_cast<int64_t>(d.series.size());
+  if (!r.quiet) {
+    std::printf("evaluating %zu forecaster(s) on %zu data sets (%lld series) from %s\n", forecasters.size(),
+                datasets.size(), static_cast<long long>(series), r.data.c_str());
+    std::fflush(stdout);
+  }
+  auto progress = [&](const std::string& line) {
+    if (r.quiet) return;
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  Json result = run_eval(datasets, forecasters, r.protocol, progress, interrupt);
+  result["table"] = format_eval_table(result);
+  if (!r.out.empty()) {
+    write_eval(result, r.out);
+    result["out"] = r.out;
+  }
+  if (!r.quiet) {
+    std::printf("\n%s", result["table"].get<std::string>().c_str());
+    if (!r.out.empty()) std::printf("written: %s/eval.json, %s/eval.csv\n", r.out.c_str(), r.out.c_str());
+    std::fflush(stdout);
+  }
+  return result;
+}
+
+}  // namespace orrery

@@ -1,0 +1,96 @@
+// orrery.eval{...}: models and classical baselines on a benchmark, the GIFT-Eval way.
+#include "orrery/host/lua_binding.h"
+
+#include <algorithm>
+
+#include "orrery/host/data_mixture.h"
+#include "orrery/host/eval_protocol.h"
+#include "orrery/host/load_model.h"
+#include "orrery/host/model.h"
+#include "orrery/host/registry.h"
+
+namespace orrery {
+namespace {
+
+// A model argument: a model object, or a path load_model opens.
+std::shared_ptr<Model> to_model(lua_State* L, int idx, const std::string& what) {
+  if (lua_type(L, idx) == LUA_TSTRING) return std::shared_ptr<Model>(load_model(lua_tostring(L, idx), host(L).registry));
+  return check_box<Model>(L, idx, kModelMeta, what + " (a model, or the path of one)");
+}
+
+std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& what) {
+  if (lua_type(L, idx) != LUA_TTABLE) throw Error(what + " must be a list of names");
+  std::vector<std::string> out;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    out.push_back(to_string(L, -1, what + "[" + std::to_string(i) + "]"));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+// orrery.eval{model = m | "path", name = "model" | models = {name = m, ...},
+//             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
+//             frequency = "M", baselines = {...}, terms = {"short"}, context = 2048,
+//             batch_size = 64, out = "runs/x", quiet = false}
+int l_eval(lua_State* L) {
+  const std::string fn = "orrery.eval";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "context",
+                          "batch_size", "out", "quiet"});
+  EvalRequest r;
+  std::vector<std::shared_ptr<Model>> held;
+  if (field(L, 1, "model")) {
+    held.push_back(to_model(L, -1, fn + ": model"));
+    lua_pop(L, 1);
+    r.models.emplace_back(string_field(L, 1, "name", fn).value_or("model"), held.back().get());
+  }
+  if (field(L, 1, "models")) {
+    if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": models must be a table {name = model, ...}");
+    std::vector<std::pair<std::string, std::shared_ptr<Model>>> named;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      if (lua_type(L, -2) != LUA_TSTRING) throw Error(fn + ": models must map names to models, {quickstart = m}");
+      const std::string name = lua_tostring(L, -2);
+      named.emplace_back(name, to_model(L, -1, fn + ": models." + name));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    std::sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [name, m] : named) held.push_back(m), r.models.emplace_back(name, m.get());
+  }
+  if (field(L, 1, "data")) {  // a benchmark path, or a data source: its files' series
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      r.data = lua_tostring(L, -1);
+    } else {
+      DataArgument d = to_data(L, -1, fn + ": data (a path, a plugin choice such as {\"csv\", files = ...}, or a data object)");
+      r.data = d.spec.name;
+      r.source = d.source ? d.source : std::shared_ptr<DataSource>(make_data_source(host(L).registry, d.spec, DataContext{}));
+    }
+    lua_pop(L, 1);
+  }
+  if (auto v = string_field(L, 1, "frequency", fn)) r.frequency = *v;
+  if (field(L, 1, "baselines")) r.baselines = to_strings(L, -1, fn + ": baselines"), lua_pop(L, 1);
+  if (field(L, 1, "terms")) {
+    r.protocol.terms.clear();
+    for (const auto& t : to_strings(L, -1, fn + ": terms")) r.protocol.terms.push_back(parse_term(t));
+    lua_pop(L, 1);
+  }
+  if (auto v = integer_field(L, 1, "context", fn)) r.context = *v;
+  if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
+  if (auto v = string_field(L, 1, "out", fn)) r.out = *v;
+  if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
+  if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");
+  push_json(L, evaluate_request(r, &host(L).interrupt));
+  return 1;
+}
+
+}  // namespace
+
+void open_eval_library(lua_State* L, LuaHost& h) {
+  static const luaL_Reg functions[] = {{"eval", ORRERY_LUA(l_eval)}, {nullptr, nullptr}};
+  set_functions(L, h, functions);
+}
+
+}  // namespace orrery

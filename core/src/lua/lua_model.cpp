@@ -1,0 +1,193 @@
+// orrery.model, orrery.load and the methods of a model.
+#include "orrery/host/lua_binding.h"
+
+#include <ATen/ATen.h>
+
+#include "orrery/host/coord_check.h"
+#include "orrery/host/evaluate.h"
+#include "orrery/host/load_model.h"
+#include "orrery/host/model.h"
+#include "orrery/host/registry.h"
+#include "orrery/host/series.h"
+
+namespace orrery {
+namespace {
+
+std::shared_ptr<Model> self(lua_State* L, const char* method) {
+  return check_box<Model>(L, 1, kModelMeta, std::string("model:") + method + "'s self (call it with ':')");
+}
+
+// orrery.model{arch=, head=, param=, patch_size=, seed=, device=}
+int l_model(lua_State* L) {
+  const char* fn = "orrery.model";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_fields(L, 1, fn, {"arch", "head", "param", "patch_size", "seed", "device"});
+  ModelSpec spec;
+  if (field(L, 1, "arch")) spec.arch = to_plugin_spec(L, -1, "orrery.model: arch"), lua_pop(L, 1);
+  if (field(L, 1, "head")) spec.head = to_plugin_spec(L, -1, "orrery.model: head"), lua_pop(L, 1);
+  if (field(L, 1, "param")) spec.param = to_plugin_spec(L, -1, "orrery.model: param"), lua_pop(L, 1);
+  if (auto p = integer_field(L, 1, "patch_size", fn)) spec.patch_size = *p;
+  if (auto s = integer_field(L, 1, "seed", fn)) {
+    if (*s < 0) throw Error("orrery.model: seed must be >= 0, got " + std::to_string(*s));
+    spec.seed = static_cast<uint64_t>(*s);
+  }
+  if (auto d = string_field(L, 1, "device", fn)) spec.device = *d;
+  push_box(L, std::make_shared<Model>(spec, host(L).registry), kModelMeta);
+  return 1;
+}
+
+// orrery.load(path [, device]): Orrery weights, a run folder or a released checkpoint folder.
+int l_load(lua_State* L) {
+  const std::string path = to_string(L, 1, "orrery.load: path");
+  const std::string device = lua_isnoneornil(L, 2) ? "cpu" : to_string(L, 2, "orrery.load: device");
+  push_box(L, std::shared_ptr<Model>(load_model(path, host(L).registry, device)), kModelMeta);
+  return 1;
+}
+
+// model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=}
+int m_forecast(lua_State* L) {
+  const std::string fn = "model:forecast";
+  auto model = self(L, "forecast");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph"});
+  const auto horizon = integer_field(L, 2, "horizon", fn);
+  if (!horizon) throw Error(fn + ": horizon is required");
+  ForecastOptions opts;
+  opts.mean = true;
+  opts.interrupt = &host(L).interrupt;
+  if (field(L, 2, "levels")) opts.levels = to_numbers(L, -1, fn + ": levels"), lua_pop(L, 1);
+  if (auto b = integer_field(L, 2, "decode_block_size", fn)) opts.decode_block_size = *b;
+  if (auto p = string_field(L, 2, "precision", fn)) opts.precision = parse_precision(*p, fn + ": precision");
+  if (auto g = boolean_field(L, 2, "graph", fn)) opts.graph = *g;
+
+  std::vector<std::vector<double>> series;
+  std::vector<std::string> labels;
+  const bool single = field(L, 2, "values");
+  if (single) {
+    series.push_back(to_numbers(L, -1, fn + ": values"));
+    labels.push_back(fn + ": values");
+  } else if (field(L, 2, "series")) {
+    if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": series must be a list of lists of numbers");
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      labels.push_back(fn + ": series[" + std::to_string(i) + "]");
+      series.push_back(to_numbers(L, -1, labels.back()));
+      lua_pop(L, 1);
+    }
+    if (series.empty()) throw Error(fn + ": series is an empty list");
+  } else {
+    throw Error(fn + ": give values = {...} (one series) or series = {{...}, ...}");
+  }
+  lua_pop(L, 1);
+
+  const SeriesBatch batch = series_batch(series, labels);
+  const int64_t B = static_cast<int64_t>(series.size());
+  Forecast f = model->forecast(batch.values, batch.observed, at::zeros({B, 1}, at::kLong), *horizon, opts);
+  Json results = Json::array();
+  for (int64_t b = 0; b < B; ++b) {
+    auto row = [&](const at::Tensor& t) { return quantile_rows(t.select(0, b).select(0, 0).unsqueeze(0))[0]; };
+    results.push_back({{"levels", f.levels}, {"quantiles", quantile_rows(f.quantiles.select(1, b).select(1, 0))},
+                       {"median", row(f.median)}, {"mean", row(f.mean)}, {"horizon", *horizon}});
+  }
+  push_json(L, single ? results[0] : results);
+  return 1;
+}
+
+int m_parameters(lua_State* L) {
+  lua_pushinteger(L, self(L, "parameters")->num_parameters());
+  return 1;
+}
+
+int m_describe(lua_State* L) {
+  auto model = self(L, "describe");
+  Json j = model->describe();
+  Json params = Json::array();
+  for (const auto& p : model->params()) params.push_back(p.info.to_json());
+  j["params"] = params;
+  push_json(L, j);
+  return 1;
+}
+
+using Activations = std::vector<ActivationRecord>;
+constexpr char kActivationsMeta[] = "orrery.Activations";
+
+// model:activations{data=, batch_size=8, context_length=16 patches, seed=0, keep=false, since=}:
+// the RMS of every named activation on one batch, {name=, rms=} in forward order. The same seed
+// gives the same batch, so calls during training measure the same inputs. keep = true also
+// returns the activations themselves (a second value); handing those back as `since` adds each
+// activation's change since then (`change`, the RMS of the difference).
+int m_activations(lua_State* L) {
+  const std::string fn = "model:activations";
+  auto model = self(L, "activations");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_fields(L, 2, fn, {"data", "batch_size", "context_length", "seed", "keep", "since"});
+  const int64_t batch = integer_field(L, 2, "batch_size", fn).value_or(8);
+  const int64_t length = integer_field(L, 2, "context_length", fn).value_or(16 * model->patch_size());
+  const int64_t seed = integer_field(L, 2, "seed", fn).value_or(0);
+  if (seed < 0) throw Error(fn + ": seed must be >= 0, got " + std::to_string(seed));
+  PluginSpec source{"synthetic"};
+  if (field(L, 2, "data")) {
+    if (luaL_testudata(L, -1, kDataMeta))
+      throw Error(fn + ": give data as a plugin spec such as {\"synthetic\"}, so every call draws "
+                  "the same batch from its seed");
+    source = to_plugin_spec(L, -1, fn + ": data");
+    lua_pop(L, 1);
+  }
+  bool keep = false;
+  if (field(L, 2, "keep")) keep = to_boolean(L, -1, fn + ": keep"), lua_pop(L, 1);
+  std::shared_ptr<Activations> since;
+  if (field(L, 2, "since"))
+    since = check_box<Activations>(L, -1, kActivationsMeta, fn + ": since (the second value of a call with keep = true)"),
+    lua_pop(L, 1);
+  auto records = std::make_shared<Activations>(
+      measure_activations(*model, host(L).registry, source, batch, length, seed, keep, since.get()));
+  Json out = Json::array();
+  for (const auto& a : *records) {
+    Json e{{"name", a.name}, {"rms", a.rms}};
+    if (since) e["change"] = a.change;
+    out.push_back(std::move(e));
+  }
+  push_json(L, out);
+  if (!keep) return 1;
+  push_box(L, std::move(records), kActivationsMeta);
+  return 2;
+}
+
+int m_save(lua_State* L) {
+  self(L, "save")->save_weights(to_string(L, 2, "model:save: path"));
+  return 0;
+}
+
+int m_load(lua_State* L) {
+  self(L, "load")->load_weights(to_string(L, 2, "model:load: path"));
+  lua_settop(L, 1);
+  return 1;  // the model, for chaining
+}
+
+int m_tostring(lua_State* L) {
+  auto model = self(L, "tostring");
+  const auto& s = model->spec();
+  lua_pushfstring(L, "orrery.Model(arch=%s, head=%s, param=%s, %I parameters)", s.arch.name.c_str(),
+                  s.head.name.c_str(), s.param.name.c_str(), static_cast<lua_Integer>(model->num_parameters()));
+  return 1;
+}
+
+}  // namespace
+
+void open_model_library(lua_State* L, LuaHost& h) {
+  static const luaL_Reg methods[] = {{"forecast", ORRERY_LUA(m_forecast)},
+                                     {"parameters", ORRERY_LUA(m_parameters)},
+                                     {"describe", ORRERY_LUA(m_describe)},
+                                     {"activations", ORRERY_LUA(m_activations)},
+                                     {"save", ORRERY_LUA(m_save)},
+                                     {"load", ORRERY_LUA(m_load)},
+                                     {nullptr, nullptr}};
+  new_metatable(L, h, kModelMeta, gc_box<Model, kModelMeta>, methods, ORRERY_LUA(m_tostring));
+  static const luaL_Reg no_methods[] = {{nullptr, nullptr}};
+  new_metatable(L, h, kActivationsMeta, gc_box<Activations, kActivationsMeta>, no_methods, nullptr);
+  static const luaL_Reg functions[] = {{"model", ORRERY_LUA(l_model)}, {"load", ORRERY_LUA(l_load)}, {nullptr, nullptr}};
+  set_functions(L, h, functions);
+}
+
+}  // namespace orrery

@@ -1,0 +1,373 @@
+#include "orrery/host/model.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+#include "orrery/error.h"
+#include "orrery/host/graphed_call.h"
+#include "orrery/ops.h"
+#include "orrery/host/patching.h"
+#include "orrery/host/registry.h"
+
+namespace orrery {
+
+Json PluginSpec::to_json() const { return {{"name", name}, {"options", options}}; }
+
+ModelSpec ModelSpec::from_json(const Json& j) {
+  auto plugin = [&](const char* key) {
+    if (!j.contains(key) || !j[key].contains("name") || !j[key]["name"].is_string())
+      throw Error(std::string("model spec lacks ") + key + ".name");
+    return PluginSpec{j[key]["name"], j[key].value("options", Json::object())};
+  };
+  ModelSpec s;
+  s.arch = plugin("arch"), s.head = plugin("head"), s.param = plugin("param");
+  s.patch_size = j.value("patch_size", s.patch_size);
+  s.seed = j.value("seed", s.seed);
+  s.device = j.value("device", s.device);
+  return s;
+}
+
+Json ModelSpec::to_json() const {
+  return {{"arch", arch.to_json()}, {"head", head.to_json()}, {"param", param.to_json()},
+          {"patch_size", patch_size}, {"seed", seed}, {"device", device}};
+}
+
+namespace {
+// The device a spec names, refused with a message naming the option (LibTorch's own lists every
+// backend it knows, or says it "is not linked with support", without saying which option).
+at::Device parse_device(const std::string& name) {
+  std::optional<at::Device> device;
+  try {
+    device = at::Device(name);
+  } catch (const c10::Error&) {
+  }
+  if (!device)
+    throw Error("device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got " + quote_input(name));
+  if ((device->is_cuda() && !at::hasCUDA()) || (device->is_mps() && !at::hasMPS()))
+    throw Error("device " + quote_input(name) + ": this LibTorch cannot use it (built without it, or no such GPU "
+                "or driver here); use device \"cpu\"");
+  return *device;
+}
+}  // namespace
+
+struct Model::Prepared {
+  PatchInput in;
+  at::Tensor loc, scale, count;  // (B, V, N)
+};
+
+Model::Model(const ModelSpec& spec, const Registry& registry)
+    : spec_(spec), device_(parse_device(spec.device)) {
+  if (spec.patch_size < 1) throw Error("patch_size must be at least 1, got " + std::to_string(spec.patch_size));
+  param_ = registry.create<PluginKind::parametrisation>(spec.param.name, spec.param.options);
+  ParamFactory factory(*param_, at::make_generator<at::CPUGeneratorImpl>(spec.seed),
+                       at::TensorOptions().dtype(at::kFloat).device(device_));
+  ArchitectureContext actx{factory, spec.patch_size};
+  arch_ = registry.create<PluginKind::architecture>(spec.arch.name, spec.arch.options, actx);
+  HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope
+  head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
+  params_ = std::move(factory.params());
+}
+
+Model::~Model() = default;
+
+Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& observed,
+                               const at::Tensor& series_ids, const at::Tensor& keep) const {
+  const int64_t P = spec_.patch_size;
+  at::Tensor seen = observed;
+  if (keep.defined()) seen = observed & expand_patch_mask(keep, P);
+  ScaledValues s = causal_patch_scale(values, seen, P);
+  Prepared p;
+  p.in.tokens = patch_tokens(at::asinh(s.z), seen, P);
+  p.in.series_ids = series_ids;
+  // A patch with no observation at all (and not hidden by masking) carries no information.
+  at::Tensor any_obs = observed.unflatten(-1, {values.size(-1) / P, P}).any(-1);
+  p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
+  p.loc = s.loc;
+  p.scale = s.scale;
+  p.count = s.count;
+  return p;
+}
+
+at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
+  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in, ForwardContext{});
+}
+
+std::vector<ActivationRecord> Model::activations(const Batch& b, bool keep,
+                                                 const std::vector<ActivationRecord>* since) {
+  at::NoGradGuard no_grad;
+  ActivationProbe probe(keep, since);
+  ForwardContext ctx;
+  ctx.probe = &probe;
+  loss(b, {}, ctx);
+  return probe.records();
+}
+
+at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
+  const int64_t P = spec_.patch_size;
+  Prepared p = prepare(b.values, b.observed, b.series_ids, keep);
+  const int64_t N = p.loc.size(-1);
+  if (N < 2) throw Error("training needs at least two patches of context");
+  at::Tensor out;
+  {
+    AutocastGuard autocast(device_.type(), ctx.precision);
+    out = head_->forward(arch_->forward(p.in, ctx).slice(2, 0, N - 1), ctx);
+  }
+  out = out.to(at::kFloat);  // the loss in float32 whatever the forward ran in
+
+  // Target: patch n+1 in the space of patch n's statistics, as a forecast reads it back.
+  at::Tensor next = b.values.unflatten(-1, {N, P}).slice(2, 1, N);
+  at::Tensor next_obs = b.observed.unflatten(-1, {N, P}).slice(2, 1, N);
+  at::Tensor loc = p.loc.slice(2, 0, N - 1).unsqueeze(-1);
+  at::Tensor scale = p.scale.slice(2, 0, N - 1).unsqueeze(-1);
+  at::Tensor target = at::asinh((next - loc) / scale).to(at::kFloat);  // float64 statistics
+  target = at::where(next_obs, target, at::zeros({}, target.options()));
+  // Score only targets whose anchor statistics exist: with fewer than two kept observations so
+  // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
+  at::Tensor anchored = (p.count.slice(2, 0, N - 1) >= 2).unsqueeze(-1);
+  return head_->loss(out, target.detach(), (next_obs & anchored).to(at::kFloat));
+}
+
+namespace {
+
+// As the reference: the last context patch counts as observed, because training never leaves
+// the end of the context unobserved. Its missing steps first take the last observed value
+// before them (or the series' first observed value when none precedes), so no flag marks a
+// placeholder zero as data. Series with no observation at all are left as they are.
+std::pair<at::Tensor, at::Tensor> observe_last_patch(const at::Tensor& values,
+                                                     const at::Tensor& observed, int64_t P) {
+  const int64_t T = values.size(-1), tail = std::min(P, T);
+  at::Tensor t = at::arange(T, values.options().dtype(at::kLong)).expand_as(values);
+  at::Tensor last = std::get<0>(at::where(observed, t, -1).cummax(-1));
+  at::Tensor first = observed.to(at::kInt).argmax(-1, /*keepdim=*/true);
+  at::Tensor filled = at::where(last >= 0, values.gather(-1, last.clamp_min(0)), values.gather(-1, first));
+  at::Tensor in_tail = (t >= T - tail) & observed.any(-1, /*keepdim=*/true);
+  return {at::where(in_tail & observed.logical_not(), filled, values), observed | in_tail};
+}
+
+// As the reference: +-inf (a huge scale times a large quantile) becomes the largest/smallest
+// finite value along the last axis, so a committed median never poisons later blocks.
+at::Tensor clamp_nonfinite(const at::Tensor& x) {
+  const double inf = std::numeric_limits<double>::infinity();
+  at::Tensor finite = x.isfinite();
+  at::Tensor hi = at::where(finite, x, at::full({}, -inf, x.options())).amax(-1, true);
+  at::Tensor lo = at::where(finite, x, at::full({}, inf, x.options())).amin(-1, true);
+  return at::where(x == inf, hi, at::where(x == -inf, lo, x));
+}
+
+}  // namespace
+
+namespace {
+
+// Rows of the batch forecast in one pass: bounds the memory of a forecast of many series and
+// lets Ctrl-C land between passes. Rows are independent, so chunking changes no result.
+constexpr int64_t kTokensPerPass = 1 << 16;
+// Far beyond any horizon a patched model forecasts meaningfully; it keeps sizes from overflowing.
+constexpr int64_t kMaxHorizon = 1 << 20;
+
+// Every (series, variate) needs at least one observation: a forecast of nothing is no forecast.
+void check_observed(const at::Tensor& observed) {
+  const at::Tensor none = observed.any(-1).logical_not().nonzero().cpu();  // (k, 2): b, v
+  if (none.size(0) == 0) return;
+  const int64_t b = none[0][0].item<int64_t>(), v = none[0][1].item<int64_t>();
+  std::string where = "series " + std::to_string(b + 1);
+  if (observed.size(1) > 1) where += ", variate " + std::to_string(v + 1);
+  throw Error("cannot forecast " + where + ": it has no observed value in its context" +
+              (none.size(0) > 1 ? " (nor do " + std::to_string(none.size(0) - 1) + " others)" : ""));
+}
+
+}  // namespace
+
+Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
+                         const at::Tensor& series_ids, int64_t horizon, const ForecastOptions& o) {
+  const int64_t P = spec_.patch_size;
+  if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
+  if (o.decode_block_size < 0 || o.decode_block_size % P != 0)
+    throw Error("decode_block_size must be 0 (one pass) or a positive multiple of the patch size " +
+                std::to_string(P) + ", got " + std::to_string(o.decode_block_size));
+  if (horizon > kMaxHorizon)
+    throw Error("forecast horizon " + std::to_string(horizon) + " is beyond " + std::to_string(kMaxHorizon) +
+                " steps; forecast in parts with decode_block_size, or at a coarser frequency");
+  if (values_in.dim() != 3 || observed_in.sizes() != values_in.sizes() || values_in.size(0) < 1 ||
+      values_in.size(1) < 1 || values_in.size(2) < 1)
+    throw Error("forecast needs values and observed of one non-empty shape (series, variates, steps), got " +
+                c10::str(values_in.sizes()) + " and " + c10::str(observed_in.sizes()));
+  std::vector<double> levels = o.levels.empty() ? head_->default_levels() : o.levels;
+  std::sort(levels.begin(), levels.end());
+  for (double l : levels)
+    if (!(l > 0 && l < 1)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", l);
+      throw Error(std::string("forecast levels must lie strictly between 0 and 1, got ") + text);
+    }
+  // Values stay float64 up to the scaler, which works in float64: a series of values beyond
+  // float32's range (1e39) is scaled, not overflowed to infinity and dropped.
+  const at::Tensor values = values_in.to(at::kDouble);
+  const at::Tensor observed = observed_in.to(at::kBool) & values.isfinite();
+  check_observed(observed);
+
+  const int64_t B = values.size(0), V = values.size(1);
+  const int64_t patches = (values.size(2) + P - 1) / P + (horizon + P - 1) / P;
+  const int64_t rows = std::max<int64_t>(1, kTokensPerPass / std::max<int64_t>(1, V * patches));
+  std::vector<Forecast> parts;
+  for (int64_t b = 0; b < B; b += rows) {
+    check_interrupt(o.interrupt);
+    const int64_t n = std::min(rows, B - b);
+    parts.push_back(forecast_rows(values.narrow(0, b, n), observed.narrow(0, b, n),
+                                  series_ids.narrow(0, b, n), horizon, levels, o));
+  }
+  if (parts.size() == 1) return std::move(parts.front());
+  Forecast f{levels, {}, {}, {}};
+  auto cat = [&](at::Tensor Forecast::*field, int64_t dim) {
+    std::vector<at::Tensor> pieces;
+    for (auto& part : parts) pieces.push_back(part.*field);
+    return at::cat(pieces, dim);
+  };
+  f.quantiles = cat(&Forecast::quantiles, 1);
+  f.median = cat(&Forecast::median, 0);
+  if (o.mean) f.mean = cat(&Forecast::mean, 0);
+  return f;
+}
+
+Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& observed_in,
+                              const at::Tensor& series_ids, int64_t horizon,
+                              const std::vector<double>& levels, const ForecastOptions& o) {
+  const int64_t P = spec_.patch_size;
+  // Everything the head is asked for, once: the levels, the median, and the mean's grid.
+  constexpr int kMeanLevels = 32;
+  std::vector<double> mean_grid;  // midpoints of 32 equal slices of (0, 1)
+  if (o.mean)
+    for (int i = 0; i < kMeanLevels; ++i) mean_grid.push_back((i + 0.5) / kMeanLevels);
+  std::vector<double> asked = levels;
+  asked.push_back(0.5);
+  asked.insert(asked.end(), mean_grid.begin(), mean_grid.end());
+  std::sort(asked.begin(), asked.end());
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  auto rows_of = [&](const std::vector<double>& wanted) {
+    std::vector<int64_t> rows;
+    for (double l : wanted) rows.push_back(std::lower_bound(asked.begin(), asked.end(), l) - asked.begin());
+    return at::tensor(rows, at::kLong);
+  };
+  const int64_t median_row = rows_of({0.5})[0].item<int64_t>();
+
+  const int64_t B = values_in.size(0), V = values_in.size(1), T = values_in.size(2);
+  const int64_t K = (horizon + P - 1) / P;
+  const int64_t pad = (P - T % P) % P;
+  const int64_t n_ctx = (T + pad) / P;
+  const int64_t block = o.decode_block_size ? std::min(o.decode_block_size / P, K) : K;
+
+  c10::InferenceMode guard;
+  ForwardContext ctx;
+  ctx.precision = o.precision;
+  // Data units in float64, as the scaler computes them (float32 on MPS, which has no float64).
+  auto dopts = at::TensorOptions().dtype(device_.is_mps() ? at::kFloat : at::kDouble).device(device_);
+  auto bopts = dopts.dtype(at::kBool);
+  at::Tensor observed = observed_in.to(device_);
+  at::Tensor values = at::where(observed, values_in.to(dopts), at::zeros({}, dopts));
+  std::tie(values, observed) = observe_last_patch(values, observed, P);
+  // Left padding stays "missing" and is hidden from attention.
+  values = at::cat({at::zeros({B, V, pad}, dopts), values}, -1);
+  observed = at::cat({at::zeros({B, V, pad}, bopts), observed}, -1);
+  const at::Tensor ids = series_ids.to(device_);
+
+  // Each block appends n masked patches (as in training: masked, not missing, so they keep their
+  // place in attention) and reads them off the outputs one patch earlier, with the statistics
+  // there, which masked patches carry over from the last observation. Between blocks the
+  // medians become observed data and the scaler runs again over the whole series.
+  std::unique_ptr<DecodeCache> cache = block < K && o.kv_cache ? arch_->new_cache(n_ctx + K) : nullptr;
+  std::vector<at::Tensor> blocks;  // (A, B, V, n*P) in data units, at the `asked` levels
+  for (int64_t done = 0; done < K;) {
+    check_interrupt(o.interrupt);
+    const int64_t n = std::min(block, K - done), known = n_ctx + done;
+    at::Tensor keep = at::cat({at::ones({B, V, known}, bopts), at::zeros({B, V, n}, bopts)}, -1);
+    Prepared p = prepare(at::cat({values, at::zeros({B, V, n * P}, dopts)}, -1),
+                         at::cat({observed, at::zeros({B, V, n * P}, bopts)}, -1), ids, keep);
+    at::Tensor out;  // the head's output for the n patches
+    {
+      AutocastGuard autocast(device_.type(), o.precision);
+      if (cache) {  // feed only what the cache has not seen; commit the known patches
+        const int64_t from = cache->length, count = known + n - from;
+        PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
+                        p.in.patch_valid.narrow(2, from, count)};
+        at::Tensor h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
+        out = head_->forward(h, ctx);
+      } else if (o.graph) {
+        out = graphed_head_output(p.in, known - 1, n, ctx);
+      } else {
+        out = head_->forward(arch_->forward(p.in, ctx).narrow(2, known - 1, n), ctx);
+      }
+    }
+    at::Tensor q = head_->quantiles(out.to(at::kFloat), asked);  // (A, B, V, n, P), float32 or wider
+    at::Tensor loc = p.loc.narrow(2, known - 1, n).unsqueeze(-1);
+    at::Tensor scale = p.scale.narrow(2, known - 1, n).unsqueeze(-1);
+    // Back to data units in the scaler's precision; sinh(80) stays finite.
+    at::Tensor real = at::sinh(q.clamp(-80.0, 80.0).to(loc.scalar_type())) * scale + loc;
+    real = std::get<0>(clamp_nonfinite(real.flatten(-2)).sort(0));
+    blocks.push_back(real);
+    done += n;
+    if (done < K) {
+      values = at::cat({values, real[median_row].to(dopts.dtype())}, -1);
+      observed = at::cat({observed, at::ones({B, V, n * P}, bopts)}, -1);
+    }
+  }
+  at::Tensor all = at::cat(blocks, -1).narrow(-1, 0, horizon).to(at::kCPU, at::kDouble);
+  Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
+  if (o.mean) f.mean = all.index_select(0, rows_of(mean_grid)).mean(0);
+  return f;
+}
+
+// One recorded forward: inputs copied into `in` before each replay, the head's output in `out`.
+struct Model::ForwardGraph {
+  PatchInput in;
+  at::Tensor out;
+  std::unique_ptr<GraphedCall> call;
+  uint64_t last_used = 0;
+};
+
+at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx) {
+  const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), from, "+", n, precision_name(ctx.precision));
+  static_assert(kMaxForwardGraphs > 0);
+  uint64_t newest = 0;
+  for (const auto& [k, g] : forward_graphs_) newest = std::max(newest, g->last_used);
+  auto it = forward_graphs_.find(key);
+  if (it == forward_graphs_.end()) {
+    if (forward_graphs_.size() == kMaxForwardGraphs)  // the least recently used goes
+      forward_graphs_.erase(std::min_element(forward_graphs_.begin(), forward_graphs_.end(), [](const auto& a, const auto& b) {
+        return a.second->last_used < b.second->last_used;
+      }));
+    auto g = std::make_unique<ForwardGraph>();
+    g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone()};
+    g->call = make_graphed_call(device_);
+    ForwardContext recorded = ctx;
+    recorded.host_sync = false, recorded.probe = nullptr;
+    ForwardGraph* graph = g.get();
+    g->call->capture([this, graph, recorded, from, n] {
+      AutocastGuard autocast(device_.type(), recorded.precision);
+      graph->out = head_->forward(arch_->forward(graph->in, recorded).narrow(2, from, n), recorded);
+    });
+    it = forward_graphs_.emplace(key, std::move(g)).first;
+  }
+  ForwardGraph& g = *it->second;
+  g.last_used = newest + 1;
+  g.in.tokens.copy_(in.tokens), g.in.series_ids.copy_(in.series_ids), g.in.patch_valid.copy_(in.patch_valid);
+  g.call->replay();
+  return g.out.clone();  // the next replay writes over `out`
+}
+
+Json Model::describe() const {
+  Json j = spec_.to_json();
+  j["parameters"] = num_parameters();
+  j["d_model"] = arch_->d_model();
+  // Layers of the depth-scaled stack, read off the parameters so that no architecture option
+  // name is assumed (a sweep across depths groups by it).
+  int depth = 0;
+  for (const auto& p : params_) depth = std::max(depth, p.info.stack_depth);
+  j["depth"] = depth;
+  return j;
+}
+
+}  // namespace orrery

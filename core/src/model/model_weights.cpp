@@ -1,0 +1,66 @@
+#include <ATen/ATen.h>
+
+#include <set>
+
+#include "orrery/error.h"
+#include "orrery/host/model.h"
+#include "orrery/safetensors.h"
+
+namespace orrery {
+
+void Model::save_weights(const std::string& path) const {
+  NamedTensors tensors;
+  for (const auto& p : params_) tensors.emplace_back(p.info.name, p.tensor);
+  save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});
+}
+
+void Model::load_weights(const std::string& path) { load_weights(load_safetensors(path), path); }
+
+std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry& registry,
+                                        const std::string& device) {
+  SafetensorsFile file = load_safetensors(path);
+  auto it = file.metadata.find("orrery_model");
+  if (it == file.metadata.end())
+    throw Error(path + " has no Orrery model spec in its metadata (was it written by model:save?)");
+  ModelSpec spec;
+  try {
+    spec = ModelSpec::from_json(Json::parse(it->second));
+  } catch (const std::exception& e) {
+    throw Error(path + ": unreadable model spec: " + e.what());
+  }
+  spec.device = device;
+  auto model = std::make_unique<Model>(spec, registry);
+  model->load_weights(file, path);
+  return model;
+}
+
+void Model::load_weights(const SafetensorsFile& file, const std::string& path) {
+  std::set<std::string> expected;
+  std::vector<std::string> problems;
+  for (const auto& p : params_) {
+    expected.insert(p.info.name);
+    const at::Tensor* t = file.find(p.info.name);
+    if (!t) problems.push_back("missing '" + p.info.name + "'");
+    else if (t->sizes() != p.tensor.sizes())
+      problems.push_back("'" + p.info.name + "' has shape " + c10::str(t->sizes()) + ", the model expects " +
+                         c10::str(p.tensor.sizes()));
+    else if (!t->is_floating_point())
+      problems.push_back("'" + p.info.name + "' is stored as " + c10::toString(t->scalar_type()) +
+                         ", the model's parameter is floating point");
+    else if (const int64_t bad = t->isfinite().logical_not().sum().item<int64_t>(); bad > 0)
+      problems.push_back("'" + p.info.name + "' holds " + std::to_string(bad) + " non-finite value" +
+                         (bad > 1 ? "s" : "") + " (NaN or infinity)");
+  }
+  for (const auto& [name, t] : file.tensors)
+    if (!expected.count(name)) problems.push_back("unexpected '" + name + "'");
+  if (!problems.empty()) {
+    std::string msg = path + " does not match this model:";
+    for (size_t i = 0; i < problems.size() && i < 8; ++i) msg += (i ? ", " : " ") + problems[i];
+    if (problems.size() > 8) msg += " and " + std::to_string(problems.size() - 8) + " more";
+    throw Error(msg);
+  }
+  at::NoGradGuard no_grad;  // checked everything first: nothing is half-loaded
+  for (auto& p : params_) p.tensor.copy_(*file.find(p.info.name));
+}
+
+}  // namespace orrery
