@@ -76,8 +76,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     else if (a == "--device") o.device = v;
     else if (a == "--reference") o.reference = v;
     else if (a == "--precision") o.precision = parse_precision(v, "bench: --precision");
-    else if (a == "--graph" && (v == "on" || v == "off")) o.graph = v == "on";
-    else if (a == "--graph") throw Error("bench: --graph must be on or off, got '" + v + "'");
+    else if (a == "--graph") o.graph = bench::parse_on_off("bench: --graph", v);
     else {
       const int64_t n = parse_whole_number("bench: " + a, v);
       if (a == "--context") o.context = n;

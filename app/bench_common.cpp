@@ -95,4 +95,9 @@ ReferenceResult run_reference(const std::string& command) {
 std::string flag(const char* name, int64_t value) { return flag(name, std::to_string(value)); }
 std::string flag(const char* name, const std::string& value) { return std::string(" ") + name + " " + value; }
 
+bool parse_on_off(const std::string& flag, const std::string& value) {
+  if (value != "on" && value != "off") throw Error(flag + " must be on or off, got '" + value + "'");
+  return value == "on";
+}
+
 }  // namespace orrery::bench

@@ -50,6 +50,9 @@ struct ReferenceResult {
 ReferenceResult run_reference(const std::string& command);
 
 // " --flag value" for building reference command lines.
+// An on/off flag's value, or an error naming the flag.
+bool parse_on_off(const std::string& flag, const std::string& value);
+
 std::string flag(const char* name, int64_t value);
 std::string flag(const char* name, const std::string& value);
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <memory>
 #include <sstream>
@@ -14,13 +15,14 @@
 #include <vector>
 
 #include "bench_common.h"
-#include "bench_flops.h"
+#include "matmul_peak.h"
 #include "commands.h"
 #include "orrery/host/data_parallel_step.h"
 #include "orrery/error.h"
-#include "orrery/host/gradient_sync.h"
 #include "orrery/host/launch_env.h"
-#include "orrery/host/micro_step_graphs.h"
+#include "orrery/host/patching.h"
+#include "orrery/host/seeds.h"
+#include "orrery/host/train_step.h"
 #include "orrery/host/process_group.h"
 #include "orrery/host/model.h"
 #include "orrery/optimizer.h"
@@ -34,7 +36,10 @@ struct TrainOptions {
   std::string preset = "toto2-4m", param = "umup", device = "cpu";
   PluginSpec optimizer{"adamw"};
   Precision precision = Precision::fp32;
-  bool graph = false;  // the forward and backward recorded once and replayed (micro_step_graphs.h)
+  bool graph = false;        // the forward and backward recorded once and replayed (micro_step_graphs.h)
+  // Contiguous patch masking as orrery.train draws it, and the step's fault check (train_step.h):
+  // on unless --reference, whose PyTorch step has neither.
+  std::optional<bool> cpm, host_checks;
   int64_t batch = 8, context = 512, variates = 1, repeats = 10, warmup = 3;
   int64_t nproc = 1;       // data-parallel processes on this machine
   double baseline_ms = 0;  // a rank's: the one-process step it is compared with
@@ -44,18 +49,26 @@ struct TrainOptions {
 const char* kHelp =
     "usage: orrery bench train [--preset toto2-4m] [--batch 8] [--context 512] [--variates 1]\n"
     "                          [--param umup|sp|mup] [--optimizer adamw] [--precision fp32|bf16]\n"
-    "                          [--device cpu|cuda] [--graph off|on] [--repeats 10] [--warmup 3]\n"
+    "                          [--device cpu|cuda] [--graph off|on] [--cpm on|off]\n"
+    "                          [--host-checks on|off] [--repeats 10] [--warmup 3]\n"
     "                          [--reference COMMAND] [--nproc N]\n\n"
-    "Times full training steps of a preset with random weights on a seeded batch of sine series\n"
-    "(batch x variates x context steps, no patch masking): forward, 9-quantile pinball loss,\n"
-    "backward, gradient clipping to global norm 1, and one step of the optimizer (a plugin name\n"
-    "or {\"name\": ..., \"options\": {...}}) on every parameter. The device is synchronised\n"
-    "before each clock read. It prints the step time (median, min, max over the repeats after\n"
-    "the warm-up), tokens/s (a token is one patch of 32 steps of one variate) and time steps/s,\n"
-    "the peak memory (GPU: the caching allocator's peak; CPU: the process's peak resident set),\n"
-    "the model FLOPs of a step, the FLOP/s achieved and the MFU. --graph on records the forward\n"
-    "and backward once and replays them every step (a CUDA graph on a GPU, as orrery.train's\n"
-    "graph = true; the first warm-up step records); clipping and the optimizer stay eager.\n\n"
+    "Times the training step orrery.train runs (the same code: core/include/orrery/host/train_step.h)\n"
+    "for a preset with random weights on a seeded batch of sine series (batch x variates x context\n"
+    "steps): contiguous patch masks drawn as the trainer draws them (--cpm off: none), forward,\n"
+    "9-quantile pinball loss, backward, the global-norm clip to 1, the fault check (the loss and\n"
+    "the gradient norm read once; --host-checks off: nothing waits for the device) and one step of\n"
+    "the optimizer (a plugin name or {\"name\": ..., \"options\": {...}}) on every parameter. The\n"
+    "device is synchronised before each clock read. It prints the step time (median, min, max over\n"
+    "the repeats after the warm-up), tokens/s (a token is one patch of 32 steps of one variate) and\n"
+    "time steps/s, the peak memory (GPU: the caching allocator's peak; CPU: the process's peak\n"
+    "resident set), the model FLOPs of a step, the FLOP/s achieved and the MFU. --graph on records\n"
+    "the forward and backward once and replays them every step (a CUDA graph on a GPU, as\n"
+    "orrery.train's graph = true; the first warm-up step records); the clip and the optimizer stay\n"
+    "eager. What a real run adds around the step (drawing batches, logging, validation) is not\n"
+    "timed: docs/performance.md compares the two.\n\n"
+    "--reference COMMAND compares with the same step in plain PyTorch, which draws no masks and\n"
+    "reads nothing on the host: --cpm and --host-checks are then off (asking for them is an\n"
+    "error).\n\n"
     "FLOPs are counted, not measured: 6 per weight-matrix parameter per token (forward 2,\n"
     "backward 4) plus attention's q k^T and A v, 4 S^2 d_model per sequence forward and twice\n"
     "that backward, causal time layers counted at the full S^2 (PaLM's convention); norms,\n"
@@ -74,6 +87,17 @@ const char* kHelp =
     "the ranks' step time; 1 = the collectives cost nothing) compares like with like; the\n"
     "throughput of the job is N batches a step.\n";
 
+// --nproc's ranks get the one-process step time it measured; nothing else may give one.
+double parse_baseline(const std::string& v) {
+  const LaunchEnv env = read_launch_env([](const char* name) { return std::getenv(name); });
+  char* end = nullptr;
+  const double ms = std::strtod(v.c_str(), &end);
+  if (!env.distributed() || end == v.c_str() || *end || !(ms > 0) || !std::isfinite(ms))
+    throw Error("bench train: --baseline-ms is how --nproc tells its ranks the one-process step time; "
+                "it is not an option to give (see orrery bench train --help)");
+  return ms;
+}
+
 TrainOptions parse(const std::vector<std::string>& args) {
   TrainOptions o;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -87,9 +111,10 @@ TrainOptions parse(const std::vector<std::string>& args) {
     else if (a == "--reference") o.reference = v;
     else if (a == "--optimizer") o.optimizer = parse_plugin_choice("bench train: --optimizer", v);
     else if (a == "--precision") o.precision = parse_precision(v, "bench train: --precision");
-    else if (a == "--graph" && (v == "on" || v == "off")) o.graph = v == "on";
-    else if (a == "--graph") throw Error("bench train: --graph must be on or off, got '" + v + "'");
-    else if (a == "--baseline-ms") o.baseline_ms = std::atof(v.c_str());  // set by --nproc for its ranks
+    else if (a == "--graph") o.graph = bench::parse_on_off("bench train: --graph", v);
+    else if (a == "--cpm") o.cpm = bench::parse_on_off("bench train: --cpm", v);
+    else if (a == "--host-checks") o.host_checks = bench::parse_on_off("bench train: --host-checks", v);
+    else if (a == "--baseline-ms") o.baseline_ms = parse_baseline(v);  // set by --nproc for its ranks
     else {
       int64_t* target = a == "--batch" ? &o.batch : a == "--context" ? &o.context : a == "--variates" ? &o.variates
                       : a == "--repeats" ? &o.repeats : a == "--warmup" ? &o.warmup : a == "--nproc" ? &o.nproc : nullptr;
@@ -103,6 +128,12 @@ TrainOptions parse(const std::vector<std::string>& args) {
   if (o.context % 32 != 0 || o.context < 64)
     throw Error("bench train: --context must be a multiple of the patch size 32 and at least 64 (two patches: "
                 "the loss predicts each patch from the ones before), got " + std::to_string(o.context));
+  for (auto [flag, value] : {std::pair{"--cpm", &o.cpm}, std::pair{"--host-checks", &o.host_checks}}) {
+    if (!o.reference.empty() && value->value_or(false))
+      throw Error(std::string("bench train: the reference's PyTorch step has no patch masking and no fault check, so ") +
+                  "--reference times Orrery's without them: drop " + flag + " on (or --reference)");
+    *value = value->value_or(o.reference.empty());
+  }
   if (o.nproc > 1 && o.graph)
     throw Error("bench train: --nproc times the eager step; drop --graph on (or --nproc)");
   if (!o.reference.empty() && (o.optimizer.name != "adamw" || !o.optimizer.options.empty()))
@@ -110,16 +141,24 @@ TrainOptions parse(const std::vector<std::string>& args) {
   return o;
 }
 
-// Gradients scaled to a global L2 norm of at most `max_norm`, as torch.nn.utils.clip_grad_norm_
-// does it: the scale stays a tensor, so the step never waits for the device.
-void clip_global_norm(std::vector<Param>& params, double max_norm) {
-  at::NoGradGuard no_grad;
-  std::vector<at::Tensor> grads;
-  for (auto& p : params)
-    if (p.tensor.grad().defined()) grads.push_back(p.tensor.grad());
-  if (grads.empty()) return;
-  at::Tensor total = at::stack(at::_foreach_norm(grads, 2)).norm();
-  at::_foreach_mul_(grads, (max_norm / (total + 1e-6)).clamp_max(1.0));
+// orrery.train's step on the bench's model and optimizer: one micro-batch, clip 1, masks drawn
+// as the trainer draws them (from the masking stream of seed 0).
+struct BenchStep {
+  TrainStep step;
+  PatchMasker masker;
+  BenchStep(Model& model, Optimizer& opt, const TrainOptions& o, ProcessGroup* world)
+      : step(model, opt, {1, 1.0, o.precision, o.graph, *o.host_checks}, world),
+        masker({*o.cpm, o.context / model.patch_size(), 16, 0.4}, RunSeeds::of(0).masking) {}
+  StepOutcome run(const Batch& batch, int64_t world, int64_t rank) {
+    const std::vector<int64_t> variates(static_cast<size_t>(world), batch.values.size(1));
+    return step.run({batch}, masker.draw(batch.values.size(0), variates, world, rank, batch.values.device()), {});
+  }
+};
+
+// The benchmark times steps that were applied: a skipped one would time less than a step.
+void check_finite(const StepOutcome& s, const std::string& who) {
+  if (s.fault) throw Error("bench train: " + who + "the " + std::string(s.fault) + " is not finite");
+  if (!std::isfinite(s.loss_tensor.item<double>())) throw Error("bench train: " + who + "the loss is not finite");
 }
 
 // The registry's message for an unknown plugin (it lists the available ones), led by the flag.
@@ -171,25 +210,14 @@ int bench_rank(const TrainOptions& o, const LaunchEnv& env) {
                                                     model->parametrisation());
   const at::Device device = model->device();
   const Batch batch = bench::sine_batch(o.batch, o.variates, o.context, device);
-  ForwardContext ctx;
-  ctx.precision = o.precision;
-  ctx.batch_multiplier = world->size();
+  BenchStep step(*model, *opt, o, world.get());
   start_together(world.get(), 0, model->params());
-  std::vector<at::Tensor> tensors;
   int64_t bytes = 0;
-  for (const auto& p : model->params()) tensors.push_back(p.tensor), bytes += static_cast<int64_t>(p.tensor.nbytes());
-  GradientSync sync(*world, tensors, true);
-  at::Tensor loss;
-  const bench::Timing t = bench::time_runs(o.warmup, o.repeats, device, [&] {
-    for (auto& p : model->params()) p.tensor.mutable_grad().reset();
-    sync.arm();
-    loss = model->loss(batch, {}, ctx);
-    loss.backward();
-    sync.finish();
-    clip_global_norm(model->params(), 1.0);
-    opt->step(StepScalars{});
-  });
-  if (!std::isfinite(loss.item<double>())) throw Error("bench train: rank " + std::to_string(world->rank()) + ": the loss is not finite");
+  for (const auto& p : model->params()) bytes += static_cast<int64_t>(p.tensor.nbytes());
+  StepOutcome last;
+  const bench::Timing t = bench::time_runs(o.warmup, o.repeats, device,
+                                           [&] { last = step.run(batch, world->size(), world->rank()); });
+  check_finite(last, "rank " + std::to_string(world->rank()) + ": ");
   if (world->rank() != 0) return 0;
   const int64_t n = world->size();
   const double tokens = static_cast<double>(n * o.batch * o.variates * (o.context / model->patch_size()));
@@ -197,7 +225,7 @@ int bench_rank(const TrainOptions& o, const LaunchEnv& env) {
               "min %.1f ms, max %.1f ms; %.1f MiB of gradients all-reduced a step in %lld buckets, overlapped with "
               "the backward\n",
               (long long)n, at::get_num_threads(), (long long)o.batch, (long long)(n * o.batch), t.median, t.min, t.max,
-              bytes / double(1 << 20), (long long)sync.buckets());
+              bytes / double(1 << 20), (long long)step.step.buckets());
   std::printf("data-parallel throughput: %.0f tokens/s\n", tokens / (t.median / 1e3));
   // Started by --nproc, which measured the one-process step first (under torchrun: no baseline).
   if (o.baseline_ms > 0) {
@@ -231,46 +259,34 @@ int cmd_bench_train(const std::vector<std::string>& args) {
                                                     model.parametrisation());
   const at::Device device = model.device();
   const Batch batch = bench::sine_batch(o.batch, o.variates, o.context, device);
-  ForwardContext ctx;
-  ctx.precision = o.precision;
   const int64_t patches = o.context / model.patch_size();
 
   std::printf("bench train: %s (%lld parameters, %s) on %s, %d threads; batch %lld x %lld variates x %lld steps "
-              "(%lld patches); %s%s; %s\n",
+              "(%lld patches); %s%s%s%s; %s\n",
               o.preset.c_str(), (long long)model.num_parameters(), o.param.c_str(), o.device.c_str(),
               at::get_num_threads(), (long long)o.batch, (long long)o.variates, (long long)o.context,
               (long long)patches, precision_name(o.precision), o.graph ? ", graphed" : "",
+              *o.cpm ? ", patch masking" : "", *o.host_checks ? ", host checks" : "",
               o.optimizer.to_json().dump().c_str());
   std::fflush(stdout);
 
-  at::Tensor loss;
-  std::optional<MicroStepGraphs> graphs;
-  if (o.graph) graphs.emplace(model, ctx, 1);
+  BenchStep step(model, *opt, o, nullptr);
+  StepOutcome last;
   bench::reset_peak_memory(device);
-  const bench::Timing t = bench::time_runs(o.warmup, o.repeats, device, [&] {
-    if (graphs) {
-      MicroStepGraphs::zero_grads(model.params());
-      loss = graphs->run(batch, {});
-    } else {
-      for (auto& p : model.params()) p.tensor.mutable_grad().reset();
-      loss = model.loss(batch, {}, ctx);
-      loss.backward();
-    }
-    clip_global_norm(model.params(), 1.0);
-    opt->step(StepScalars{});
-  });
+  const bench::Timing t = bench::time_runs(o.warmup, o.repeats, device, [&] { last = step.run(batch, 1, 0); });
   const bench::PeakMemory mem = bench::peak_memory(device);
-  if (!std::isfinite(loss.item<double>())) throw Error("bench train: the loss is not finite");
+  check_finite(last, "");
 
   const double s = t.median / 1e3;
-  const bench::StepFlops flops = bench::toto2_step_flops(model, o.batch, o.variates, o.context);
+  const StepFlops flops = model.step_flops(o.batch, o.variates, o.context);
+  const double tokens = static_cast<double>(o.batch * o.variates * patches);
   const bench::MatmulPeak peak = bench::measure_matmul_peak(device, o.precision);
   const double achieved = flops.total() / s;
   std::printf("step: median %.1f ms, min %.1f ms, max %.1f ms over %lld steps (%lld warm-up): forward, pinball "
               "loss, backward, clip, %s\n",
               t.median, t.min, t.max, (long long)t.runs, (long long)o.warmup, o.optimizer.name.c_str());
   std::printf("throughput: %.0f tokens/s (a token: one patch of 32 steps of one variate), %.0f time steps/s\n",
-              static_cast<double>(flops.tokens) / s, static_cast<double>(o.batch * o.variates * o.context) / s);
+              tokens / s, static_cast<double>(o.batch * o.variates * o.context) / s);
   std::printf("memory: peak %.1f MiB (%s)\n", mem.bytes / (1 << 20), mem.what.c_str());
   std::printf("model FLOPs: %s per step (matrices %s, attention %s; 6 per matrix parameter per token, "
               "attention at full S^2)\n",

@@ -120,7 +120,9 @@ TEST_CASE("orrery bench train prints step time, throughput, memory, FLOPs and MF
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("bench train: toto2-4m (4144448 parameters, umup) on cpu") != std::string::npos);
-  CHECK(r.output.find("batch 2 x 1 variates x 128 steps (4 patches); fp32") != std::string::npos);
+  // The trainer's step (train_step.h), masks and fault check included.
+  CHECK(r.output.find("batch 2 x 1 variates x 128 steps (4 patches); fp32, patch masking, host checks;") !=
+        std::string::npos);
   for (const char* label : {"step: median ", "min ", "max ", "throughput: ", "tokens/s (a token: one patch of 32 steps of one variate), ",
                             "memory: peak ", "model FLOPs: ", "achieved: ", "peak: "}) {
     INFO(label);
@@ -150,6 +152,10 @@ TEST_CASE("orrery bench train refuses bad arguments, naming the option") {
            {"--context 100", "bench train: --context must be a multiple of the patch size 32"},
            {"--optimizer sgd --reference python", "the reference step uses AdamW with its defaults"},
            {"--param upmu", "bench train: --param: unknown parametrisation plugin 'upmu'"},
+           {"--baseline-ms 40", "bench train: --baseline-ms is how --nproc tells its ranks"},
+           {"--cpm maybe", "bench train: --cpm must be on or off, got 'maybe'"},
+           {"--host-checks 1", "bench train: --host-checks must be on or off, got '1'"},
+           {"--cpm on --reference python", "--reference times Orrery's without them: drop --cpm on"},
            {"--batch", "bench train: --batch needs a value"}}) {
     auto r = test::run_command(orrery_cmd("bench train " + c.args));
     INFO(c.args << "\n" << r.output);
@@ -173,6 +179,8 @@ TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, an
   REQUIRE(r.status == 0);
   CHECK(r.output.find("--mode eager") != std::string::npos);
   CHECK(r.output.find("--mode compile") != std::string::npos);
+  // Like for like: the reference draws no masks and reads nothing on the host.
+  CHECK(r.output.find("(4 patches); fp32; ") != std::string::npos);
   CHECK(r.output.find("warning: the reference reports") == std::string::npos);  // the same parameter count
   for (const char* label : {"reference (eager): median ", "reference (compile): median "}) {
     INFO(label);

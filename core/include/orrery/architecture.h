@@ -1,7 +1,9 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "orrery/forward_context.h"
@@ -30,6 +32,16 @@ class DecodeCache {
   int64_t length = 0;
 };
 
+// Model FLOPs of a training step (forward and backward), counted the usual way (Kaplan et al.
+// 2020; PaLM, appendix B): every weight matrix 6 FLOPs per parameter per token it is applied to
+// (forward 2, backward 4), attention's q k^T and A v 4 S_q S_k d_model per sequence forward and
+// twice that backward, causal layers at the full S^2 (PaLM's convention, which most published MFU
+// figures use). Norms, activations, the loss and the optimizer are not counted.
+struct StepFlops {
+  double matmul = 0, attention = 0;
+  double total() const { return matmul + attention; }
+};
+
 class Architecture {
  public:
   virtual ~Architecture() = default;
@@ -48,6 +60,12 @@ class Architecture {
   virtual at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit,
                                     const ForwardContext& ctx) {
     throw std::logic_error("forward_cached called on an architecture without a decode cache");
+  }
+
+  // Its FLOPs in a training step on `batch` series of `variates` variates and `patches` patches
+  // (StepFlops' convention), for `orrery bench train`'s MFU. nullopt (the default): not counted.
+  virtual std::optional<StepFlops> step_flops(int64_t batch, int64_t variates, int64_t patches) const {
+    return std::nullopt;
   }
 };
 

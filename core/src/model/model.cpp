@@ -68,9 +68,21 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
                        at::TensorOptions().dtype(at::kFloat).device(device_));
   ArchitectureContext actx{factory, spec.patch_size};
   arch_ = registry.create<PluginKind::architecture>(spec.arch.name, spec.arch.options, actx);
+  head_params_ = factory.params().size();
   HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope
   head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
   params_ = std::move(factory.params());
+}
+
+StepFlops Model::step_flops(int64_t batch, int64_t variates, int64_t context) const {
+  const int64_t N = context / spec_.patch_size;
+  std::optional<StepFlops> f = arch_->step_flops(batch, variates, N);
+  if (!f) throw Error("architecture plugin '" + spec_.arch.name + "' does not count its FLOPs (Architecture::step_flops)");
+  double head = 0;
+  for (size_t i = head_params_; i < params_.size(); ++i)
+    if (params_[i].tensor.dim() == 2) head += static_cast<double>(params_[i].tensor.numel());
+  f->matmul += 6 * head * static_cast<double>(batch * variates * (N - 1));
+  return *f;
 }
 
 Model::~Model() = default;

@@ -1,6 +1,9 @@
 #include "orrery/host/patching.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <mutex>
 
 #include "orrery/error.h"
 
@@ -61,6 +64,53 @@ at::Tensor contiguous_patch_mask(int64_t batch, int64_t variates, int64_t patche
   at::Tensor unit = at::floor_divide(at::arange(patches, opts).view({1, 1, patches}), span);
   at::Tensor draw = at::rand({batch, variates, patches}, gen).gather(-1, unit);
   return draw >= rate;
+}
+
+PatchMasker::PatchMasker(const Options& options, uint64_t seed)
+    : options_(options), gen_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+
+std::vector<at::Tensor> PatchMasker::draw(int64_t batch, const std::vector<int64_t>& variates, int64_t world,
+                                          int64_t rank, const at::Device& device) {
+  const auto micro = static_cast<int64_t>(variates.size()) / world;
+  std::vector<at::Tensor> keep(static_cast<size_t>(micro));
+  if (!options_.on) return keep;
+  for (int64_t j = 0; j < micro; ++j)
+    for (int64_t q = 0; q < world; ++q) {
+      at::Tensor m = contiguous_patch_mask(batch, variates[static_cast<size_t>(j * world + q)], options_.patches,
+                                           options_.max_span, options_.max_rate, gen_);
+      if (q == rank) keep[static_cast<size_t>(j)] = m.to(device);
+    }
+  return keep;
+}
+
+std::string PatchMasker::state() {
+  std::lock_guard<std::mutex> lock(gen_.mutex());
+  const at::Tensor t = gen_.get_state().contiguous();
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  const uint8_t* p = t.data_ptr<uint8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) out += digits[p[i] >> 4], out += digits[p[i] & 15];
+  return out;
+}
+
+void PatchMasker::set_state(const std::string& hex) {
+  auto nibble = [](char c) -> int {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  if (hex.empty() || hex.size() % 2) throw Error("the masking generator's saved state is not hex");
+  const at::Tensor t = at::empty({static_cast<int64_t>(hex.size() / 2)}, at::kByte);
+  uint8_t* p = t.data_ptr<uint8_t>();
+  for (size_t i = 0; i < hex.size() / 2; ++i) {
+    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) throw Error("the masking generator's saved state is not hex");
+    p[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  std::lock_guard<std::mutex> lock(gen_.mutex());
+  try {
+    gen_.set_state(t);
+  } catch (const std::exception& e) {
+    throw Error(std::string("the masking generator's saved state does not fit: ") + e.what());
+  }
 }
 
 at::Tensor expand_patch_mask(const at::Tensor& patch_mask, int64_t patch_size) {

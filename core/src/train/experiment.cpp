@@ -1,29 +1,20 @@
 #include "orrery/host/experiment.h"
 
-#include <c10/util/Exception.h>
-
-#include <ATen/Parallel.h>
-
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <optional>
-#include <set>
 
-#include "orrery/host/checkpoint.h"
-#include "orrery/host/data_mixture.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
+#include "orrery/host/data_mixture.h"
 #include "orrery/host/events.h"
 #include "orrery/host/metrics_bus.h"
 #include "orrery/host/model.h"
+#include "orrery/host/plugin_guard.h"
 #include "orrery/host/process_group.h"
 #include "orrery/host/registry.h"
 #include "orrery/host/routed_optimizer.h"
-#include "orrery/host/run_store.h"
+#include "orrery/host/seeds.h"
 #include "orrery/host/zero.h"
-
-namespace fs = std::filesystem;
+#include "run_start.h"
 
 namespace orrery {
 
@@ -46,78 +37,30 @@ void RunRequest::set_options(const Json& options, const std::string& owner,
   train = TrainConfig::from_json(o, owner);
 }
 
+
 namespace {
 
-std::string what_of(const std::exception& e) {
-  const auto* ce = dynamic_cast<const c10::Error*>(&e);
-  return ce ? ce->what_without_backtrace() : e.what();
-}
-
-// How a resumed run's request differs from its config.json. Options that shape the saved state
-// or the data stream (model, data, optimizer groups, batch geometry, masking, seed) must match:
-// the checkpoint means nothing otherwise. Logging, checkpoint and worker options may change
-// freely. The rest (steps, learning rates and other optimizer options, schedules, clipping) may
-// change too, as a researcher lowering the learning rate after a NaN storm wants, but the run then
-// no longer reproduces an uninterrupted one: those are reported.
-const std::set<std::string> kFreeOnResume = {
-    "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "data_workers", "prefetch",
-    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor", "accumulate",
-    "shard_optimizer"};
-const std::set<std::string> kFixedOnResume = {"batch_size", "context_length", "cpm", "cpm_max_span",
-                                              "cpm_max_rate", "seed"};
-
-struct RunDifferences {
-  std::vector<std::string> refused, changed;
-  static std::string join(const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size() && i < 4; ++i) {
-      std::string d = items[i];
-      if (d.size() > 300) d = d.substr(0, 300) + "...";
-      out += (i ? "; " : "") + d;
-    }
-    if (items.size() > 4) out += "; and " + std::to_string(items.size() - 4) + " more";
-    return out;
-  }
+// The run's optimizer groups, routed over the model's parameters; data parallel with
+// shard_optimizer, each rank keeps the state of its share only (zero.h).
+struct RunOptimizer {
+  std::unique_ptr<Optimizer> owned;
+  ShardedOptimizer* sharded = nullptr;
+  Json routing;
 };
 
-RunDifferences compare_runs(const Json& saved, const Json& wanted) {
-  RunDifferences d;
-  auto differ = [](std::vector<std::string>& into, const std::string& what, const Json& a, const Json& b) {
-    if (a != b) into.push_back(what + " was " + a.dump() + ", now " + b.dump());
-  };
-  differ(d.refused, "model", saved.value("model", Json()), wanted.value("model", Json()));
-  Json sd = saved.value("data", Json::object()), wd = wanted.value("data", Json::object());
-  sd.erase("describe"), wd.erase("describe");  // cache counts and such differ from run to run
-  differ(d.refused, "data", sd, wd);
-  // The optimizer: its groups (names and parameter selectors) fixed, their options free.
-  auto groups = [](Json o) {
-    Json shape = o.is_array() ? o : Json::array({o}), options = Json::array();
-    for (auto& g : shape) options.push_back(g.value("options", Json::object())), g.erase("options");
-    return std::pair{shape, options};
-  };
-  const auto [saved_groups, saved_options] = groups(saved.value("optimizer", Json()));
-  const auto [wanted_groups, wanted_options] = groups(wanted.value("optimizer", Json()));
-  differ(d.refused, "optimizer groups", saved_groups, wanted_groups);
-  if (saved_groups == wanted_groups)
-    for (size_t i = 0; i < saved_options.size(); ++i)
-      differ(d.changed, "optimizer group " + std::to_string(i + 1) + " options", saved_options[i], wanted_options[i]);
-  const Json st = saved.value("train", Json::object()), wt = wanted.value("train", Json::object());
-  // A step's micro-batches: accumulate x world size. Shared out differently over the processes
-  // they are the same batches (trainer.h), so only their number must stay.
-  const auto micro = [](const Json& config, const Json& train) {
-    return train.value("accumulate", int64_t{1}) * config.value("world_size", int64_t{1});
-  };
-  if (micro(saved, st) != micro(wanted, wt))
-    d.refused.push_back("the micro-batches of a step (accumulate x world size) were " +
-                        std::to_string(micro(saved, st)) + ", now " + std::to_string(micro(wanted, wt)));
-  for (const auto& [k, v] : wt.items())
-    if (!kFreeOnResume.count(k)) differ(kFixedOnResume.count(k) ? d.refused : d.changed, "train." + k, st.value(k, Json()), v);
-  return d;
-}
-
-void warn(const std::string& message) {
-  std::fprintf(stderr, "warning: %s\n", message.c_str());
-  std::fflush(stderr);
+RunOptimizer make_run_optimizer(const RunRequest& r, const Registry& registry) {
+  Model& model = *r.model;
+  RunOptimizer o;
+  if (r.train.shard_optimizer && r.world) {
+    auto s = std::make_unique<ShardedOptimizer>(registry, optimizer_groups_from_json(r.optimizer), model.params(),
+                                                model.parametrisation(), *r.world);
+    o.sharded = s.get(), o.routing = s->describe(), o.owned = std::move(s);
+  } else {
+    auto routed = std::make_unique<RoutedOptimizer>(registry, optimizer_groups_from_json(r.optimizer), model.params(),
+                                                    model.parametrisation());
+    o.routing = routed->describe(), o.owned = std::move(routed);
+  }
+  return o;
 }
 
 }  // namespace
@@ -127,35 +70,22 @@ Json run_training(const RunRequest& r, const Registry& registry,
   if (!r.model) throw Error("a run needs a model");
   Model& model = *r.model;
   const TrainConfig& cfg = r.train;
+  const RunSeeds seeds = RunSeeds::of(cfg.seed);
   std::shared_ptr<DataSource> data = r.source;
   if (!data) {
-    DataContext context{cfg.seed};
+    DataContext context{seeds.data};
     if (r.world) context.rank = r.world->rank(), context.world_size = r.world->size();
     data = make_data_source(registry, r.data, context);
   }
-  // Validation and forecast snapshots: the same kind of data under another seed and from the
+  // Validation and forecast snapshots: the same kind of data under its own seed and from the
   // validation split, so held-out series the training never sees.
   std::unique_ptr<DataSource> validation;
-  if ((cfg.val_batches > 0 || cfg.forecast_series > 0) && (!r.world || r.world->rank() == 0)) {
-    DataContext held_out{cfg.seed + 1000003};
-    held_out.split = Split::validation;
-    validation = make_data_source(registry, r.data, held_out);
-  }
-
-  // Data parallel with shard_optimizer, each rank keeps its share of the state (zero.h).
-  std::unique_ptr<Optimizer> owned_optimizer;
-  ShardedOptimizer* sharded = nullptr;
-  Json routing;
-  if (cfg.shard_optimizer && r.world) {
-    auto s = std::make_unique<ShardedOptimizer>(registry, optimizer_groups_from_json(r.optimizer), model.params(),
-                                                model.parametrisation(), *r.world);
-    sharded = s.get(), routing = s->describe(), owned_optimizer = std::move(s);
-  } else {
-    auto o = std::make_unique<RoutedOptimizer>(registry, optimizer_groups_from_json(r.optimizer), model.params(),
-                                               model.parametrisation());
-    routing = o->describe(), owned_optimizer = std::move(o);
-  }
-  Optimizer& optimizer = *owned_optimizer;
+  if ((cfg.val_batches > 0 || cfg.forecast_series > 0) && (!r.world || r.world->rank() == 0))
+    validation = make_data_source(registry, r.data, DataContext{seeds.validation, 0, 1, Split::validation});
+  RunOptimizer run_optimizer = make_run_optimizer(r, registry);
+  ShardedOptimizer* sharded = run_optimizer.sharded;
+  Json& routing = run_optimizer.routing;
+  Optimizer& optimizer = *run_optimizer.owned;
   for (auto& g : routing) g.erase("names");  // the names are in model:describe()
   const bool share = sharded != nullptr;  // a checkpoint holds the whole state; a rank loads its share
   Json data_json = r.data.to_json();
@@ -166,76 +96,17 @@ Json run_training(const RunRequest& r, const Registry& registry,
   // Data parallel: rank 0 leads (it claims and writes the run folder, logs and checkpoints);
   // the other ranks train alongside it and write nothing.
   const bool lead = !r.world || r.world->rank() == 0;
-  // A resumed run reopens its folder; any other claims a fresh one. Rank 0 decides, on its
-  // filesystem, and tells the other ranks: the folder, whether it resumes, whether the run had
-  // already finished (then its summary), or the error that stopped it.
-  const fs::path existing = fs::path(r.runs_dir) / r.name;
-  std::error_code ec;
-  std::unique_ptr<RunStore> store;
-  std::optional<Checkpoint> from;
-  Json decision;
-  if (lead) {
-    try {
-      if (r.resume && fs::exists(existing / "config.json", ec)) {
-        const std::string dir = existing.string();
-        const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
-        if (!diff.refused.empty())
-          throw Error("cannot resume run " + dir + ": this script asks for another run (" +
-                      RunDifferences::join(diff.refused) + "). Give it another name to start a new run");
-        if (!diff.changed.empty())
-          warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
-               "): it will not reproduce an uninterrupted run");
-        Json done = fs::exists(existing / "summary.json", ec) ? read_json_file((existing / "summary.json").string()) : Json();
-        if (done.is_object() && !done.contains("error") && !done.value("interrupted", false) &&
-            done.value("steps", int64_t{0}) >= cfg.steps) {
-          // Not trained again; the script goes on with the model as the run left it.
-          RunStore held(dir);  // only for its lock: no other process trains the run meanwhile
-          from = load_latest_checkpoint(dir, model, optimizer, warn, share);
-          done["run_dir"] = dir;
-          decision = {{"run_dir", dir}, {"finished", done}};
-        } else {
-          store = std::make_unique<RunStore>(dir);
-          from = load_latest_checkpoint(dir, model, optimizer, warn, share);
-          store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
-          if (!from) {
-            warn("run " + dir + " has no checkpoint to resume from: it starts over");
-          } else if (from->threads != at::get_num_threads()) {
-            warn("checkpoint " + from->dir + " was written with " + std::to_string(from->threads) +
-                 " LibTorch threads, this process has " + std::to_string(at::get_num_threads()) +
-                 ": losses may differ from an uninterrupted run's in their last bits");
-          }
-          write_json_file(dir + "/config.json", config);  // the options that may change, as they now are
-        }
-      } else {
-        store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
-      }
-      if (store) decision = {{"run_dir", store->dir()}, {"resume", from.has_value()}, {"finished", nullptr}};
-    } catch (const std::exception& e) {
-      if (r.world) r.world->share(Json{{"error", what_of(e)}}.dump());  // the others stop too
-      throw;
-    }
-    if (r.world) r.world->share(decision.dump());
-  } else {
-    decision = Json::parse(r.world->share(""));
-    if (decision.contains("error"))
-      throw Error("rank 0 could not start the run: " + decision["error"].get<std::string>());
-    // The checkpoint rank 0 loaded: on a shared filesystem, the same folder (start_together
-    // checks the step).
-    if (!decision["finished"].is_null() || decision.value("resume", false))
-      from = load_latest_checkpoint(decision["run_dir"].get<std::string>(), model, optimizer, {}, share);
-  }
-  const std::string run_dir = decision["run_dir"].get<std::string>();
-  if (!decision["finished"].is_null()) {
-    const int64_t steps = decision["finished"].value("steps", int64_t{0});
-    if (!from || from->state.step != steps)
-      throw Error("run " + run_dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that " +
-                  "step to load its model from (it ran with checkpoints off); give the script another name to train anew");
+  RunStart start = start_run(r, config, model, optimizer, share);
+  const std::string& run_dir = start.run_dir;
+  std::unique_ptr<RunStore>& store = start.store;
+  const std::optional<Checkpoint>& from = start.from;
+  if (!start.finished.is_null()) {
     if (lead) {
       std::printf("run %s finished before (%lld steps): its final checkpoint is loaded, nothing to train\n",
-                  run_dir.c_str(), static_cast<long long>(steps));
+                  run_dir.c_str(), static_cast<long long>(start.finished.value("steps", int64_t{0})));
       std::fflush(stdout);
     }
-    return decision["finished"];
+    return start.finished;
   }
   if (lead && from)  // said even when quiet: where a run goes on from is not a progress line
     std::printf("run %s: resuming at step %lld/%lld from %s\n", r.name.c_str(),
@@ -276,9 +147,9 @@ Json run_training(const RunRequest& r, const Registry& registry,
   TrainResult result;
   try {
     result = train(model, *data, optimizer, own, bus, lead ? validation.get() : nullptr, interrupt, hooks);
-  } catch (const std::exception& e) {  // leave a summary that says why the run stopped
+  } catch (...) {  // leave a summary that says why the run stopped
     Json failed = identity;
-    failed["error"] = what_of(e);
+    failed["error"] = current_exception_text();
     if (store) store->write_summary(failed);
     throw;
   }

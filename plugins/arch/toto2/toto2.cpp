@@ -199,6 +199,21 @@ class Toto2 final : public Architecture {
 
   int64_t d_model() const override { return d_; }
 
+  // Every matrix once per patch token; attention at the full S^2: a time layer over the N
+  // patches of each variate, a variate layer over the V variates at each patch.
+  std::optional<StepFlops> step_flops(int64_t batch, int64_t variates, int64_t patches) const override {
+    double matrices = 0, time = 0, across = 0;
+    for (const Linear* l : {&patch_proj_.linear1, &patch_proj_.linear2, &patch_proj_.skip_proj})
+      matrices += static_cast<double>(l->weight.numel());
+    for (const Layer& l : layers_) {
+      for (const Linear* m : {&l.attn.in_proj, &l.attn.out_proj, &l.ffn.fc1, &l.ffn.fc2})
+        matrices += static_cast<double>(m->weight.numel());
+      (l.variate ? across : time) += 1;
+    }
+    const double B = static_cast<double>(batch), V = static_cast<double>(variates), N = static_cast<double>(patches);
+    return StepFlops{6 * matrices * B * V * N, 3 * 4 * static_cast<double>(d_) * (time * B * V * N * N + across * B * N * V * V)};
+  }
+
   at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override {
     return run(in, nullptr, 0, ctx);
   }

@@ -86,6 +86,12 @@ class Model {
   static std::unique_ptr<Model> from_file(const std::string& path, const Registry& registry,
                                           const std::string& device = "cpu");
 
+  // Model FLOPs of a training step on `batch` series of `variates` variates and `context` steps
+  // (StepFlops' convention, architecture.h): the architecture's own count, plus the head's
+  // matrices on every patch but the last (loss() predicts patch n+1 from n). Throws naming the
+  // architecture plugin when it does not count its FLOPs.
+  StepFlops step_flops(int64_t batch, int64_t variates, int64_t context) const;
+
   std::vector<Param>& params() { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }
@@ -111,6 +117,7 @@ class Model {
   at::Device device_;
   std::unique_ptr<Parametrisation> param_;
   std::vector<Param> params_;
+  size_t head_params_ = 0;  // the first of the head's parameters in params_ (made after the architecture's)
   std::unique_ptr<Architecture> arch_;
   std::unique_ptr<Head> head_;
   std::map<std::string, std::unique_ptr<ForwardGraph>> forward_graphs_;  // by shape and precision

@@ -3,6 +3,11 @@
 // causal patch scaler -> asinh -> 64-wide patch tokens, and contiguous patch masking.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace orrery {
 
@@ -30,6 +35,35 @@ at::Tensor patch_tokens(const at::Tensor& z, const at::Tensor& observed, int64_t
 // true = kept.
 at::Tensor contiguous_patch_mask(int64_t batch, int64_t variates, int64_t patches, int64_t c_max,
                                  double p_max, at::Generator& gen);
+
+// The masks of a training run's steps, from one generator. Under data parallelism every rank
+// draws the masks of the whole global batch, micro-batch j of rank q being number j * world + q,
+// and keeps its own: the ranks need only agree on each micro-batch's variate count
+// (data_parallel_step.h), and the masks are those one process would draw for all of them.
+class PatchMasker {
+ public:
+  struct Options {
+    bool on = true;          // off: no masks (every patch kept)
+    int64_t patches = 0;     // per series: context_length / patch_size
+    int64_t max_span = 16;   // c_max
+    double max_rate = 0.4;   // p_max
+  };
+  PatchMasker(const Options& options, uint64_t seed);
+
+  // This rank's masks for its micro-batches of a step: one (batch, V, N) mask each, or undefined
+  // tensors when masking is off. `variates` holds every micro-batch's variate count in the global
+  // order above.
+  std::vector<at::Tensor> draw(int64_t batch, const std::vector<int64_t>& variates, int64_t world, int64_t rank,
+                               const at::Device& device);
+
+  // The generator's state as hex text, for checkpoints, and back (throws orrery::Error on bad text).
+  std::string state();
+  void set_state(const std::string& hex);
+
+ private:
+  Options options_;
+  at::Generator gen_;
+};
 
 // Expands a (B, V, N) patch mask to (B, V, N*P) steps.
 at::Tensor expand_patch_mask(const at::Tensor& patch_mask, int64_t patch_size);

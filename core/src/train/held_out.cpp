@@ -1,0 +1,98 @@
+#include "held_out.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "orrery/data_source.h"
+#include "orrery/host/batch_queue.h"
+#include "orrery/host/evaluate.h"
+#include "orrery/host/events.h"
+#include "orrery/host/metrics_bus.h"
+#include "orrery/host/model.h"
+
+namespace orrery {
+
+namespace {
+
+// One series as a JSON list, null where unobserved (or not finite).
+Json series_json(const at::Tensor& values, const at::Tensor& observed) {
+  const at::Tensor v = values.to(at::kCPU, at::kDouble).contiguous();
+  const at::Tensor m = observed.to(at::kCPU).contiguous();
+  const auto va = v.accessor<double, 1>();
+  const auto ma = m.accessor<bool, 1>();
+  Json out = Json::array();
+  for (int64_t t = 0; t < va.size(0); ++t) out.push_back(ma[t] && std::isfinite(va[t]) ? Json(va[t]) : Json(nullptr));
+  return out;
+}
+
+// The forecast snapshot event: the first `series` rows of `b` (variate 0) forecast over their
+// last `horizon` steps from the steps before.
+Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step, Precision precision) {
+  at::NoGradGuard no_grad;
+  const int64_t cut = b.values.size(2) - horizon;
+  // Rows whose every variate has an observation before the cut: the others have nothing to
+  // forecast from.
+  const at::Tensor usable = b.observed.narrow(2, 0, cut).any(-1).all(-1).nonzero().flatten().cpu();
+  const int64_t n = std::min<int64_t>(series, usable.size(0));
+  if (n == 0) return nullptr;
+  const at::Tensor rows = usable.narrow(0, 0, n).to(b.values.device());
+  const at::Tensor values = b.values.index_select(0, rows), observed = b.observed.index_select(0, rows);
+  ForecastOptions options;
+  options.precision = precision;
+  const Forecast f = model.forecast(values.narrow(2, 0, cut), observed.narrow(2, 0, cut),
+                                    b.series_ids.index_select(0, rows), horizon, options);
+  const at::Tensor q = f.quantiles.select(2, 0).cpu();  // (Q, n, H)
+  const int64_t shown = std::min(cut, 4 * horizon);
+  Json list = Json::array();
+  for (int64_t i = 0; i < n; ++i) {
+    const at::Tensor v = values[i][0], m = observed[i][0];
+    list.push_back({{"name", "val/" + std::to_string(usable[i].item<int64_t>())},
+                    {"history", series_json(v.narrow(0, cut - shown, shown), m.narrow(0, cut - shown, shown))},
+                    {"target", series_json(v.narrow(0, cut, horizon), m.narrow(0, cut, horizon))},
+                    {"quantiles", quantile_rows(q.select(1, i))}});
+  }
+  return make_event(EventKind::forecast, {{"step", step}, {"levels", f.levels}, {"horizon", horizon}, {"series", list}});
+}
+
+}  // namespace
+
+HeldOut::HeldOut(Model& model, DataSource* validation, const TrainConfig& cfg, uint64_t seed, MetricsBus& bus,
+                 TrainState& state)
+    : model_(model), cfg_(cfg), bus_(bus), st_(state) {
+  validate_ = validation && cfg.val_batches > 0;
+  snapshots_ = validation && cfg.forecast_series > 0;
+  val_every_ = cfg.val_every > 0 ? cfg.val_every : 4 * cfg.log_every;
+  forecast_every_ = cfg.forecast_every > 0 ? cfg.forecast_every : val_every_;
+  const int64_t P = model.patch_size();
+  horizon_ = std::max(P, cfg.context_length / 4 / P * P);
+  if (validate_ || snapshots_)
+    for (int64_t i = 0; i < (validate_ ? cfg.val_batches : 1); ++i)
+      batches_.push_back(to_device(
+          validation->sample({cfg.batch_size, cfg.context_length, mix_seed(seed, static_cast<uint64_t>(i))}),
+          model.device()));
+}
+
+double HeldOut::after(int64_t done, bool at_end, const std::function<double()>& elapsed) {
+  const double t0 = elapsed();
+  if (validate_ && (at_end ? st_.last_val != done : done % val_every_ == 0)) {
+    double sum = 0;
+    {
+      at::NoGradGuard no_grad;
+      ForwardContext ctx;
+      ctx.precision = cfg_.precision;
+      for (const auto& b : batches_) sum += model_.loss(b, {}, ctx).item<double>();
+    }
+    st_.last_val = done;
+    bus_.publish(make_event(EventKind::val, {{"step", done}, {"loss", sum / static_cast<double>(batches_.size())},
+                                             {"elapsed_s", elapsed()}}));
+  }
+  if (snapshots_ && (at_end ? st_.last_forecast != done : done % forecast_every_ == 0)) {
+    st_.last_forecast = done;
+    const Json ev = forecast_event(model_, batches_.front(), cfg_.forecast_series, horizon_, done, cfg_.precision);
+    if (!ev.is_null()) bus_.publish(ev);
+  }
+  return elapsed() - t0;
+}
+
+}  // namespace orrery

@@ -1,0 +1,161 @@
+// Where a run starts: rank 0's decision (a fresh folder, a resumed run, a finished one), told to
+// the other ranks.
+#include "run_start.h"
+
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "orrery/error.h"
+#include "orrery/host/plugin_guard.h"
+#include "orrery/host/process_group.h"
+
+namespace fs = std::filesystem;
+
+namespace orrery {
+
+namespace {
+
+// How a resumed run's request differs from its config.json. Options that shape the saved state
+// or the data stream (model, data, optimizer groups, batch geometry, masking, seed) must match:
+// the checkpoint means nothing otherwise. Logging, checkpoint and worker options may change
+// freely. The rest (steps, learning rates and other optimizer options, schedules, clipping) may
+// change too, as a researcher lowering the learning rate after a NaN storm wants, but the run then
+// no longer reproduces an uninterrupted one: those are reported.
+const std::set<std::string> kFreeOnResume = {
+    "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "data_workers", "prefetch",
+    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "max_skipped_steps", "spike_factor", "accumulate",
+    "shard_optimizer"};
+const std::set<std::string> kFixedOnResume = {"batch_size", "context_length", "cpm", "cpm_max_span",
+                                              "cpm_max_rate", "seed"};
+
+struct RunDifferences {
+  std::vector<std::string> refused, changed;
+  static std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size() && i < 4; ++i) {
+      std::string d = items[i];
+      if (d.size() > 300) d = d.substr(0, 300) + "...";
+      out += (i ? "; " : "") + d;
+    }
+    if (items.size() > 4) out += "; and " + std::to_string(items.size() - 4) + " more";
+    return out;
+  }
+};
+
+RunDifferences compare_runs(const Json& saved, const Json& wanted) {
+  RunDifferences d;
+  auto differ = [](std::vector<std::string>& into, const std::string& what, const Json& a, const Json& b) {
+    if (a != b) into.push_back(what + " was " + a.dump() + ", now " + b.dump());
+  };
+  differ(d.refused, "model", saved.value("model", Json()), wanted.value("model", Json()));
+  Json sd = saved.value("data", Json::object()), wd = wanted.value("data", Json::object());
+  sd.erase("describe"), wd.erase("describe");  // cache counts and such differ from run to run
+  differ(d.refused, "data", sd, wd);
+  // The optimizer: its groups (names and parameter selectors) fixed, their options free.
+  auto groups = [](Json o) {
+    Json shape = o.is_array() ? o : Json::array({o}), options = Json::array();
+    for (auto& g : shape) options.push_back(g.value("options", Json::object())), g.erase("options");
+    return std::pair{shape, options};
+  };
+  const auto [saved_groups, saved_options] = groups(saved.value("optimizer", Json()));
+  const auto [wanted_groups, wanted_options] = groups(wanted.value("optimizer", Json()));
+  differ(d.refused, "optimizer groups", saved_groups, wanted_groups);
+  if (saved_groups == wanted_groups)
+    for (size_t i = 0; i < saved_options.size(); ++i)
+      differ(d.changed, "optimizer group " + std::to_string(i + 1) + " options", saved_options[i], wanted_options[i]);
+  const Json st = saved.value("train", Json::object()), wt = wanted.value("train", Json::object());
+  // A step's micro-batches: accumulate x world size. Shared out differently over the processes
+  // they are the same batches (trainer.h), so only their number must stay.
+  const auto micro = [](const Json& config, const Json& train) {
+    return train.value("accumulate", int64_t{1}) * config.value("world_size", int64_t{1});
+  };
+  if (micro(saved, st) != micro(wanted, wt))
+    d.refused.push_back("the micro-batches of a step (accumulate x world size) were " +
+                        std::to_string(micro(saved, st)) + ", now " + std::to_string(micro(wanted, wt)));
+  for (const auto& [k, v] : wt.items())
+    if (!kFreeOnResume.count(k)) differ(kFixedOnResume.count(k) ? d.refused : d.changed, "train." + k, st.value(k, Json()), v);
+  return d;
+}
+
+
+void warn(const std::string& message) {
+  std::fprintf(stderr, "warning: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimizer& optimizer, bool share) {
+  // A resumed run reopens its folder; any other claims a fresh one. Rank 0 decides, on its
+  // filesystem, and tells the other ranks: the folder, whether it resumes, whether the run had
+  // already finished (then its summary), or the error that stopped it.
+  const fs::path existing = fs::path(r.runs_dir) / r.name;
+  const TrainConfig& cfg = r.train;
+  std::error_code ec;
+  std::unique_ptr<RunStore> store;
+  std::optional<Checkpoint> from;
+  Json decision;
+  if (!r.world || r.world->rank() == 0) {
+    try {
+      if (r.resume && fs::exists(existing / "config.json", ec)) {
+        const std::string dir = existing.string();
+        const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);
+        if (!diff.refused.empty())
+          throw Error("cannot resume run " + dir + ": this script asks for another run (" +
+                      RunDifferences::join(diff.refused) + "). Give it another name to start a new run");
+        if (!diff.changed.empty())
+          warn("run " + dir + " goes on with other settings (" + RunDifferences::join(diff.changed) +
+               "): it will not reproduce an uninterrupted run");
+        Json done = fs::exists(existing / "summary.json", ec) ? read_json_file((existing / "summary.json").string()) : Json();
+        if (done.is_object() && !done.contains("error") && !done.value("interrupted", false) &&
+            done.value("steps", int64_t{0}) >= cfg.steps) {
+          // Not trained again; the script goes on with the model as the run left it.
+          RunStore held(dir);  // only for its lock: no other process trains the run meanwhile
+          from = load_latest_checkpoint(dir, model, optimizer, warn, share);
+          done["run_dir"] = dir;
+          decision = {{"run_dir", dir}, {"finished", done}};
+        } else {
+          store = std::make_unique<RunStore>(dir);
+          from = load_latest_checkpoint(dir, model, optimizer, warn, share);
+          store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
+          if (!from) {
+            warn("run " + dir + " has no checkpoint to resume from: it starts over");
+          } else if (from->threads != at::get_num_threads()) {
+            warn("checkpoint " + from->dir + " was written with " + std::to_string(from->threads) +
+                 " LibTorch threads, this process has " + std::to_string(at::get_num_threads()) +
+                 ": losses may differ from an uninterrupted run's in their last bits");
+          }
+          write_json_file(dir + "/config.json", config);  // the options that may change, as they now are
+        }
+      } else {
+        store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
+      }
+      if (store) decision = {{"run_dir", store->dir()}, {"resume", from.has_value()}, {"finished", nullptr}};
+    } catch (...) {
+      if (r.world) r.world->share(Json{{"error", current_exception_text()}}.dump());  // the others stop too
+      throw;
+    }
+    if (r.world) r.world->share(decision.dump());
+  } else {
+    decision = Json::parse(r.world->share(""));
+    if (decision.contains("error"))
+      throw Error("rank 0 could not start the run: " + decision["error"].get<std::string>());
+    // The checkpoint rank 0 loaded: on a shared filesystem, the same folder (start_together
+    // checks the step).
+    if (!decision["finished"].is_null() || decision.value("resume", false))
+      from = load_latest_checkpoint(decision["run_dir"].get<std::string>(), model, optimizer, {}, share);
+  }
+  const std::string run_dir = decision["run_dir"].get<std::string>();
+  if (!decision["finished"].is_null()) {
+    const int64_t steps = decision["finished"].value("steps", int64_t{0});
+    if (!from || from->state.step != steps)
+      throw Error("run " + run_dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that " +
+                  "step to load its model from (it ran with checkpoints off); give the script another name to train anew");
+  }
+  return {run_dir, std::move(store), std::move(from), decision["finished"]};
+}
+
+}  // namespace orrery
