@@ -10,9 +10,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "orrery/options.h"
 #include "orrery/param.h"
+#include "orrery/parametrisation.h"
 
 namespace orrery {
 
@@ -76,5 +78,22 @@ void cautious_weight_decay_(at::Tensor& p, const at::Tensor& update, double deca
 // Muon-family optimizers update matrices only. Throws orrery::Error naming the parameter and
 // `optimizer` when `p` has fewer than 2 dimensions (biases and gains belong to AdamW).
 void require_matrix_param(const Param& p, const std::string& optimizer);
+
+// What every Muon-family plugin reads alike for each matrix it updates, from the options of
+// orthogonaliser_options and the parametrisation: the constructor prologue muon, normuon and
+// dion2 share. Each plugin's slot extends it with its own state.
+struct MuonMatrix {
+  std::string name;
+  at::Tensor param;
+  int64_t rows = 0, cols = 0;  // the (size(0), -1) matrix a >2-D tensor acts as
+  double lr_mult = 1;          // the parametrisation's Muon-family learning-rate multiplier
+  double scale = 1;            // the shape scale (adjust_lr)
+  at::ScalarType dtype = at::ScalarType::Float;  // what the orthogonaliser runs in (ortho_dtype)
+};
+
+// Every parameter as a MuonMatrix; throws orrery::Error naming `optimizer` and the parameter when
+// one is not a matrix (require_matrix_param).
+std::vector<MuonMatrix> muon_matrices(const Json& options, const std::vector<Param>& params,
+                                      const Parametrisation& param, const std::string& optimizer);
 
 }  // namespace orrery

@@ -1,5 +1,6 @@
 // The `orrery` table that experiment scripts and the REPL use, assembled from its libraries
-// (lua_model.cpp, lua_data.cpp, lua_train.cpp, lua_io.cpp). Every function is documented in
+// (lua_model.cpp, lua_data.cpp, lua_train.cpp, lua_io.cpp, lua_eval.cpp), and the program adds
+// the dashboard's (ui/lua/ui_lua.cpp). Every function is documented in
 // docs/lua.md (a test checks that the two agree).
 #include "orrery/host/lua_binding.h"
 

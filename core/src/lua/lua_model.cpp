@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "orrery/host/coord_check.h"
-#include "orrery/host/evaluate.h"
+#include "orrery/host/backtest.h"
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
 #include "orrery/host/registry.h"

@@ -1,8 +1,7 @@
-// orrery.train and orrery.evaluate: argument checking around run_training and evaluate.
+// orrery.train: argument checking around run_training.
 #include "orrery/host/lua_binding.h"
 
 #include "orrery/data_source.h"
-#include "orrery/host/evaluate.h"
 #include "orrery/host/experiment.h"
 #include "orrery/host/model.h"
 
@@ -100,48 +99,11 @@ int l_train(lua_State* L) {
   return 1;
 }
 
-// orrery.evaluate{model=, series={{name=, values=, season=}, ...}, horizon=, windows=, context=}
-int l_evaluate(lua_State* L) {
-  const std::string fn = "orrery.evaluate";
-  luaL_checktype(L, 1, LUA_TTABLE);
-  check_fields(L, 1, fn, {"model", "series", "horizon", "windows", "context"});
-  if (!field(L, 1, "model")) throw Error(fn + ": model is required");
-  auto model = check_box<Model>(L, -1, kModelMeta, fn + ": model");
-  lua_pop(L, 1);
-  EvalConfig cfg;
-  if (auto v = integer_field(L, 1, "horizon", fn)) cfg.horizon = *v;
-  if (auto v = integer_field(L, 1, "windows", fn)) cfg.windows = *v;
-  if (auto v = integer_field(L, 1, "context", fn)) cfg.context = *v;
-  if (!field(L, 1, "series") || lua_type(L, -1) != LUA_TTABLE)
-    throw Error(fn + ": series = {{name=..., values={...}, season=12}, ...} is required");
-  std::vector<SeriesInput> series;
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-  for (lua_Integer i = 1; i <= n; ++i) {
-    const std::string what = fn + ": series[" + std::to_string(i) + "]";
-    if (lua_rawgeti(L, -1, i) != LUA_TTABLE) throw Error(what + " must be a table {name=, values=, season=}");
-    const int s = lua_gettop(L);
-    check_fields(L, s, what, {"name", "values", "season"});
-    SeriesInput in;
-    in.name = string_field(L, s, "name", what).value_or("series" + std::to_string(i));
-    if (!field(L, s, "values")) throw Error(what + " needs values = {...}");
-    in.values = to_numbers(L, -1, what + ".values");
-    lua_pop(L, 1);
-    in.season = integer_field(L, s, "season", what).value_or(1);
-    if (in.season < 1) throw Error(what + ": season must be at least 1, got " + std::to_string(in.season));
-    series.push_back(std::move(in));
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-  if (series.empty()) throw Error(fn + ": series is an empty list");
-  push_json(L, evaluate(*model, series, cfg, &host(L).interrupt));
-  return 1;
-}
-
 }  // namespace
 
 void open_train_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg functions[] = {
-      {"train", ORRERY_LUA(l_train)}, {"evaluate", ORRERY_LUA(l_evaluate)}, {nullptr, nullptr}};
+      {"train", ORRERY_LUA(l_train)}, {nullptr, nullptr}};
   set_functions(L, h, functions);
 }
 

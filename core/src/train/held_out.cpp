@@ -6,7 +6,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/host/batch_queue.h"
-#include "orrery/host/evaluate.h"
+#include "orrery/host/backtest.h"
 #include "orrery/host/events.h"
 #include "orrery/host/metrics_bus.h"
 #include "orrery/host/model.h"

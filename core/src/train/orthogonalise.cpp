@@ -146,6 +146,20 @@ void require_matrix_param(const Param& p, const std::string& optimizer) {
               " orthogonalises matrices only: route vectors to adamw");
 }
 
+std::vector<MuonMatrix> muon_matrices(const Json& options, const std::vector<Param>& params,
+                                      const Parametrisation& param, const std::string& optimizer) {
+  const ShapeScale scale = parse_shape_scale(options["adjust_lr"].get<std::string>());
+  const std::string dtype = options["ortho_dtype"];
+  std::vector<MuonMatrix> out;
+  for (const auto& p : params) {
+    require_matrix_param(p, optimizer);
+    const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
+    out.push_back({p.info.name, p.tensor, rows, cols, param.lr_multiplier(p.info, OptimizerFamily::muon_like),
+                   shape_scale(scale, rows, cols), orthogonalise_dtype(dtype, p.tensor.device())});
+  }
+  return out;
+}
+
 OptionSchema& orthogonaliser_options(OptionSchema& schema, const std::string& orthogonaliser,
                                      const std::string& adjust_lr) {
   // The default first among the choices, as `orrery plugins` lists them.

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "../synthetic/rng.h"  // the same seeded Rng as the synthetic prior
+#include "rng.h"  // data/common: the same seeded Rng as the synthetic prior
 
 namespace orrery::obs {
 

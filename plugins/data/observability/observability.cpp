@@ -10,7 +10,8 @@
 // reach Datadog as rates, get 0.03 of our own so a model sees them too.
 //
 // Randomness as in the synthetic source: each sample draws from an Rng seeded by (option
-// seed, run seed, rank, batch seed, sample), each variate from one of its own.
+// seed, run seed, batch seed, sample), each variate from one of its own. Not the rank: the
+// ranks of a data-parallel run draw different batches by their numbers.
 #include <ATen/ATen.h>
 
 #include <array>

@@ -16,9 +16,10 @@
 // generators' series rather than generate their own; they have no family here, so their
 // share goes to the others by normalisation.
 //
-// Randomness: every series has its own Rng seeded by (option seed, run seed, rank, batch
-// seed, sample, variate), so a batch depends only on its request, whatever the thread or the
-// order of calls, and the source keeps no state.
+// Randomness: every series has its own Rng seeded by (option seed, run seed, batch seed,
+// sample, variate), so a batch depends only on its request, whatever the thread, the order of
+// calls or the rank (data-parallel ranks draw different batches by their numbers), and the
+// source keeps no state.
 #include <ATen/ATen.h>
 
 #include <array>

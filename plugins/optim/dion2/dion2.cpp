@@ -25,19 +25,11 @@ class Dion2 final : public orrery::Optimizer {
         weight_decay_(o["weight_decay"]),
         which_(orrery::parse_orthogonaliser(o["orthogonaliser"].get<std::string>())) {
     if (fraction_ <= 0) throw orrery::Error("dion2: fraction must be in (0, 1]");
-    const auto scale = orrery::parse_shape_scale(o["adjust_lr"].get<std::string>());
-    const auto dtype = o["ortho_dtype"].get<std::string>();
-    for (auto& p : params) {
-      orrery::require_matrix_param(p, "dion2");
-      const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
-      const int64_t dim = rows <= cols ? 0 : 1;  // select among the fewer slices
-      const int64_t size = dim == 0 ? rows : cols;
+    for (auto& w : orrery::muon_matrices(o, params, param, "dion2")) {
+      const int64_t dim = w.rows <= w.cols ? 0 : 1;  // select among the fewer slices
+      const int64_t size = dim == 0 ? w.rows : w.cols;
       const auto k = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(fraction_ * size)));
-      slots_.push_back({p.info.name, p.tensor, at::zeros({rows, cols}, p.tensor.options()),
-                        param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
-                        orrery::shape_scale(scale, rows, cols),
-                        orrery::orthogonalise_dtype(dtype, p.tensor.device()), rows, cols, dim,
-                        std::min(k, size)});
+      slots_.push_back({w, at::zeros({w.rows, w.cols}, w.param.options()), dim, std::min(k, size)});
     }
   }
 
@@ -68,12 +60,9 @@ class Dion2 final : public orrery::Optimizer {
   }
 
  private:
-  struct Slot {
-    std::string name;
-    at::Tensor param, M;  // M is the (rows, cols) momentum of the flattened parameter
-    double lr_mult, scale;
-    at::ScalarType dtype;
-    int64_t rows, cols, dim, k;
+  struct Slot : orrery::MuonMatrix {
+    at::Tensor M;    // the (rows, cols) momentum of the flattened parameter
+    int64_t dim, k;  // the axis slices are chosen along, and how many
   };
 
   // Indices of the k slices along s.dim with the largest L1 norm of the momentum.

@@ -19,16 +19,7 @@ class Muon final : public orrery::Optimizer {
       : lr_(o["lr"]), momentum_(o["momentum"]), weight_decay_(o["weight_decay"]),
         nesterov_(o["nesterov"]),
         which_(orrery::parse_orthogonaliser(o["orthogonaliser"].get<std::string>())) {
-    const auto scale = orrery::parse_shape_scale(o["adjust_lr"].get<std::string>());
-    const auto dtype = o["ortho_dtype"].get<std::string>();
-    for (auto& p : params) {
-      orrery::require_matrix_param(p, "muon");
-      const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
-      slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor),
-                        param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
-                        orrery::shape_scale(scale, rows, cols),
-                        orrery::orthogonalise_dtype(dtype, p.tensor.device())});
-    }
+    for (auto& w : orrery::muon_matrices(o, params, param, "muon")) slots_.push_back({w, at::zeros_like(w.param)});
   }
 
   void step(const orrery::StepScalars& sc) override {
@@ -55,11 +46,8 @@ class Muon final : public orrery::Optimizer {
   }
 
  private:
-  struct Slot {
-    std::string name;
-    at::Tensor param, m;
-    double lr_mult, scale;
-    at::ScalarType dtype;
+  struct Slot : orrery::MuonMatrix {
+    at::Tensor m;  // momentum
   };
   double lr_, momentum_, weight_decay_;
   bool nesterov_;

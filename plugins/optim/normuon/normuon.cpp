@@ -21,20 +21,13 @@ class NorMuon final : public orrery::Optimizer {
       : lr_(o["lr"]), momentum_(o["momentum"]), beta2_(o["beta2"]), eps_(o["eps"]),
         weight_decay_(o["weight_decay"]), nesterov_(o["nesterov"]), cautious_(o["cautious_wd"]),
         which_(orrery::parse_orthogonaliser(o["orthogonaliser"].get<std::string>())) {
-    const auto scale = orrery::parse_shape_scale(o["adjust_lr"].get<std::string>());
-    const auto dtype = o["ortho_dtype"].get<std::string>();
     const bool longer = o["normalise_axis"].get<std::string>() == "longer";
-    for (auto& p : params) {
-      orrery::require_matrix_param(p, "normuon");
-      const int64_t rows = p.tensor.size(0), cols = p.tensor.numel() / rows;
+    for (auto& w : orrery::muon_matrices(o, params, param, "normuon")) {
       // nanochat's "longer" axis normalises columns of wide matrices, whose rows O ~ U V^T
       // already has orthonormal; the official code always normalises rows.
-      const int64_t dim = longer && rows < cols ? -2 : -1;
-      const auto v_shape = dim == -1 ? std::vector<int64_t>{rows, 1} : std::vector<int64_t>{1, cols};
-      slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor), at::zeros(v_shape, p.tensor.options()),
-                        param.lr_multiplier(p.info, orrery::OptimizerFamily::muon_like),
-                        orrery::shape_scale(scale, rows, cols),
-                        orrery::orthogonalise_dtype(dtype, p.tensor.device()), rows, cols, dim});
+      const int64_t dim = longer && w.rows < w.cols ? -2 : -1;
+      const auto v_shape = dim == -1 ? std::vector<int64_t>{w.rows, 1} : std::vector<int64_t>{1, w.cols};
+      slots_.push_back({w, at::zeros_like(w.param), at::zeros(v_shape, w.param.options()), dim});
     }
   }
 
@@ -67,12 +60,9 @@ class NorMuon final : public orrery::Optimizer {
   }
 
  private:
-  struct Slot {
-    std::string name;
-    at::Tensor param, m, v;
-    double lr_mult, scale;
-    at::ScalarType dtype;
-    int64_t rows, cols, dim;
+  struct Slot : orrery::MuonMatrix {
+    at::Tensor m, v;  // momentum, and the neurons' running mean square
+    int64_t dim;      // the axis v normalises along
   };
   double lr_, momentum_, beta2_, eps_, weight_decay_;
   bool nesterov_, cautious_;

@@ -1,6 +1,6 @@
 #pragma once
-// Forecasts measured the way GIFT-Eval measures them (shared/reference/evaluation-and-data.md
-// section 1): per data set and term, the prediction length of its frequency, the last
+// Forecasts measured the way GIFT-Eval measures them (Aksu et al. 2024, "GIFT-Eval: A Benchmark
+// for General Time Series Forecasting Model Evaluation", and its code): per data set and term, the prediction length of its frequency, the last
 // `test_windows` non-overlapping windows of every series (each window's input is the whole
 // history before it; a model truncates it to its context), MASE of the median, CRPS as the mean
 // weighted quantile loss over nine levels and the coverage of the 10-90 band, pooled over all
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "orrery/data_source.h"
-#include "orrery/host/evaluate.h"
+#include "orrery/host/backtest.h"
 #include "orrery/frequency.h"
 #include "orrery/host/interrupt.h"
 #include "orrery/json.h"

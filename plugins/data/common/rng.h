@@ -2,7 +2,7 @@
 // The random source every generator draws from. One Rng belongs to one series: it is seeded
 // from (source seed, batch seed, sample, variate) by the sampler, never shared between
 // threads, so a series depends only on its seed whatever else was drawn before or beside it.
-// The observability plugin includes this header too.
+// The synthetic and observability priors both draw from it (data/common: shared by the data plugins).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "orrery/host/evaluate.h"
+#include "orrery/host/backtest.h"
 
 #include <ATen/ATen.h>
 
@@ -18,12 +18,12 @@ std::vector<std::vector<double>> quantile_rows(const at::Tensor& q) {
   return out;
 }
 
-Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg,
+Json backtest(Model& model, const std::vector<SeriesInput>& series, const BacktestConfig& cfg,
               const Interrupt* interrupt) {
   if (cfg.horizon < 1 || cfg.windows < 1 || cfg.context < 1)
-    throw Error("evaluate: horizon, windows and context must be positive");
+    throw Error("backtest: horizon, windows and context must be positive");
   if (cfg.horizon > (1 << 20) || cfg.windows > (1 << 20))
-    throw Error("evaluate: horizon and windows must be at most 2^20");
+    throw Error("backtest: horizon and windows must be at most 2^20");
   std::vector<double> levels;
   Json out = {{"horizon", cfg.horizon}, {"windows", cfg.windows}};
   Json rows = Json::array(), snapshots = Json::array();
@@ -33,7 +33,7 @@ Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalCo
     const int64_t n = static_cast<int64_t>(s.values.size());
     const int64_t first_cut = n - cfg.windows * cfg.horizon;
     if (first_cut < 2)
-      throw Error("evaluate: series '" + s.name + "' has " + std::to_string(n) +
+      throw Error("backtest: series '" + s.name + "' has " + std::to_string(n) +
                   " points, too few for " + std::to_string(cfg.windows) + " windows of " +
                   std::to_string(cfg.horizon));
     // All windows of a series in one batch: each window's history, right-aligned.
@@ -42,7 +42,7 @@ Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalCo
     for (int64_t w = 0; w < cfg.windows; ++w) {
       const int64_t cut = first_cut + w * cfg.horizon;
       histories.emplace_back(s.values.begin() + std::max<int64_t>(0, cut - cfg.context), s.values.begin() + cut);
-      labels.push_back("evaluate: series '" + s.name + "' before window " + std::to_string(w + 1));
+      labels.push_back("backtest: series '" + s.name + "' before window " + std::to_string(w + 1));
     }
     const SeriesBatch batch = series_batch(histories, labels, cfg.context);
     ForecastOptions options;

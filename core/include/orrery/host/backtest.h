@@ -1,6 +1,8 @@
 #pragma once
-// Rolling-window evaluation of a model against the seasonal-naive baseline on the same
-// windows, scored with GIFT-Eval's MASE and CRPS (see scoring.h).
+// A backtest: a model on the last windows of a researcher's own series, at a horizon they choose,
+// against the seasonal-naive forecast of the same windows, scored with GIFT-Eval's MASE and CRPS
+// (scoring.h). Not the GIFT-Eval protocol, which chooses horizons and windows by frequency and
+// scores whole benchmarks with baselines (eval_protocol.h): orrery.backtest and orrery.eval.
 #include <string>
 #include <vector>
 
@@ -18,7 +20,7 @@ struct SeriesInput {
   int64_t season = 1;
 };
 
-struct EvalConfig {
+struct BacktestConfig {
   int64_t horizon = 12;
   int64_t windows = 1;      // last `windows` non-overlapping windows of `horizon` steps
   int64_t context = 2048;   // most recent steps fed to the model (the MASE scale uses all history)
@@ -27,7 +29,7 @@ struct EvalConfig {
 // Returns {"horizon", "windows", "levels", "series": [{name, windows, mase, crps, naive_mase,
 // naive_crps}], "overall": {...pooled...}, "forecasts": [{name, history, target, quantiles}]}
 // where "forecasts" holds each series' last window for plots.
-Json evaluate(Model& model, const std::vector<SeriesInput>& series, const EvalConfig& cfg,
+Json backtest(Model& model, const std::vector<SeriesInput>& series, const BacktestConfig& cfg,
               const Interrupt* interrupt = nullptr);
 
 // A (Q, H) tensor of quantile forecasts as rows[q][h] of doubles.
