@@ -1,5 +1,5 @@
 -- Quickstart: train a ~1M-parameter Toto-style model on synthetic series for a fixed number of
--- steps (about two and a half minutes on two idle CPU cores; the progress line shows the ETA
+-- steps (a few minutes on two idle CPU cores; the progress line shows the ETA
 -- on yours), then forecast real series it has never seen (the benchmark bundled in
 -- assets/data) and score it against classical baselines on the same windows. A fixed step
 -- count makes the printed figures the same on any machine; `seconds=` adds a time budget instead.

@@ -107,30 +107,3 @@ TEST_CASE("every Lua example in docs/lua.md runs") {
   CHECK(std::filesystem::exists(dir + "/lr.png"));
   CHECK(std::filesystem::exists(dir + "/runs/demo/plots/loss.svg"));
 }
-
-// docs/performance.md's commands are the README's own, which tests/test_readme.cpp runs.
-TEST_CASE("every command in docs/performance.md is a README command") {
-  auto read = [](const std::string& name) {
-    std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/" + name);
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  const std::string doc = read("docs/performance.md"), readme = read("README.md");
-  std::istringstream lines(doc);
-  bool inside = false;
-  int commands = 0;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("```", 0) == 0) {
-      inside = !inside && line == "```sh";
-      continue;
-    }
-    if (!inside || line.empty()) continue;
-    ++commands;
-    INFO("docs/performance.md: " << line);
-    CHECK(line.back() != '\\');  // one command per line, as the README's
-    CHECK(readme.find("\n" + line + "\n") != std::string::npos);
-  }
-  CHECK(commands > 0);
-}

@@ -1,5 +1,6 @@
-// Every command and Lua example in README.md runs, so none can rot. Each line of a fenced `sh`
-// block and each fenced `lua` block is exercised here, in README order, in a scratch folder
+// Every command and Lua example in README.md and the docs pages it links to runs, so none can
+// rot. Each line of a fenced `sh` block (once, where pages repeat one) and each fenced `lua`
+// block is exercised here, in page order, in a scratch folder
 // laid out like a checkout (build/bin/orrery, scripts/, assets/). The long ones run with fewer
 // steps, and the dashboard under xvfb-run; the table below says what runs in place of what.
 // A README command this table does not know, or an entry the README no longer has, fails.
@@ -82,6 +83,13 @@ const std::vector<Exercise> kExercises = {
      "tests/reference/bench_train_reference.py\"",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1", "MFU: "},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
+    // docs/performance.md: the bench beside a real run of the same shape.
+    {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512",
+     "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1",
+     "patch masking, host checks"},
+    {"build/bin/orrery run scripts/step_time.lua preset=toto2-4m batch=8 context=512 steps=200",
+     "build/bin/orrery run scripts/step_time.lua preset=toto2-4m batch=2 context=128 steps=30",
+     "real run: toto2-4m, batch 2 x 128 steps, 1 data worker(s): median "},
     {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --nproc 2",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1 --nproc 2",
      "scaling efficiency: "},
@@ -117,32 +125,40 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
     {{"steps = 300", "steps = 5"}},
 };
 
+// The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.
+const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/performance.md", "docs/testing.md"};
+
 struct Readme {
-  std::vector<std::string> commands;  // sh lines, comments stripped
+  std::vector<std::string> commands;  // sh lines, comments stripped, each once
   std::vector<std::string> lua;       // lua blocks
 };
 
 Readme parse_readme() {
-  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/README.md");
   Readme r;
-  std::string line, block, kind;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("```", 0) == 0) {
-      if (!inside) {
-        inside = true, kind = line.substr(3), block.clear();
-      } else {
-        inside = false;
-        if (kind == "lua") r.lua.push_back(block);
+  for (const char* page : kPages) {
+    std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/" + page);
+    INFO(page);
+    REQUIRE(in.good());
+    std::string line, block, kind;
+    bool inside = false;
+    while (std::getline(in, line)) {
+      if (line.rfind("```", 0) == 0) {
+        if (!inside) {
+          inside = true, kind = line.substr(3), block.clear();
+        } else {
+          inside = false;
+          if (kind == "lua") r.lua.push_back(block);
+        }
+        continue;
       }
-      continue;
+      if (!inside) continue;
+      block += line + "\n";
+      if (kind != "sh") continue;
+      std::string cmd = std::regex_replace(line, std::regex("\\s+#.*$"), "");
+      cmd = std::regex_replace(cmd, std::regex("\\s+$"), "");
+      if (!cmd.empty() && std::find(r.commands.begin(), r.commands.end(), cmd) == r.commands.end())
+        r.commands.push_back(cmd);
     }
-    if (!inside) continue;
-    block += line + "\n";
-    if (kind != "sh") continue;
-    std::string cmd = std::regex_replace(line, std::regex("\\s+#.*$"), "");
-    cmd = std::regex_replace(cmd, std::regex("\\s+$"), "");
-    if (!cmd.empty()) r.commands.push_back(cmd);
   }
   return r;
 }
@@ -159,7 +175,7 @@ std::string sandbox() {
 
 }  // namespace
 
-TEST_CASE("README.md: every command and Lua example runs") {
+TEST_CASE("README.md and its docs pages: every command and Lua example runs") {
   const Readme readme = parse_readme();
   REQUIRE(readme.commands.size() >= 10);
   for (const auto& e : kExercises) {

@@ -26,7 +26,7 @@ const OptionSchema& TrainConfig::schema() {
           .integer("val_batches", 2, "held-out batches per validation; 0 = none", 0)
           .integer("forecast_every", 0, "forecast snapshot every N steps and at the end; 0 = with validation", 0)
           .integer("forecast_series", 4, "held-out series per forecast snapshot; 0 = none", 0)
-          .integer("seed", 0, "seed of the masking and of the data source when it has none", 0)
+          .integer("seed", 0, "the run seed: its data, validation, batch and masking streams derive from it by name", 0)
           .integer("data_workers", 1, "threads drawing batches ahead of the step; 0 = on the step's thread (the batches are the same)", 0, 64)
           .integer("prefetch", 4, "batches drawn ahead at most", 1, 1024)
           .integer("checkpoint_every", 0, "a checkpoint (weights, optimizer, data and random state) every N steps; 0 = not by steps", 0)
