@@ -4,7 +4,9 @@
 -- update RMS it measures on logging steps. A toto2 preset with u-muP and AdamW trains on the
 -- synthetic prior (one variate a series, as the bench's batch); the step time of each logging
 -- window is read off its train event (series per second leaves out validation and snapshots,
--- which this run has none of anyway), and the first window, the warm-up, is left out.
+-- which this run has none of anyway), with the time the step waited for its batch (a run whose
+-- steps outpace its data workers waits; add workers), and the first window, the warm-up, is
+-- left out.
 --
 --   orrery run scripts/step_time.lua [preset=toto2-4m] [batch=8] [context=512] [steps=200]
 --                                    [workers=1] [device=cpu] [graph=false]
@@ -14,16 +16,22 @@ local every = 10
 assert(steps >= 3 * every, "step_time: steps must be at least " .. 3 * every .. " (a warm-up window and two more)")
 local model = orrery.model{arch = {"toto2", preset = args.preset or "toto2-4m"}, param = "umup",
                            device = args.device or "cpu"}
-local ms = {}
+local ms, wait = {}, {}
 local run = orrery.train{
   model = model, data = {"synthetic", variates = 1}, optimizer = "adamw",
   steps = steps, batch_size = batch, context_length = context, log_every = every,
-  val_batches = 0, forecast_series = 0, checkpoint_minutes = 0, graph = args.graph == "true",
+  val_batches = 0, forecast_series = 0, checkpoint_minutes = 0, graph = args.graph == true or args.graph == "true",
   data_workers = args.workers or 1, name = "step_time", quiet = true,
-  on_step = function(ev) ms[#ms + 1] = 1000 * batch / ev.series_per_s end,
+  on_step = function(ev)
+    ms[#ms + 1] = 1000 * batch / ev.series_per_s
+    wait[#wait + 1] = ev.data_wait_ms  -- how long the step waited for its batch
+  end,
 }
 table.remove(ms, 1)  -- the first window: warm-up
+table.remove(wait, 1)
 table.sort(ms)
+table.sort(wait)
 print(string.format("real run: %s, batch %d x %d steps, %d data worker(s): median %.1f ms a step, min %.1f, " ..
-                    "max %.1f over %d windows of %d steps (%s)", args.preset or "toto2-4m", batch, context,
-                    args.workers or 1, ms[(#ms + 1) // 2], ms[1], ms[#ms], #ms, every, run.run_dir))
+                    "max %.1f over %d windows of %d steps, of which %.1f ms waiting for data (%s)",
+                    args.preset or "toto2-4m", batch, context, args.workers or 1, ms[(#ms + 1) // 2], ms[1], ms[#ms],
+                    #ms, every, wait[(#wait + 1) // 2], run.run_dir))
