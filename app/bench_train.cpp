@@ -325,6 +325,10 @@ int cmd_bench_train(const std::vector<std::string>& args) {
       }
       rank_args.push_back(args[i]);
     }
+    // The ranks time the step the one process timed: its masks and host checks as resolved
+    // (off under --reference, which the ranks do not run).
+    for (const auto& [flag, value] : {std::pair{"--cpm", *o.cpm}, std::pair{"--host-checks", *o.host_checks}})
+      rank_args.insert(rank_args.end(), {flag, value ? "on" : "off"});
     rank_args.push_back("--baseline-ms");
     rank_args.push_back(std::to_string(t.median));
     if (const int status = run_ranks(o.nproc, 0, "", rank_args))

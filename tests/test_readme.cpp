@@ -84,7 +84,7 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1", "MFU: "},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
     // docs/performance.md: the bench beside a real run of the same shape.
-    {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512",
+    {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --repeats 30",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1",
      "patch masking, host checks"},
     {"build/bin/orrery run scripts/step_time.lua preset=toto2-4m batch=8 context=512 steps=200",

@@ -191,6 +191,21 @@ TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses a
   CHECK(changed.status == 1);
   CHECK_THAT(changed.output, Catch::Contains("cannot resume run runs/c: this script asks for another run "
                                              "(train.batch_size was 4, now 8)"));
+  // A run started before the named seed streams (its config records none) drew other data and
+  // masks from its seed: refused, and left as it was.
+  {
+    const std::string config = c + "/config.json";
+    const std::string kept = test::read_text(config);
+    Json older = Json::parse(kept);
+    older.erase("seed_streams");
+    std::ofstream(config) << older.dump();
+    const auto earlier = r.go("--resume steps=20 every=5 name=c");
+    CHECK(earlier.status == 1);
+    CHECK_THAT(earlier.output, Catch::Contains("cannot resume run runs/c: this script asks for another run (it was "
+                                               "started by an earlier Orrery whose random streams came from its "
+                                               "seed another way (seed_streams was \"unrecorded\", now \"named\")"));
+    std::ofstream(config) << kept;
+  }
   // Finished: the final checkpoint is loaded, nothing is trained, the script goes on with it.
   fs::remove(c + "/final.safetensors");
   const auto again = r.go("--resume steps=20 every=5 name=c");

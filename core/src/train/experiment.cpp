@@ -92,7 +92,8 @@ Json run_training(const RunRequest& r, const Registry& registry,
   if (Json d = data->describe(); !d.empty()) data_json["describe"] = d;
   const int64_t world_size = r.world ? r.world->size() : 1;
   const Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
-                       {"routing", routing}, {"train", cfg.to_json()}, {"world_size", world_size}};
+                       {"routing", routing}, {"train", cfg.to_json()}, {"world_size", world_size},
+                       {"seed_streams", kSeedStreams}};
   // Data parallel: rank 0 leads (it claims and writes the run folder, logs and checkpoints);
   // the other ranks train alongside it and write nothing.
   const bool lead = !r.world || r.world->rank() == 0;

@@ -51,6 +51,12 @@ RunDifferences compare_runs(const Json& saved, const Json& wanted) {
     if (a != b) into.push_back(what + " was " + a.dump() + ", now " + b.dump());
   };
   differ(d.refused, "model", saved.value("model", Json()), wanted.value("model", Json()));
+  // A run started before the named seed streams (seeds.h) drew its data and masks otherwise.
+  if (saved.value("seed_streams", std::string("ad hoc")) != wanted.value("seed_streams", std::string()))
+    d.refused.push_back("it was started by an earlier Orrery whose random streams came from its seed another way "
+                        "(seed_streams was " + saved.value("seed_streams", Json("unrecorded")).dump() +
+                        ", now " + wanted.value("seed_streams", Json()).dump() +
+                        "): resumed, it would train on other data and masks than it did");
   Json sd = saved.value("data", Json::object()), wd = wanted.value("data", Json::object());
   sd.erase("describe"), wd.erase("describe");  // cache counts and such differ from run to run
   differ(d.refused, "data", sd, wd);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "orrery/error.h"
@@ -108,6 +109,9 @@ StepOutcome TrainStep::run(const std::vector<Batch>& micro, const std::vector<at
     throw Error("a training step takes " + std::to_string(A) + " micro-batches and as many masks, got " +
                 std::to_string(micro.size()) + " and " + std::to_string(keep.size()));
   StepOutcome out;
+  // The loss summed in float64, so A micro-batches add up as A ranks' losses average (MPS has no
+  // float64: float32 there).
+  const at::ScalarType sum_type = model_.device().is_mps() ? at::kFloat : at::kDouble;
   drop_gradients();
   for (size_t j = 0; j < A; ++j) {
     const Batch& b = micro[j];
@@ -115,14 +119,15 @@ StepOutcome TrainStep::run(const std::vector<Batch>& micro, const std::vector<at
     // A recording has run the backward already (its loss is overwritten by the next replay).
     at::Tensor loss = graphs_ ? graphs_->run(b, keep[j]) : model_.loss(b, keep[j], ctx_) / static_cast<double>(A);
     if (!graphs_) loss.backward();
-    const at::Tensor part = loss.detach().to(at::kDouble);
+    // A copy: a recording's loss is overwritten by the next replay.
+    const at::Tensor part = loss.detach().to(sum_type, /*non_blocking=*/false, /*copy=*/true);
     out.loss_tensor = j == 0 ? part : out.loss_tensor + part;
     out.series += b.values.size(0) * b.values.size(1);
   }
   if (sync_) sync_->finish();
   const at::Tensor norm = clip_global_norm(model_.params(), options_.clip, model_.device());
   if (options_.host_checks) {
-    const at::Tensor host = at::stack({out.loss_tensor, norm.to(at::kDouble)}).cpu();
+    const at::Tensor host = at::stack({out.loss_tensor, norm.to(sum_type)}).to(at::kCPU, at::kDouble);
     const StepEnd end = agree_step_end(world_, host[0].item<double>(), out.series, !std::isfinite(host[0].item<double>()));
     out.loss = end.loss, out.series = end.series, out.grad_norm = host[1].item<double>();
     if (end.loss_fault) out.fault = "loss";

@@ -4,7 +4,9 @@
 // random streams), data_parallel_step.h (what the ranks agree on).
 #include "orrery/host/trainer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "fault_watch.h"
 #include "held_out.h"

@@ -51,8 +51,7 @@ class Observability final : public DataSource {
         intervals_(o["intervals"].get<std::vector<double>>()),
         weights_(kind_parts().weights(o["kinds"])),
         // Not the rank: the ranks of a data-parallel run draw different batches by their
-        // numbers (trainer.h), so a batch is the same whoever draws it. The 0 keeps the streams
-        // of runs from before.
+        // numbers (trainer.h), so a batch is the same whoever draws it.
         base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), 0)) {
     if (intervals_.empty()) throw Error("data plugin 'observability': option 'intervals' must not be empty");
     for (double s : intervals_)

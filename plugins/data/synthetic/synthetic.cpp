@@ -58,8 +58,7 @@ class Synthetic final : public DataSource {
   Synthetic(const Json& o, const DataContext& ctx)
       : variates_(o["variates"]), missing_prob_(o["missing_prob"]), weights_(family_parts().weights(o["families"])),
         // Not the rank: the ranks of a data-parallel run draw different batches by their
-        // numbers (trainer.h), so a batch is the same whoever draws it. The 0 keeps the streams
-        // of runs from before.
+        // numbers (trainer.h), so a batch is the same whoever draws it.
         base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), 0)) {
     settings_.periods = o["periods"].get<std::vector<double>>();
     settings_.shift_rate = o["shift_rate"];

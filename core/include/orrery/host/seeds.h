@@ -17,6 +17,11 @@ inline uint64_t stream_seed(uint64_t run_seed, std::string_view name) {
   return mix_seed(run_seed, h);
 }
 
+// How a run's streams are derived, as its config.json records it ("seed_streams"): a run whose
+// folder says otherwise (or nothing: it predates the names) drew other data and masks from its
+// seed, so resuming it under this scheme is refused (experiment.h).
+inline constexpr const char* kSeedStreams = "named";
+
 struct RunSeeds {
   uint64_t data;                // the training data source (DataContext::seed)
   uint64_t validation;          // the held-out data source: other series than the training's

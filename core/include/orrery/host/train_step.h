@@ -4,7 +4,7 @@
 //   1. each micro-batch's loss (1/accumulate of the step's) and its backward, eagerly or
 //      replayed from a recording (micro_step_graphs.h);
 //   2. data parallel: the gradients averaged over the ranks, reduced in buckets while the last
-//      backward runs (gradient_sync.h), and the step's loss and series agreed on;
+//      backward runs (gradient_sync.h), and (with host checks) the step's loss and series agreed on;
 //   3. one global-norm clip, its scale a tensor (nothing waits for the device);
 //   4. the fault check: the step's loss and gradient norm come to the host in one read, and a
 //      step where either is not finite is skipped: its gradients are dropped, nothing is written
@@ -44,8 +44,10 @@ struct StepOutcome {
   // before clipping, and what was not finite ("loss" or "gradient"; null = the step was applied).
   double loss = 0, grad_norm = 0;
   const char* fault = nullptr;
-  int64_t series = 0;      // series (variates) trained on in the step, over every rank
-  at::Tensor loss_tensor;  // the loss on the device, a 0-d float64 tensor: this rank's mean
+  int64_t series = 0;      // series (variates) trained on in the step: over every rank with host
+                           // checks, this rank's without
+  at::Tensor loss_tensor;  // the loss on the device, a 0-d float64 tensor (float32 on MPS): this
+                           // rank's mean
   Json update_rms, param_rms;  // when measured: per optimizer group, the RMS of this step's
                                // update and of the weights after it
 };
@@ -77,7 +79,6 @@ class TrainStep {
   TrainStepOptions options_;
   ProcessGroup* world_;
   ForwardContext ctx_;
-  std::vector<at::Tensor> grads_;  // scratch: the gradients the clip scales
   std::vector<ParamGroupView> groups_;
   std::unique_ptr<MicroStepGraphs> graphs_;
   std::unique_ptr<GradientSync> sync_;
