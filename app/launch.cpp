@@ -117,7 +117,8 @@ int run_ranks(int64_t n, int port, const std::string& timeout, const std::vector
   for (int64_t r = 0; r < n; ++r) {
     std::vector<std::string> env{"RANK=" + std::to_string(r), "LOCAL_RANK=" + std::to_string(r),
                                  "WORLD_SIZE=" + std::to_string(n), "LOCAL_WORLD_SIZE=" + std::to_string(n),
-                                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port)};
+                                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+                                 "ORRERY_LAUNCHER_PID=" + std::to_string(::getpid())};  // main.cpp: die with it
     if (!timeout.empty()) env.push_back("ORRERY_DIST_TIMEOUT=" + timeout);
     if (!std::getenv("OMP_NUM_THREADS")) env.push_back("OMP_NUM_THREADS=" + threads);
     for (char** e = environ; *e; ++e) {
@@ -162,10 +163,13 @@ int run_ranks(int64_t n, int port, const std::string& timeout, const std::vector
     if (code == 0 || first_failure) continue;
     first_failure = code;
     if (left == 0) break;
-    if (!g_stopping)
+    // Stopped by Ctrl-C or SIGTERM, every rank has its signal already: a second one would make it
+    // quit at once (lua_session.cpp), cutting the stop it is making.
+    if (!g_stopping) {
       std::fprintf(stderr, "orrery launch: rank %zu exited with status %d; stopping the other ranks\n", r, code);
+      pass_on(SIGTERM);
+    }
     std::fflush(stderr);
-    pass_on(SIGTERM);
     kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   }
   g_rank_count = 0;

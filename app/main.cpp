@@ -1,6 +1,7 @@
 // The `orrery` program: plugins, run, repl. Each command answers --help.
 #include <malloc.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -239,7 +240,23 @@ static void keep_freed_memory() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
+// A rank started by `orrery launch` dies with it: killed with -9, the launcher could not stop its
+// ranks, which would train on, holding the run folder's lock. The kernel sends SIGTERM (a stop
+// after the step in progress) when the launcher exits, as torchrun's agent does for its workers.
+static void die_with_launcher() {
+  const char* launcher = std::getenv("ORRERY_LAUNCHER_PID");
+  if (!launcher) return;
+  const pid_t pid = static_cast<pid_t>(std::atol(launcher));
+  unsetenv("ORRERY_LAUNCHER_PID");  // not for this rank's own children
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != pid) {  // the launcher died before the line above
+    std::fprintf(stderr, "orrery: the orrery launch that started this rank (pid %s) is gone\n", launcher);
+    std::exit(1);
+  }
+}
+
 int main(int argc, char** argv) {
+  die_with_launcher();
   // A file-size limit (ulimit -f, a quota-like cap) then fails the write with EFBIG, which the
   // program reports naming the file, instead of killing it mid-write with SIGXFSZ.
   ::signal(SIGXFSZ, SIG_IGN);

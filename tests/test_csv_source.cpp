@@ -3,8 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -12,6 +17,7 @@
 #include <thread>
 
 #include "orrery/error.h"
+#include "orrery/host/csv.h"
 #include "orrery/host/eval_protocol.h"
 #include "orrery/host/registry.h"
 #include "support.h"
@@ -498,6 +504,152 @@ TEST_CASE("malformed files: errors name the file, the line and the column") {
   CHECK_THAT(error("o.csv", "a\n1\n", {{"chunk_size", 5}}), Catch::Contains("unknown option 'chunk_size'"));
 }
 
+// One rule for a cell (csv_fields.h), the same in every CSV reader of Orrery.
+TEST_CASE("a bad cell in a column of numbers is an error naming it, never a dropped column") {
+  auto dir = test::temp_dir("csv-cells");
+  auto error = [&](const std::string& name, const std::string& text) {
+    try {
+      csv({{"files", write(dir, name, text)}, {"holdout", 0.0}, {"timestamp_format", "unix"}});
+    } catch (const orrery::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Before: column b, taken for text among the first 100 rows, was dropped without a word.
+  std::string text = "time,a,b\n";
+  for (int i = 0; i < 60; ++i)
+    text += std::to_string(1700000000 + 3600 * i) + "," + std::to_string(i) + "," + (i == 50 ? "abc" : std::to_string(2 * i)) + "\n";
+  CHECK_THAT(error("cell.csv", text), Catch::Contains("cell.csv:52: column \"b\": non-numeric value \"abc\""));
+  CHECK_THAT(error("hex.csv", "a\n1\n0x64\n"), Catch::Contains("hex.csv:3: column \"a\": non-numeric value \"0x64\""));
+  // The float32 cache: too small is refused as too large is (before: 1e-40 became a denormal,
+  // 1e-50 an exact zero); beyond a double's range either way.
+  CHECK_THAT(error("tiny.csv", "a\n1\n1e-40\n"),
+             Catch::Contains("tiny.csv:3: column \"a\": the value 1e-40 is below float32's smallest normal number (1.2e-38): "
+                             "rescale the column"));
+  CHECK_THAT(error("tinier.csv", "a\n1\n-1e-50\n"), Catch::Contains("tinier.csv:3: column \"a\": the value -1e-50 is below"));
+  CHECK_THAT(error("e-400.csv", "a\n1\n1e-400\n"),
+             Catch::Contains("e-400.csv:3: column \"a\": the value \"1e-400\" is outside a double's range"));
+  CHECK_THAT(error("only_text.csv", "date,name\n2024-01-01,x\n"),
+             Catch::Contains("only_text.csv: no value columns: no numeric column besides the time and id (" + dir +
+                             "/only_text.csv:2 holds \"x\" in column \"name\")"));
+  // Missing markers, a text column left out, and a column that starts after 100 missing rows.
+  std::string late = "date,label,a,b\n";
+  for (int d = 0; d < 120; ++d) {
+    char day[16];
+    std::snprintf(day, sizeof day, "2024-%02d-%02d", 1 + d / 28, 1 + d % 28);
+    const char* markers[] = {"N/A", "-", "None", "#N/A", "?", "--", "nil", "null"};
+    late += std::string(day) + ",x" + std::to_string(d) + "," + (d % 3 ? std::to_string(d) : markers[d / 3 % 8]) + "," +
+            (d < 110 ? "NA" : std::to_string(d)) + "\n";
+  }
+  auto src = csv({{"files", write(dir, "markers.csv", late)}, {"holdout", 0.0}, {"frequency", "D"}});
+  const Json d = src->describe();
+  CHECK(d["series"] == 2);  // a and b; label is text
+  const orrery::Batch b = src->sample({4, 4, 1});
+  CHECK(b.values.size(1) == 1);
+}
+
+TEST_CASE("the host's CSV reader (orrery forecast, orrery eval, orrery.read_csv) follows the plugin's rule") {
+  auto dir = test::temp_dir("csv-host-rule");
+  auto error = [&](const std::string& name, const std::string& text) {
+    try {
+      orrery::read_csv(write(dir, name, text));
+    } catch (const orrery::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Before: "15 (an unbalanced quote) read as 15 and 0x64 as 100, where the plugin refused both.
+  CHECK_THAT(error("quote.csv", "a\n1\n\"15\n2\n"), Catch::Contains("quote.csv:3: a quoted field is not closed"));
+  CHECK_THAT(error("hex.csv", "a\n1\n0x64\n"), Catch::Contains("hex.csv:3: column \"a\": non-numeric value \"0x64\""));
+  CHECK_THAT(error("e400.csv", "a\n1\n1e400\n"), Catch::Contains("e400.csv:3: column \"a\": the value \"1e400\" is outside"));
+  // Quoting as RFC 4180 has it, and the same missing markers.
+  const orrery::CsvTable t = orrery::read_csv(write(dir, "ok.csv", "\"a, b\",c\n\"1\",N/A\n -2 ,?\n3,\"\"\n"));
+  CHECK(t.names == std::vector<std::string>{"a, b", "c"});
+  CHECK(t.columns[0] == std::vector<double>{1, -2, 3});
+  CHECK(std::all_of(t.columns[1].begin(), t.columns[1].end(), [](double v) { return std::isnan(v); }));
+}
+
+TEST_CASE("a header of a million columns is checked in linear time") {
+  auto dir = test::temp_dir("csv-wide-header");
+  // Before: the duplicate check compared each name with every earlier one (100k columns 11 s,
+  // 1M over 450 s). The repeat at the end is found after every name is seen once.
+  std::string header;
+  for (int i = 0; i < 1000000; ++i) header.append("c").append(std::to_string(i)).append(",");
+  header += "c0\n1";
+  for (int i = 0; i < 1000000; ++i) header += ",1";
+  const std::string path = write(dir, "wide.csv", header + "\n");
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(csv({{"files", path}}), Catch::Contains("wide.csv:1: columns 1 and 1000001 are both named \"c0\""));
+  CHECK_THROWS_WITH(orrery::read_csv(path), Catch::Contains("wide.csv:1: columns 1 and 1000001 are both named \"c0\""));
+  // A complexity check, not a timing: linear takes a second or two here, quadratic many minutes.
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(120));
+}
+
+TEST_CASE("a named pipe is refused, not waited on") {
+  auto dir = test::temp_dir("csv-fifo");
+  const std::string fifo = dir + "/pipe.csv";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Before: open(2) blocked with no writer, and Ctrl-C could not stop it.
+  CHECK_THROWS_WITH(csv({{"files", fifo}}), Catch::Contains(fifo + " is a named pipe, not a data file"));
+  CHECK_THROWS_WITH(orrery::read_csv(fifo), Catch::Contains(fifo + " is a named pipe, not a CSV file"));
+}
+
+TEST_CASE("bytes that are not UTF-8 in a file name or a header cell: usable, cached, named safely") {
+  auto dir = test::temp_dir("csv-bytes");
+  // Before: nlohmann's type_error 316 while writing the cache index, a .json.tmp left behind,
+  // and the file could not be used at all.
+  const std::string path = write(dir, "sales\xff.csv", "time,caf\xe9,b\n2024-01-01,1,2\n2024-01-02,3,4\n2024-01-03,5,6\n");
+  auto first = csv({{"files", path}, {"holdout", 0.0}});
+  const Json d = first->describe();
+  CHECK(d["series"] == 2);
+  CHECK(d["cache_built"] == 1);
+  CHECK(d["files"][0] == dir + "/sales\\xFF.csv");  // JSON text holds the byte as \xFF
+  CHECK_NOTHROW(orrery::json_text(d));
+  std::set<std::string> names;
+  for (const auto& s : first->stored_series()) names.insert(s.name);
+  CHECK(names == std::set<std::string>{"caf\\xE9", "b"});
+  for (const auto& e : fs::directory_iterator(dir + "/.orrery-cache"))
+    CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+  CHECK(csv({{"files", path}, {"holdout", 0.0}})->describe()["cache_reused"] == 1);
+}
+
+TEST_CASE("the cache notices a file rewritten with its size and modification time kept") {
+  auto dir = test::temp_dir("csv-cache-ctime");
+  const std::string path = write(dir, "c.csv", "a\n1\n2\n");
+  auto before = csv({{"files", path}, {"holdout", 0.0}});
+  CHECK(whole_series(*before) == std::set<std::string>{"1,2"});
+  const auto mtime = fs::last_write_time(path);
+  write(dir, "c.csv", "a\n7\n8\n");  // the same size
+  fs::last_write_time(path, mtime);  // and its time set back, as touch -d or rsync -t do
+  // Before: read from the stale cache, "1,2".
+  auto after = csv({{"files", path}, {"holdout", 0.0}});
+  CHECK(after->describe()["cache_built"] == 1);
+  CHECK(whole_series(*after) == std::set<std::string>{"7,8"});
+}
+
+TEST_CASE("a split with no series says why in the options' terms") {
+  auto dir = test::temp_dir("csv-empty-split");
+  // Before: both said "every series is held out for validation: holdout = 1" with holdout 0.1.
+  CHECK_THROWS_WITH(csv({{"files", write(dir, "one_row.csv", "a\n5\n")}}),
+                    Catch::Contains("no series for the train split in " + dir + "/one_row.csv (the longest series has 1 "
+                                    "step, too few to split in time between training and validation (holdout = 0.1"));
+  CHECK_THROWS_WITH(csv({{"files", write(dir, "short.csv", "a\n1\n2\n3\n")}, {"exclude_last", 10}}),
+                    Catch::Contains("(exclude_last = 10 keeps back every step: the longest series has 3 steps)"));
+  CHECK_THROWS_WITH(csv({{"files", write(dir, "all.csv", "a\n1\n2\n3\n")}, {"holdout", 1.0}}),
+                    Catch::Contains("(every series is held out for validation: holdout = 1)"));
+}
+
+TEST_CASE("a source says the longest series a sample can hold") {
+  auto dir = test::temp_dir("csv-longest");
+  std::string text = "a,b\n";
+  for (int i = 0; i < 30; ++i) text += std::to_string(i) + "," + (i < 12 ? std::to_string(i) : "") + "\n";
+  auto train = csv({{"files", write(dir, "l.csv", text)}, {"holdout", 0.0}});
+  CHECK(train->longest_series() == 30);
+  CHECK(orrery::Registry::global()
+            .create<orrery::PluginKind::data>("synthetic", Json::object(), DataContext{})
+            ->longest_series() == std::nullopt);
+}
+
 // The parquet plugin shares the csv plugin's layouts, cache and sampler; it is built only where
 // the pyarrow wheel's Arrow C++ is found, and its files are written here by that same pyarrow.
 TEST_CASE("parquet and Arrow IPC files, when the parquet plugin is built") {
@@ -524,6 +676,12 @@ feather.write_feather(pa.table({
 with ipc.new_stream(d + '/s.arrows', pa.schema([('time', pa.string()), ('v', pa.float64())])) as w:
     w.write_table(pa.table({'time': ['2024-01-01', '2024-02-01', '2024-03-01'], 'v': [1.0, 2.0, 3.0]}))
 pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
+import decimal
+pq.write_table(pa.table({
+    'price': pa.array([decimal.Decimal('1.25'), None, decimal.Decimal('-3.50')], pa.decimal128(9, 2)),
+    'big': pa.array([decimal.Decimal('2.5'), decimal.Decimal('4'), decimal.Decimal('8')], pa.decimal256(40, 1)),
+    'half': pa.array([0.5, 1.5, 2.25], pa.float16()),
+    'text': pa.array(['1', 'N/A', '-'])}), d + '/typed.parquet')
 )");
   const auto made = test::run_command("'" + python + "' '" + dir + "/make.py' '" + dir + "'");
   REQUIRE(made.status == 0);
@@ -549,6 +707,21 @@ pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
   auto stream = parquet({{"files", dir + "/s.arrows"}});
   CHECK(whole_series(*stream) == std::set<std::string>{"1,2,3"});
   CHECK(stream->describe()["season"] == 12);
+  // Decimal and float16 columns are numbers (before: "non-numeric"); text cells follow CSV's rule.
+  auto typed = parquet({{"files", dir + "/typed.parquet"}});
+  CHECK(whole_series(*typed) == std::set<std::string>{"1.25,nan,-3.5", "2.5,4,8", "0.5,1.5,2.25"});
+  CHECK(whole_series(*parquet({{"files", dir + "/typed.parquet"}, {"columns", "text"}})) == std::set<std::string>{"1"});
+  // A flipped byte in the footer's metadata (before: only "Couldn't deserialize thrift").
+  {
+    std::string bytes = test::read_text(dir + "/long.parquet");
+    uint32_t length = 0;
+    std::memcpy(&length, bytes.data() + bytes.size() - 8, 4);  // the footer: metadata, its length, "PAR1"
+    char& first = bytes[bytes.size() - 8 - length];
+    first = static_cast<char>(first ^ 0xFF);
+    write(dir, "flipped.parquet", bytes);
+    CHECK_THROWS_WITH(parquet({{"files", dir + "/flipped.parquet"}}),
+                      Catch::Contains("flipped.parquet: the file is damaged or truncated"));
+  }
   CHECK_THROWS_WITH(parquet({{"files", dir + "/bad.parquet"}, {"columns", "v"}}),
                     Catch::Contains("bad.parquet: row 3: column \"v\": non-numeric value \"abc\""));
   CHECK_THROWS_WITH(parquet({{"files", dir + "/make.py"}}), Catch::Contains("make.py: neither Parquet nor Arrow IPC"));

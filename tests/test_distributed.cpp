@@ -8,12 +8,14 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "orrery/host/gradient_sync.h"
 #include "orrery/host/launch_env.h"
@@ -24,6 +26,8 @@
 #include "orrery/host/trainer.h"
 #include "orrery/host/zero.h"
 #include "support.h"
+
+namespace fs = std::filesystem;
 
 extern char** environ;
 
@@ -300,6 +304,7 @@ std::string parallel_script(const std::string& dir, const std::string& extra) {
                          "                           head = 'quantile', param = 'umup', seed = 1}\n"
                          "local run = orrery.train{model = model, data = {'synthetic', seed = 2}, steps = args.steps or 12,\n"
                          "  batch_size = 4, context_length = 128, log_every = 4, name = args.name or 'dp', checkpoint_every = 4,\n"
+                         "  runs_dir = args.runs or 'runs',\n"
                          "  optimizer = {'adamw', lr = 1e-2}, " + extra + "}\n"
                          "print(string.format('rank %d of %d (%s): final %.9g world %d dir %s', w.rank, w.size,\n"
                          "                    w.launcher, run.final_loss, run.world_size, run.run_dir))\n";
@@ -423,4 +428,88 @@ TEST_CASE("a sharded optimizer's checkpoint holds the whole state: resumed by tw
     REQUIRE(by_name.count(name));
     CHECK(at::equal(t, by_name.at(name)));
   }
+}
+
+namespace {
+// A shell command starting `orrery run ARGS` as rank `rank` of `world` on this machine, with
+// torchrun's variables set by hand (so ranks can be given wrong ones) and a 10 s timeout.
+std::string as_rank(int rank, int world, int port, const std::string& args) {
+  const std::string r = std::to_string(rank), w = std::to_string(world);
+  return "RANK=" + r + " LOCAL_RANK=" + r + " WORLD_SIZE=" + w + " LOCAL_WORLD_SIZE=" + w +
+         " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " ORRERY_DIST_TIMEOUT=10 OMP_NUM_THREADS=1 " +
+         test::orrery_cmd("run " + args);
+}
+
+// The processes whose command line holds `needle` (ranks are started as "orrery run ..."), from /proc.
+int processes_with(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = test::read_text(e.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    n += cmdline.find(needle) != std::string::npos;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("the ranks of an orrery launch killed with -9 stop too, freeing the run folder") {
+  const std::string dir = test::temp_dir("launch-kill9");
+  parallel_script(dir, "");
+  const std::string script = dir + "/dp.lua";
+  // Before: both ranks trained on as orphans, and a relaunch found the run folder "in use".
+  test::Background launch({"launch", "-n", "2", script, "steps=100000", "name=orphans", "runs=" + dir + "/runs"},
+                          dir + "/launch.log");
+  REQUIRE(launch.wait_for("writing", 60));
+  REQUIRE(processes_with(script) == 3);  // the launcher and its two ranks
+  launch.kill_now();
+  bool gone = false;
+  for (int i = 0; i < 600 && !gone; ++i) {
+    gone = processes_with(script) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(gone);
+  const std::string summary = test::read_text(dir + "/runs/orphans/summary.json");
+  CHECK(summary.find("\"interrupted\": true") != std::string::npos);  // stopped after a step, summary written
+}
+
+TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, not left to time out") {
+  const std::string dir = test::temp_dir("dp-disagree");
+  // The job stays up a few seconds, so that a late duplicate still finds it.
+  std::ofstream(dir + "/hello.lua") << "print('rank ' .. orrery.world().rank .. ' joined'); os.execute('sleep 4')\n";
+  parallel_script(dir, "");
+  const int port = test_port() + 7;
+  const auto in = [&](const std::string& line) { return test::run_command("cd '" + dir + "' && " + line); };
+  // Two processes given RANK=1 (before: raw c10d text, or a Gloo timeout).
+  const auto twice = in("(" + as_rank(0, 2, port, "hello.lua") + " & " + as_rank(1, 2, port, "hello.lua") + " & " +
+                        as_rank(1, 2, port, "hello.lua") + " & wait)");
+  INFO(twice.output);
+  CHECK_THAT(twice.output, Catch::Contains("another process already joined as rank 1 (two processes given RANK=1?)"));
+  // Another world size.
+  const auto sizes = in("(" + as_rank(0, 2, port + 1, "hello.lua") + " & " + as_rank(1, 3, port + 1, "hello.lua") + " & wait)");
+  INFO(sizes.output);
+  CHECK_THAT(sizes.output, Catch::Contains("was started with WORLD_SIZE=3, rank 0 with 2: every rank of a job must be "
+                                           "given the same world size"));
+  // Another run: the same script with other arguments.
+  const auto runs = in("(" + as_rank(0, 2, port + 2, "dp.lua steps=10") + " & " + as_rank(1, 2, port + 2, "dp.lua steps=12") +
+                       " & wait)");
+  INFO(runs.output);
+  CHECK_THAT(runs.output, Catch::Contains("rank 1 asks for another run than rank 0 (train.steps is 10 on rank 0, 12 on "
+                                          "rank 1): every rank must run the same script with the same arguments"));
+  CHECK_THAT(runs.output, Catch::Contains("rank 0 could not start the run: rank 1 asks for another run"));
+}
+
+TEST_CASE("a hung rank is named by the rank that timed out waiting for it") {
+  const std::string dir = test::temp_dir("dp-hung");
+  // Rank 1 stops answering after step 8 (a sleep standing for a hang); rank 0 waits 10 s.
+  parallel_script(dir, "on_step = function(ev) if w.rank == 1 and ev.step >= 8 and not slept then slept = true; "
+                       "os.execute('sleep 15') end end");
+  const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd("launch -n 2 --timeout 10 dp.lua steps=40"));
+  INFO(r.output);
+  CHECK(r.status != 0);
+  // Before: Gloo's "Timed out waiting 10000ms for recv", and the launcher blamed rank 0.
+  CHECK_THAT(r.output, Catch::Contains("rank 0 of 2: all-reduce failed"));
+  CHECK_THAT(r.output, Catch::Contains("where the ranks were: rank 0 starting step"));
+  CHECK_THAT(r.output, Catch::Contains(": rank 1 fell behind (hung, slow or stopped)"));
 }

@@ -60,6 +60,10 @@ std::string script(const std::string& dir, const std::string& lua) {
   return "\"$ORRERY\" run script.lua";
 }
 
+// The variables torchrun sets, for a job of two on this machine, by hand (dp rows).
+const char* kRanks = "P=$((20000 + $$ % 20000)); export MASTER_ADDR=127.0.0.1 MASTER_PORT=$P WORLD_SIZE=2 "
+                     "LOCAL_WORLD_SIZE=2 LOCAL_RANK=0 ORRERY_DIST_TIMEOUT=10 OMP_NUM_THREADS=1; ";
+
 const std::string kModel = "local m = orrery.model{arch = {\"toto2\", d_model = 32, num_layers = 1, num_heads = 2}}\n";
 
 // A model script: kModel, then `lua` (so its errors are at line 2).
@@ -163,6 +167,26 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive,theeta --data daily.csv"; }},
       {"cli-eval-context", 1, "orrery: evaluation: context must be at least 1 step, got 0",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --context 0"; }},
+      {"eval-constant-series", 1,
+       "orrery: data set 'flat': series 'flat' does not change (at lag 12) in the 24 steps before test window 1, so its "
+       "MASE is undefined (its seasonal error is 0); leave the series out of the data set",
+       [](auto& d) {
+         std::string text = "time,a\n";
+         for (int y = 2024; y < 2027; ++y)
+           for (int m = 1; m <= 12; ++m) text += std::to_string(y) + "-" + (m < 10 ? "0" : "") + std::to_string(m) + "-01,7\n";
+         write(d, "flat.csv", text);
+         return "\"$ORRERY\" eval --baselines naive --data flat.csv";
+       }},
+      {"eval-duplicate-names", 1,
+       "orrery: evaluation: data sets 1 and 2 are both named 'a' (from bench/x.csv and bench/y.csv); each data set is "
+       "scored once, under a name of its own",
+       [](auto& d) {
+         write(d, "bench/x.csv", kDaily);
+         write(d, "bench/y.csv", kDaily);
+         write(d, "bench/manifest.json", "{\"datasets\": [{\"name\": \"a\", \"file\": \"x.csv\", \"frequency\": \"D\"}, "
+                                         "{\"name\": \"a\", \"file\": \"y.csv\", \"frequency\": \"D\"}]}");
+         return "\"$ORRERY\" eval --baselines naive --data bench";
+       }},
       {"cli-bench-unknown", 2,
        "orrery: bench: unknown benchmark 'speed' (bench data, bench train or bench forecast; see orrery bench --help)",
        [](auto&) { return "\"$ORRERY\" bench speed"; }},
@@ -308,7 +332,7 @@ const std::vector<Row>& rows() {
       {"csv-header-only", 1, "orrery: script.lua:1: header.csv:1: no data rows after the header",
        [](auto& d) { return csv_source(d, "header.csv", "time,a,b\n"); }},
       {"csv-non-numeric", 1,
-       "orrery: script.lua:1: text.csv:3: column \"a\": non-numeric value \"n.a.\" (values are numbers; NA, NaN, null or an empty field mark a missing one)",
+       "orrery: script.lua:1: text.csv:3: column \"a\": non-numeric value \"n.a.\" (values are numbers; NA, N/A, NaN, null, None, -, ? or an empty field mark a missing one)",
        [](auto& d) { return csv_source(d, "text.csv", "time,a\n2024-01-01,1\n2024-01-02,n.a.\n", ", columns = \"a\""); }},
       {"csv-infinite", 1, "orrery: script.lua:1: inf.csv:3: column \"a\": infinite value \"inf\"",
        [](auto& d) { return csv_source(d, "inf.csv", "a\n1\ninf\n"); }},
@@ -316,7 +340,8 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:1: big.csv:3: column \"a\": the value 1e+39 is beyond float32's range (+-3.4e38): rescale the column",
        [](auto& d) { return csv_source(d, "big.csv", "a\n1\n1e39\n"); }},
       {"csv-beyond-double", 1,
-       "orrery: script.lua:1: huge.csv:3: column \"a\": the value \"1e400\" is beyond float32's range (+-3.4e38): rescale the column",
+       "orrery: script.lua:1: huge.csv:3: column \"a\": the value \"1e400\" is outside a double's range (1e-308 to 1.8e308 in "
+       "size): rescale the column",
        [](auto& d) { return csv_source(d, "huge.csv", "a\n1\n1e400\n"); }},
       {"csv-bad-time", 1,
        "orrery: script.lua:1: times.csv:3: column \"time\": cannot read \"yesterday\" as a time (expected an ISO date",
@@ -327,7 +352,7 @@ const std::vector<Row>& rows() {
       {"csv-missing-column", 1, "orrery: script.lua:1: a.csv: no column \"when\" (option timestamp); its columns are time, a",
        [](auto& d) { return csv_source(d, "a.csv", "time,a\n2024-01-01,1\n", ", timestamp = \"when\""); }},
       {"csv-all-missing", 1,
-       "orrery: script.lua:1: csv: no series for the train split in missing.csv (no series at all: the 2 found have no observed value, only NA, NaN, null or empty fields)",
+       "orrery: script.lua:1: csv: no series for the train split in missing.csv (no series at all: the 2 found have no observed value, only missing markers or empty fields)",
        [](auto& d) { return csv_source(d, "missing.csv", "a,b\nNA,\nNA,\nNaN,null\n"); }},
       {"csv-no-match", 1, "orrery: script.lua:1: no file matches \"data/*.csv\"",
        [](auto& d) { return script(d, "orrery.data{\"csv\", files = \"data/*.csv\"}\n"); }},
@@ -343,6 +368,56 @@ const std::vector<Row>& rows() {
          return as_other_user("\"$ORRERY\" run script.lua");
        },
        Need::other_user},
+      {"csv-bad-cell", 1,
+       "orrery: script.lua:1: cells.csv:52: column \"b\": non-numeric value \"abc\" (values are numbers; NA, N/A, NaN, "
+       "null, None, -, ? or an empty field mark a missing one)",
+       [](auto& d) {
+         std::string text = "time,a,b\n";
+         for (int i = 0; i < 60; ++i)
+           text += std::to_string(1700000000 + 3600 * i) + "," + std::to_string(i) + "," + (i == 50 ? "abc" : std::to_string(i)) + "\n";
+         return csv_source(d, "cells.csv", text, ", timestamp_format = \"unix\"");
+       }},
+      {"csv-below-float32", 1,
+       "orrery: script.lua:1: tiny.csv:3: column \"a\": the value 1e-40 is below float32's smallest normal number "
+       "(1.2e-38): rescale the column",
+       [](auto& d) { return csv_source(d, "tiny.csv", "a\n1\n1e-40\n"); }},
+      {"csv-named-pipe", 1,
+       "orrery: script.lua:1: pipe.csv is a named pipe, not a data file (files = \"pipe.csv\"): Orrery reads regular "
+       "files only, since a pipe or device could block or never end",
+       [](auto& d) {
+         if (::mkfifo((d + "/pipe.csv").c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
+         return script(d, "orrery.data{\"csv\", files = \"pipe.csv\"}\n");
+       }},
+      {"csv-million-columns", 1, "orrery: script.lua:1: wide.csv:1: columns 1 and 1000001 are both named \"c0\"",
+       [](auto& d) {
+         std::string text;
+         for (int i = 0; i < 1000000; ++i) text.append("c").append(std::to_string(i)).append(",");
+         text += "c0\n1";
+         for (int i = 0; i < 1000000; ++i) text += ",1";
+         return csv_source(d, "wide.csv", text + "\n");
+       }},
+      {"csv-one-row", 1,
+       "orrery: script.lua:1: csv: no series for the train split in one.csv (the longest series has 1 step, too few to "
+       "split in time between training and validation (holdout = 0.1 of each series' steps, at least one, go to "
+       "validation))",
+       [](auto& d) { return csv_source(d, "one.csv", "a\n5\n"); }},
+      {"csv-exclude-last-all", 1,
+       "orrery: script.lua:1: csv: no series for the train split in three.csv (exclude_last = 10 keeps back every step: "
+       "the longest series has 3 steps)",
+       [](auto& d) { return csv_source(d, "three.csv", "a\n1\n2\n3\n", ", exclude_last = 10"); }},
+      {"csv-dates-far-apart", 1,
+       "orrery: script.lua:1: dates.csv: column \"time\": irregular timestamps: the typical spacing is 3652058 days but "
+       "from 0001-01-01 00:00:00 to 9999-12-31 00:00:00 it is 3652058 days, and the day of the month moves from 1 to "
+       "31: not a whole number of months (set the frequency explicitly if the data has one)",
+       [](auto& d) { return csv_source(d, "dates.csv", "time,a\n0001-01-01,1\n9999-12-31,2\n"); }},
+      {"train-series-too-short", 1,
+       "orrery: script.lua:2: data plugin 'csv': the longest series of the train split has 9 steps, too short to train "
+       "on: this model needs series of at least 34 steps (a patch of 32 to predict and two observations before it)",
+       [](auto& d) {
+         write(d, "short.csv", "a\n1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+         return with_model(d, "orrery.train{model = m, data = {\"csv\", files = \"short.csv\"}, steps = 2, batch_size = 2, "
+                              "context_length = 64, quiet = true}");
+       }},
       {"csv-folder", 1, "orrery: script.lua:1: data is a folder, not a data file (files = \"data\")",
        [](auto& d) { fs::create_directories(d + "/data"); return script(d, "orrery.data{\"csv\", files = \"data\"}\n"); }},
 
@@ -353,12 +428,27 @@ const std::vector<Row>& rows() {
          return script(d, "orrery.data{\"parquet\", files = \"sales.parquet\"}\n");
        },
        Need::parquet},
-      {"parquet-truncated", 1, "orrery: script.lua:1: cut.parquet: Invalid: Parquet magic bytes not found in footer",
+      {"parquet-truncated", 1,
+       "orrery: script.lua:1: cut.parquet: the file is damaged or truncated, or not the Parquet or Arrow file it looks "
+       "like (Arrow: Parquet magic bytes not found in footer",
        [](auto& d) {
          parquet(d, "whole.parquet", "pa.table({'v': pa.array([float(i) for i in range(1000)])})");
          const std::string bytes = test::read_text(d + "/whole.parquet");
          write(d, "cut.parquet", bytes.substr(0, bytes.size() / 2));
          return script(d, "orrery.data{\"parquet\", files = \"cut.parquet\"}\n");
+       },
+       Need::parquet},
+      {"parquet-damaged-footer", 1,
+       "orrery: script.lua:1: flipped.parquet: the file is damaged or truncated, or not the Parquet or Arrow file it "
+       "looks like (Arrow: ",
+       [](auto& d) {
+         parquet(d, "whole.parquet", "pa.table({'v': pa.array([float(i) for i in range(100)])})");
+         std::string bytes = test::read_text(d + "/whole.parquet");
+         uint32_t length = 0;
+         std::memcpy(&length, bytes.data() + bytes.size() - 8, 4);  // the footer: metadata, its length, "PAR1"
+         bytes[bytes.size() - 8 - length] = static_cast<char>(bytes[bytes.size() - 8 - length] ^ 0xFF);
+         write(d, "flipped.parquet", bytes);
+         return script(d, "orrery.data{\"parquet\", files = \"flipped.parquet\"}\n");
        },
        Need::parquet},
       {"parquet-non-numeric", 1, "orrery: script.lua:1: text.parquet: row 3: column \"v\": non-numeric value \"abc\" (string)",
@@ -394,11 +484,27 @@ const std::vector<Row>& rows() {
          write(d, "empty.csv", "time,a,b\n1,5,\n2,6,NA\n3,7,\n");
          return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input empty.csv --horizon 3";
        }},
-      {"forecast-input-beyond-double", 1, "orrery: e400.csv:3: column \"a\" has a value beyond the range of a double: \"1e400\"",
+      {"forecast-input-beyond-double", 1,
+       "orrery: e400.csv:3: column \"a\": the value \"1e400\" is outside a double's range (1e-308 to 1.8e308 in size): "
+       "rescale the column",
        [](auto& d) {
          write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
          write(d, "e400.csv", "time,a\n1,5\n2,1e400\n3,7\n");
          return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input e400.csv --horizon 3";
+       }},
+      {"forecast-input-unclosed-quote", 1, "orrery: q.csv:3: a quoted field is not closed by the end of the file",
+       [](auto& d) {
+         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+         write(d, "q.csv", "time,a\n1,5\n2,\"15\n3,7\n");
+         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input q.csv --horizon 3";
+       }},
+      {"forecast-input-hex", 1,
+       "orrery: h.csv:3: column \"a\": non-numeric value \"0x64\" (values are numbers; NA, N/A, NaN, null, None, -, ? or "
+       "an empty field mark a missing one)",
+       [](auto& d) {
+         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+         write(d, "h.csv", "time,a\n1,5\n2,0x64\n3,7\n");
+         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input h.csv --horizon 3";
        }},
       {"forecast-input-huge", 1,
        "orrery: e300.csv: column \"a\": the value 1e+300 at step 1 is beyond +-1e150, where the forecast's float64 scaling overflows; rescale the series",
@@ -544,11 +650,45 @@ const std::vector<Row>& rows() {
        }},
       {"nan-storm", 1,
        "orrery: script.lua:2: training stopped at step 3: 2 steps in a row had a non-finite loss or gradient "
-       "(max_skipped_steps = 2; lr 1.00e+30). The weights are those after step 1 and the checkpoints are intact: "
-       "lower the learning rate, tighten clipping or check the data, then resume",
+       "(max_skipped_steps = 2; lr 1.00e+30). The weights are those after step 1; step 2 was the first to fail: lower "
+       "the learning rate, tighten clipping or check the data. The checkpoint of step 1 holds those weights and was set "
+       "aside (checkpoints/diverged-step-*); no checkpoint from before step 2 remains, so --resume starts the run over",
        [](auto& d) {
          return with_model(d, "orrery.train{model = m, steps = 40, batch_size = 2, context_length = 64, quiet = true, "
-                              "optimizer = {\"adamw\", lr = 1e30}, max_skipped_steps = 2}");
+                              "optimizer = {\"adamw\", lr = 1e30}, max_skipped_steps = 2, checkpoint_every = 1}");
+       }},
+      {"diverged-window", 1,
+       "had a non-finite loss or gradient (max_skipped_steps = 10; lr 1.00e+06)",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 60, batch_size = 2, context_length = 64, quiet = true, "
+                              "optimizer = {\"adamw\", lr = 1e6}}");
+       }},
+      {"forecast-diverged-weights", 1,
+       "orrery: the model's forecast is not finite (NaN): its weights give no finite output for these series, as a "
+       "diverged training run's do; retrain it (a lower learning rate) or load an earlier checkpoint",
+       [](auto& d) {
+         with_model(d, "orrery.train{model = m, steps = 40, batch_size = 2, context_length = 64, quiet = true, name = \"d\", "
+                       "optimizer = {\"adamw\", lr = 1e30}, max_skipped_steps = 2, checkpoint_every = 1}");
+         write(d, "in.csv", "a\n1\n2\n3\n4\n5\n");
+         return std::string("\"$ORRERY\" run script.lua 2>/dev/null; \"$ORRERY\" forecast --model "
+                            "runs/d/checkpoints/diverged-step-000000001/model.safetensors --input in.csv --horizon 4");
+       }},
+      {"checkpoint-record-edited", 0,
+       "warning: skipping checkpoint runs/r/checkpoints/step-000000002: checkpoint.json fails its CRC-32 check (edited "
+       "or damaged)",
+       [](auto& d) {
+         resumable(d);
+         return std::string("\"$ORRERY\" run script.lua stop=3 2>/dev/null; sed -i 's/\"metrics_bytes\": /&9/' "
+                            "runs/r/checkpoints/step-000000002/checkpoint.json; \"$ORRERY\" run script.lua --resume");
+       }},
+      {"resume-config-missing", 1,
+       "orrery: script.lua:2: cannot resume run runs/r: its config.json is missing, so its checkpoints cannot be checked "
+       "against this script. Restore it (each checkpoint keeps a copy: the \"config\" of "
+       "checkpoints/step-N/checkpoint.json), or give the script another name to start a new run",
+       [](auto& d) {
+         resumable(d);
+         return std::string("\"$ORRERY\" run script.lua stop=3 2>/dev/null; rm runs/r/config.json; "
+                            "\"$ORRERY\" run script.lua --resume");
        }},
       {"checkpoint-keep-zero", 1,
        "orrery: script.lua:2: option 'checkpoint_keep' of orrery.train must be >= 1, got number 0",
@@ -572,6 +712,46 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          csv_source(d, "a.csv", "a\n1\n2\n", ", shard_files = true");
          return std::string("\"$ORRERY\" launch -n 2 script.lua");
+       }},
+      // Ranks given wrong variables by hand, as a hand-written launcher or an sbatch script might;
+      // each job on a port of its own (the shell's pid), ranks timing out after 10 s.
+      {"dp-duplicate-rank", 1,
+       "orrery: rank 1 of 2: another process already joined as rank 1 (two processes given RANK=1?); every rank of a "
+       "job needs a number of its own",
+       [](auto& d) {
+         script(d, "print('rank ' .. orrery.world().rank .. ' joined'); os.execute('sleep 6')\n");
+         return std::string(kRanks) + "(RANK=0 \"$ORRERY\" run script.lua & RANK=1 \"$ORRERY\" run script.lua & "
+                                      "sleep 3; RANK=1 \"$ORRERY\" run script.lua; r=$?; wait; exit $r)";
+       }},
+      {"dp-world-size", 1, ": every rank of a job must be given the same world size",
+       [](auto& d) {
+         script(d, "print(1)\n");
+         return std::string(kRanks) + "(RANK=0 \"$ORRERY\" run script.lua & p=$!; RANK=1 WORLD_SIZE=3 \"$ORRERY\" run "
+                                      "script.lua; wait $p)";
+       }},
+      {"dp-other-run", 1,
+       "orrery: script.lua:2: rank 1 asks for another run than rank 0 (train.steps is 10 on rank 0, 12 on rank 1): "
+       "every rank must run the same script with the same arguments",
+       [](auto& d) {
+         with_model(d, "orrery.train{model = m, steps = args.steps, batch_size = 2, context_length = 64, quiet = true}");
+         return std::string(kRanks) + "(RANK=0 \"$ORRERY\" run script.lua steps=10 & p=$!; RANK=1 \"$ORRERY\" run "
+                                      "script.lua steps=12; wait $p)";
+       }},
+      {"dp-hung-rank", 1, "; where the ranks were: rank 0 starting step 7 (0.0 s ago), rank 1 starting step 6 (",
+       [](auto& d) {
+         with_model(d, "local w = orrery.world()\norrery.train{model = m, steps = 40, batch_size = 2, context_length = 64, "
+                       "quiet = true, log_every = 1, on_step = function(e) if w.rank == 1 and e.step == 6 then "
+                       "os.execute('sleep 15') end end}");
+         return std::string("\"$ORRERY\" launch -n 2 --timeout 5 script.lua");
+       }},
+      {"dp-launcher-killed", 0, "run r: resuming at step",
+       [](auto& d) {
+         with_model(d, "orrery.train{model = m, steps = 100000, batch_size = 2, context_length = 64, log_every = 1, "
+                       "name = \"r\", max_seconds = args.seconds or 0}");
+         // Before: both ranks trained on as orphans, and the relaunch found runs/r "in use".
+         return std::string("\"$ORRERY\" launch -n 2 script.lua >launch.log 2>&1 & L=$!; "
+                            "until grep -q 'step ' launch.log; do sleep 0.2; done; kill -9 $L; sleep 10; "
+                            "\"$ORRERY\" launch -n 2 script.lua --resume seconds=0.001 1>&2");
        }},
       {"dp-resume-global-batch", 1,
        "orrery: script.lua:2: cannot resume run runs/g: this script asks for another run (the micro-batches of a step "

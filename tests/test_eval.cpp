@@ -148,6 +148,35 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   CHECK(r["summary"][0]["configurations"] == 2);
 }
 
+TEST_CASE("what has no score is refused or said: a constant series, two data sets of one name, an exact naive") {
+  std::vector<double> y;
+  for (int t = 0; t < 60; ++t) y.push_back(10 + t);
+  Shifted f;
+  f.series = y;
+  // Before: MASE -nan and CRPS inf for the data set, left out of the geometric mean silently.
+  EvalDataset flat = yearly(std::vector<double>(60, 7.0));
+  flat.name = "flat";
+  CHECK_THROWS_WITH(run_eval({flat}, {&f}, EvalProtocol{}),
+                    Catch::Contains("data set 'flat': series 'toy' does not change (at lag 1) in the 54 steps before test "
+                                    "window 1, so its MASE is undefined (its seasonal error is 0); leave the series out"));
+  // Before: both scored, their rows indistinguishable.
+  EvalDataset a = yearly(y), b = yearly(y);
+  CHECK_THROWS_WITH(run_eval({a, b}, {&f}, EvalProtocol{}),
+                    Catch::Contains("evaluation: data sets 1 and 2 are both named '" + a.name + "'"));
+  // Seasonal naive exact on the test window (the series stops changing there) but not on the
+  // history: no ratio, left out of the means, and said so (before: silently).
+  std::vector<double> level;
+  for (int t = 0; t < 60; ++t) level.push_back(t < 40 ? t : 40);
+  EvalDataset still = yearly(level);
+  still.name = "still";
+  auto naive = baseline_forecaster("seasonal_naive");
+  const Json r = run_eval({still}, {naive.get()}, EvalProtocol{});
+  REQUIRE(r["unscaled"].size() == 1);
+  CHECK(r["unscaled"][0]["dataset"] == "still");
+  CHECK_THAT(format_eval_table(r), Catch::Contains("(still/") &&
+                                       Catch::Contains("seasonal naive is exact here: no ratio, left out of the geometric means)"));
+}
+
 TEST_CASE("the bundled benchmark loads every data set its manifest lists") {
   const auto sets = load_eval_datasets(ORRERY_SOURCE_DIR "/assets/data");
   std::ifstream in(ORRERY_SOURCE_DIR "/assets/data/manifest.json");

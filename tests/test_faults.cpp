@@ -1,6 +1,7 @@
 // Numerical faults in training: a step whose loss or gradient is not finite is skipped and
-// counted, too many in a row stop the run with its last checkpoint intact, and loss spikes far
-// above the running median are reported. Faults are injected through the data.
+// counted, too many (in a row, or among the recent steps) stop the run as diverged with the
+// checkpoints of the failing weights set aside, and loss spikes far above the running median are
+// reported. Faults are injected through the data.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -109,7 +110,7 @@ TEST_CASE("a step with a non-finite loss is skipped and counted, the weights unt
   }
 }
 
-TEST_CASE("max_skipped_steps non-finite steps in a row stop the run; its last checkpoint is intact") {
+TEST_CASE("max_skipped_steps non-finite steps in a row stop the run; the failing weights' checkpoints set aside") {
   auto& reg = orrery::Registry::global();
   const std::string dir = test::temp_dir("faults-storm");
   auto data = std::make_shared<Poisoned>();
@@ -122,10 +123,15 @@ TEST_CASE("max_skipped_steps non-finite steps in a row stop the run; its last ch
   CHECK_THROWS_WITH(orrery::run_training(req, reg),
                     Catch::Contains("training stopped at step 10: 4 steps in a row had a non-finite loss or gradient "
                                     "(max_skipped_steps = 4") &&
-                        Catch::Contains("The weights are those after step 6 and the checkpoints are intact"));
+                        Catch::Contains("The weights are those after step 6; step 7 was the first to fail") &&
+                        Catch::Contains("The checkpoint of step 6 holds those weights and was set aside "
+                                        "(checkpoints/diverged-step-*); --resume goes on from step-000000004"));
   const Json summary = Json::parse(test::read_text(dir + "/storm/summary.json"));
   CHECK_THAT(summary["error"].get<std::string>(), Catch::Contains("training stopped at step 10"));
-  // Checkpoints were written into the storm (step 8 holds step 6's weights) and are whole.
+  // No checkpoint at step 8 (its newest step was skipped); step 6's, whose weights gave the first
+  // non-finite loss, kept aside, never resumed from.
+  CHECK(fs::is_directory(dir + "/storm/checkpoints/diverged-step-000000006"));
+  CHECK(!fs::exists(dir + "/storm/checkpoints/step-000000008"));
   auto check = test::tiny_model();
   orrery::RoutedOptimizer opt(reg, orrery::optimizer_groups_from_json({{"name", "adamw"}}), check->params(),
                               check->parametrisation());
@@ -134,9 +140,57 @@ TEST_CASE("max_skipped_steps non-finite steps in a row stop the run; its last ch
                                                      [&](const std::string& w) { warnings.push_back(w); });
   REQUIRE(newest);
   CHECK(warnings.empty());
-  CHECK(newest->state.step == 8);
-  CHECK(newest->state.skipped_in_row == 2);
-  CHECK(same(weights(*check), weights(*req.model)));
+  CHECK(newest->state.step == 4);
+  CHECK(newest->state.skipped_in_row == 0);
+}
+
+TEST_CASE("a diverging run that skips most steps, never max_skipped_steps in a row, stops") {
+  Trainee t;
+  Poisoned data;
+  // Two steps of three skipped from step 5 on: never 4 in a row (before: the run went on to its
+  // end, exit 0, at a loss of 4e10 with lr 1e6), but 4 of the last 8.
+  for (int64_t k = 4; k < 30; ++k)
+    if (k % 3 != 0) data.at[k] = Poison::nan;
+  orrery::MetricsBus bus;
+  try {
+    orrery::train(*t.model, data, *t.opt, config({{"max_skipped_steps", 4}}), bus);
+    FAIL("no error");
+  } catch (const orrery::TrainingDiverged& e) {
+    CHECK_THAT(e.what(), Catch::Contains("4 of the last 8 steps had a non-finite loss or gradient"));
+    CHECK_THAT(e.what(), Catch::Contains("step 5 was the first to fail"));
+    CHECK(e.suspect_from == 4);
+  }
+}
+
+TEST_CASE("a run whose last step is skipped ends with an error, not with weights that give NaN") {
+  Trainee t;
+  Poisoned data;
+  data.at = {{29, Poison::nan}};
+  orrery::MetricsBus bus;
+  CHECK_THROWS_WITH(orrery::train(*t.model, data, *t.opt, config(), bus),
+                    Catch::Contains("training ended at step 30 on 1 skipped step(s)"));
+}
+
+TEST_CASE("non-finite weights are never saved, and a diverged model forecasts no NaN") {
+  auto model = test::tiny_model();
+  const std::string dir = test::temp_dir("faults-save");
+  {
+    at::NoGradGuard no_grad;
+    model->params()[1].tensor.view(-1)[0] = NAN;
+  }
+  CHECK_THROWS_WITH(model->save_weights(dir + "/m.safetensors"),
+                    Catch::Contains("cannot save " + dir + "/m.safetensors: the weights '" + model->params()[1].info.name +
+                                    "' hold NaN or infinite values"));
+  CHECK(!fs::exists(dir + "/m.safetensors"));
+  // Finite but diverged, as an lr of 1e30 leaves them: saved, but forecasting refuses.
+  auto diverged = test::tiny_model();
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : diverged->params()) p.tensor.mul_(1e30);
+  }
+  at::Tensor x = at::randn({1, 1, 64}), obs = at::ones({1, 1, 64}, at::kBool);
+  CHECK_THROWS_WITH(diverged->forecast(x, obs, at::zeros({1, 1}, at::kLong), 8),
+                    Catch::Contains("the model's forecast is not finite (NaN)"));
 }
 
 TEST_CASE("huge values are no fault: the causal scaler takes them in its stride") {

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "support.h"
 
 TEST_CASE("forecasts have shape (Q, B, V, H), sorted quantiles, values in data units") {
@@ -79,6 +81,25 @@ TEST_CASE("values beyond float32's range are forecast in the scaler's float64, n
   // untrained model's lowest quantile of values near 10 may sit anywhere near zero.
   CHECK(huge.abs().max().item<double>() > 1e38);
   CHECK(at::allclose(huge / big, base, 1e-5, 1e-5));
+}
+
+TEST_CASE("tiny series are forecast on their own scale, not flattened by the scaler's floor") {
+  auto model = test::tiny_model(9);
+  at::Tensor x = at::randn({1, 1, 96}, at::kDouble) * 0.1 + 0.5;  // below 1 in size
+  at::Tensor obs = at::ones({1, 1, 96}, at::kBool), ids = at::zeros({1, 1}, at::kLong);
+  at::Tensor base = model->forecast(x, obs, ids, 16).quantiles;
+  // A power of two scales exactly: the quantiles are the series' own, bit for bit.
+  const double two100 = std::ldexp(1.0, -100);
+  CHECK(at::equal(model->forecast(x * two100, obs, ids, 16).quantiles, base * two100));
+  // 1e-30 and 1e-300 likewise, up to the rounding of x * 1e-30 (before: the floor of 1e-6 made
+  // both forecast like an all-zero series, a spread of about 1e-6 around the level).
+  for (const double tiny : {1e-30, 1e-300}) {
+    at::Tensor small = model->forecast(x * tiny, obs, ids, 16).quantiles;
+    CHECK(at::allclose(small / tiny, base, 1e-4, 1e-6));
+  }
+  at::Tensor zeros = model->forecast(at::zeros_like(x), obs, ids, 16).quantiles;
+  CHECK((zeros.abs().max().item<double>() > 1e-9));  // the floor's spread: what tiny series got before
+  CHECK((model->forecast(x * 1e-30, obs, ids, 16).quantiles.abs().max().item<double>() < 1e-20));
 }
 
 TEST_CASE("a series or variate with no observation is refused, not forecast near zero") {

@@ -234,6 +234,37 @@ TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses a
   CHECK(test::read_text(r.run_dir("d") + "/final.safetensors") == test::read_text(r.run_dir("ref") + "/final.safetensors"));
 }
 
+TEST_CASE("an edited checkpoint.json fails its own CRC; a run folder without config.json is not resumed") {
+  Run r("resume-record");
+  REQUIRE(r.go("steps=20 every=5 name=ref").status == 0);
+  REQUIRE(r.go("steps=20 every=5 name=c fail_at=12").status == 1);
+  const std::string c = r.run_dir("c");
+  // One digit of metrics_bytes changed (before: metrics.jsonl was cut mid-line on resume, exit 0).
+  const std::string record = c + "/checkpoints/step-000000010/checkpoint.json";
+  std::string text = test::read_text(record);
+  const size_t at = text.find("\"metrics_bytes\": ");
+  REQUIRE(at != std::string::npos);
+  char& digit = text[at + 17];
+  digit = digit == '9' ? '8' : static_cast<char>(digit + 1);
+  std::ofstream(record, std::ios::binary | std::ios::trunc) << text;
+  const auto resumed = r.go("--resume steps=20 every=5 name=c");
+  INFO(resumed.output);
+  REQUIRE(resumed.status == 0);
+  CHECK_THAT(resumed.output, Catch::Contains("warning: skipping checkpoint runs/c/checkpoints/step-000000010: "
+                                             "checkpoint.json fails its CRC-32 check (edited or damaged)"));
+  CHECK_THAT(resumed.output, Catch::Contains("resuming at step 5/20"));
+  CHECK(losses(c) == losses(r.run_dir("ref")));
+
+  // config.json deleted (before: a new run started beside it at step 0, without a word).
+  REQUIRE(r.go("steps=20 every=5 name=e fail_at=12").status == 1);
+  fs::remove(r.run_dir("e") + "/config.json");
+  const auto lost = r.go("--resume steps=20 every=5 name=e");
+  CHECK(lost.status == 1);
+  CHECK_THAT(lost.output, Catch::Contains("cannot resume run runs/e: its config.json is missing, so its checkpoints "
+                                          "cannot be checked against this script"));
+  CHECK_FALSE(fs::exists(r.dir + "/runs/e-1"));
+}
+
 TEST_CASE("SIGTERM checkpoints the step it stopped at; --resume goes on from there") {
   Run r("resume-term");
   REQUIRE(r.go("steps=200 every=0 name=ref").status == 0);

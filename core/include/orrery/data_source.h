@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ class DataSource {
   // Every series the source reads from files, whole: both splits, and the steps exclude_last
   // keeps from training (evaluation scores exactly those). Generators hold none: empty.
   virtual std::vector<StoredSeries> stored_series() const { return {}; }
+  // The most steps of one series a sample can hold: the longest series (or part of one) the
+  // split draws from (a mixture: its worst source's). Training refuses a source whose longest
+  // series is too short for the model to learn anything from (it would train on nothing, with a
+  // loss of 0). nullopt: no bound (generators make series as long as asked).
+  virtual std::optional<int64_t> longest_series() const { return std::nullopt; }
 };
 
 using DataSourceFactory = std::unique_ptr<DataSource> (*)(const Json& options, const DataContext&);

@@ -2,6 +2,7 @@
 // UTF-8 as JSON (nlohmann::json::dump) accepts it, RFC 3629: no overlong forms, no surrogates,
 // nothing above U+10FFFF. Text that passes can go into any JSON document Orrery writes.
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace orrery {
@@ -20,6 +21,23 @@ inline size_t utf8_length(std::string_view s, size_t i) {
   for (size_t k = 2; k < n; ++k)
     if ((byte(k) & 0xC0) != 0x80) return 0;
   return n;
+}
+
+// `s` with each byte that is not part of valid UTF-8 written as the text \xNN: names read from
+// files (a header cell, a file name) made fit for JSON, the same on every read.
+inline std::string valid_utf8(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (const size_t n = utf8_length(s, i)) {
+      out.append(s.substr(i, n)), i += n;
+    } else {
+      const auto c = static_cast<unsigned char>(s[i++]);
+      out += "\\x", out += kHex[c >> 4], out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 inline bool is_utf8(std::string_view s) {

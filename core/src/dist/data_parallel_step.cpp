@@ -8,13 +8,15 @@
 
 namespace orrery {
 
-StepStart agree_step_start(ProcessGroup* world, const std::vector<Batch>& micro, bool stop, double clock) {
+StepStart agree_step_start(ProcessGroup* world, int64_t step, const std::vector<Batch>& micro, bool stop,
+                           double clock) {
   StepStart s;
   if (!world) {
     s.stop = stop, s.clock = clock;
     for (const auto& b : micro) s.variates.push_back(b.values.size(1));
     return s;
   }
+  world->note_progress(step + 1);
   const int64_t W = world->size(), A = static_cast<int64_t>(micro.size()), r = world->rank();
   at::Tensor v = at::zeros({W * A + 2}, at::kDouble);  // variates..., stops, rank 0's clock
   auto a = v.accessor<double, 1>();

@@ -235,6 +235,15 @@ Windows make_windows(const EvalDataset& d, Term term) {
       const auto cut = s.values.begin() + first + k * w.horizon;
       w.histories.emplace_back(s.values.begin(), cut);
       w.targets.emplace_back(cut, cut + w.horizon);
+      // MASE divides by the history's seasonal error: a constant history has none to divide by.
+      const double scale = seasonal_error(w.histories.back(), w.season);
+      if (!(scale > 0))
+        throw Error("data set '" + d.name + "': series '" + s.name + "' " +
+                    (std::isnan(scale) ? "has no two observed steps " + std::to_string(w.season) + " apart"
+                                       : "does not change (at lag " + std::to_string(w.season) + ")") +
+                    " in the " + std::to_string(first + k * w.horizon) + " steps before test window " +
+                    std::to_string(k + 1) + ", so its MASE is undefined (its seasonal error is " +
+                    (std::isnan(scale) ? "unknown" : "0") + "); leave the series out of the data set");
     }
   }
   return w;
@@ -263,9 +272,15 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
               const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress,
               const Interrupt* interrupt) {
   if (datasets.empty()) throw Error("evaluation needs at least one data set");
+  for (size_t i = 0; i < datasets.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (datasets[k].name == datasets[i].name)
+        throw Error("evaluation: data sets " + std::to_string(k + 1) + " and " + std::to_string(i + 1) +
+                    " are both named '" + datasets[i].name + "' (from " + datasets[k].origin + " and " +
+                    datasets[i].origin + "); each data set is scored once, under a name of its own");
   if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
   auto normaliser = baseline_forecaster("seasonal_naive");
-  Json configs = Json::array(), rows = Json::array(), skipped = Json::array();
+  Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array();
   std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, coverages;
   for (const auto& d : datasets)
     for (Term term : protocol.terms) {
@@ -300,13 +315,19 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
         rows.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
                         {"model", f->name()}, {"mase", s.mase}, {"crps", s.crps}, {"coverage", s.coverage},
                         {"mase_ratio", mr}, {"crps_ratio", cr}});
-        // A configuration where seasonal naive is perfect has no ratio; it is left out of the means.
+        // A configuration where seasonal naive is exact has no ratio: left out of the means, and
+        // said so (the table marks it, the result lists it).
         if (std::isfinite(mr)) mase_ratios[f->name()].push_back(mr);
         if (std::isfinite(cr)) crps_ratios[f->name()].push_back(cr);
         if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
         char buf[96];
         std::snprintf(buf, sizeof buf, "  %s %.3f/%.3f", f->name().c_str(), mr, cr);
         line += buf;
+      }
+      if (!(naive.mase > 0) || !(naive.crps > 0)) {
+        unscaled.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
+                            {"why", "seasonal naive is exact here: no ratio, left out of the geometric means"}});
+        line += "  (seasonal naive is exact here: no ratio, left out of the geometric means)";
       }
       if (progress) progress(line);
     }
@@ -324,7 +345,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   for (Term t : protocol.terms) terms.push_back(term_name(t));
   return {{"protocol", {{"name", "GIFT-Eval"}, {"terms", terms}, {"levels", protocol.levels},
                         {"normaliser", "seasonal_naive"}, {"aggregate", "geometric mean of ratios"}}},
-          {"configurations", configs}, {"skipped", skipped}, {"rows", rows}, {"summary", summary}};
+          {"configurations", configs}, {"skipped", skipped}, {"unscaled", unscaled}, {"rows", rows},
+          {"summary", summary}};
 }
 
 std::string format_eval_table(const Json& r) {
@@ -372,6 +394,10 @@ std::string format_eval_table(const Json& r) {
   for (const auto& s : r["summary"])
     std::snprintf(buf, sizeof buf, "  %15.3f", s["coverage"].is_number() ? s["coverage"].get<double>() : NAN), out += buf;
   out += "\n(ratios to seasonal naive on the same windows; below 1 is better)\n";
+  if (r.contains("unscaled"))
+    for (const auto& u : r["unscaled"])
+      out.append("(").append(u["dataset"].get<std::string>()).append("/").append(u["frequency"].get<std::string>())
+          .append("/").append(u["term"].get<std::string>()).append(": ").append(u["why"].get<std::string>()).append(")\n");
   return out;
 }
 

@@ -73,7 +73,13 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
     errno = 0;
-    write(out);
+    try {
+      write(out);
+    } catch (...) {  // a writer that fails (an unencodable value, a full disk) leaves nothing behind
+      out.close();
+      fs::remove(tmp, ec);
+      throw;
+    }
     if (!out.flush()) {
       const int err = errno;
       out.close();

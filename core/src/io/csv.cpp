@@ -1,40 +1,14 @@
 #include "orrery/host/csv.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
+#include <unordered_map>
 
+#include "orrery/csv_fields.h"
+#include "orrery/csv_tokenizer.h"
 #include "orrery/error.h"
 
 namespace orrery {
-namespace {
-
-std::vector<std::string> split_row(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) fields.push_back(cur), cur.clear();
-    else if (c != '\r') cur += c;
-  }
-  fields.push_back(cur);
-  return fields;
-}
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-
-bool is_missing(const std::string& f) { return f.empty() || f == "NA" || f == "NaN" || f == "nan"; }
-
-}  // namespace
 
 const std::vector<double>& CsvTable::column(const std::string& name) const {
   for (size_t i = 0; i < names.size(); ++i)
@@ -52,66 +26,44 @@ bool CsvTable::has(const std::string& name) const {
 }
 
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& text_columns) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a CSV file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+  CsvTokenizer in(path, size_t{1} << 20);  // the csv data plugin's tokenizer and cell rule
   CsvTable t;
-  std::string line;
-  int64_t lineno = 0;
+  std::vector<std::string> fields;
+  int64_t line = 0;
+  if (!in.next(fields, line)) throw Error(path + ": empty file, expected a header row");
+  auto where = [&] { return path + ":" + std::to_string(line) + ": "; };
+  std::unordered_map<std::string, size_t> column_of;  // a hash: a million columns in linear time
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::string name(csv_trim(fields[i]));
+    if (name.empty())
+      throw Error(where() + "column " + std::to_string(i + 1) + " of the header has no name" +
+                  (i + 1 == fields.size() ? " (a trailing comma?)" : ""));
+    if (const auto [at, fresh] = column_of.emplace(name, i); !fresh)
+      throw Error(where() + "columns " + std::to_string(at->second + 1) + " and " + std::to_string(i + 1) +
+                  " are both named " + quote_input(name) + "; every column needs its own name");
+    t.names.push_back(std::move(name));
+  }
+  t.columns.resize(t.names.size());
+  t.text.resize(t.names.size());
   std::vector<bool> is_text;
-  auto where = [&] { return path + ":" + std::to_string(lineno) + ": "; };
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (lineno == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // a UTF-8 byte-order mark
-    if (line.find('\0') != std::string::npos)
-      throw Error(where() + "holds binary data (a NUL byte): not a text CSV file");
-    if (trim(line).empty()) continue;
-    auto fields = split_row(line);
-    if (t.names.empty()) {
-      for (size_t i = 0; i < fields.size(); ++i) {
-        std::string name = trim(fields[i]);
-        if (name.empty())
-          throw Error(where() + "column " + std::to_string(i + 1) + " of the header has no name" +
-                      (i + 1 == fields.size() ? " (a trailing comma?)" : ""));
-        for (size_t k = 0; k < t.names.size(); ++k)
-          if (t.names[k] == name)
-            throw Error(where() + "columns " + std::to_string(k + 1) + " and " + std::to_string(i + 1) +
-                        " are both named " + quote_input(name) + "; every column needs its own name");
-        t.names.push_back(std::move(name));
-      }
-      t.columns.resize(t.names.size());
-      t.text.resize(t.names.size());
-      for (size_t i = 0; i < t.names.size(); ++i)
-        is_text.push_back(std::find(text_columns.begin(), text_columns.end(), t.names[i]) != text_columns.end());
-      continue;
-    }
+  for (const auto& n : t.names)
+    is_text.push_back(std::find(text_columns.begin(), text_columns.end(), n) != text_columns.end());
+  while (in.next(fields, line)) {
     if (fields.size() != t.names.size())
       throw Error(where() + "expected " + std::to_string(t.names.size()) + " fields, found " +
                   std::to_string(fields.size()));
     for (size_t i = 0; i < fields.size(); ++i) {
-      const std::string f = trim(fields[i]);
+      const std::string_view f = csv_trim(fields[i]);
       if (is_text[i]) {
-        t.text[i].push_back(f);
+        t.text[i].emplace_back(f);
         continue;
       }
-      double v = std::numeric_limits<double>::quiet_NaN();
-      if (!is_missing(f)) {
-        char* end = nullptr;
-        errno = 0;
-        v = std::strtod(f.c_str(), &end);
-        if (end != f.c_str() + f.size() || std::isnan(v))
-          throw Error(where() + "column " + quote_input(t.names[i]) + " has a non-numeric value " + quote_input(f));
-        if (errno == ERANGE && std::isinf(v))
-          throw Error(where() + "column " + quote_input(t.names[i]) + " has a value beyond the range of a double: " +
-                      quote_input(f));
-        if (std::isinf(v))
-          throw Error(where() + "column " + quote_input(t.names[i]) + " has an infinite value " + quote_input(f));
-      }
-      t.columns[i].push_back(v);
+      const CsvNumber v = read_csv_number(f);
+      if (const std::string problem = csv_number_problem(v, f); !problem.empty())
+        throw Error(where() + "column " + quote_input(t.names[i]) + ": " + problem);
+      t.columns[i].push_back(v.value);
     }
   }
-  if (t.names.empty()) throw Error(path + ": empty file, expected a header row");
   return t;
 }
 

@@ -9,6 +9,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
+#include "orrery/input_file.h"
 #include "orrery/json.h"
 
 namespace orrery {
@@ -82,7 +83,6 @@ struct Header {
 Header read_header(std::ifstream& in, const std::string& path) {
   auto bad = [&](const std::string& why) { return Error(path + ": not a valid safetensors file: " + why); };
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a safetensors file");
   const uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) throw Error("cannot read " + path + ": " + ec.message());
   uint64_t n = 0;
@@ -165,6 +165,7 @@ Header read_header(std::ifstream& in, const std::string& path) {
 }
 
 std::ifstream open_binary(const std::string& path) {
+  require_input_file(path, "a safetensors file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
   return in;

@@ -158,11 +158,13 @@ std::string spacing(double seconds) {
   return {};
 }
 
-[[noreturn]] void irregular(const std::string& what, const std::vector<double>& t, size_t i, double typical) {
+// `why` the spacing from t[i - 1] to t[i] does not fit: by default, it is no whole number of the
+// typical spacing's steps.
+[[noreturn]] void irregular(const std::string& what, const std::vector<double>& t, size_t i, double typical,
+                            const std::string& why = "not a whole number of steps") {
   throw Error(what + ": irregular timestamps: the typical spacing is " + spacing(typical) +
               " but from " + format_timestamp(t[i - 1]) + " to " + format_timestamp(t[i]) + " it is " +
-              spacing(t[i] - t[i - 1]) + ", not a whole number of steps (set the frequency explicitly "
-              "if the data has one)");
+              spacing(t[i] - t[i - 1]) + ", " + why + " (set the frequency explicitly if the data has one)");
 }
 
 struct Misfits {
@@ -247,7 +249,13 @@ std::string monthly(const std::vector<double>& t, const std::vector<double>& d, 
     months[i] = month_index(t[i + 1]) - month_index(t[i]);
     // Month lengths differ by up to three days: more than that, and the days of the month
     // drift (e.g. month starts mixed with month ends).
-    if (months[i] < 1 || std::fabs(d[i] / kDay - months[i] * kMonthDays) > 3.5) irregular(what, t, i + 1, median);
+    if (months[i] < 1 || std::fabs(d[i] / kDay - months[i] * kMonthDays) > 3.5) {
+      const int from = civil_from_days(day_of(t[i])).day, to = civil_from_days(day_of(t[i + 1])).day;
+      irregular(what, t, i + 1, median,
+                from == to ? "not a whole number of months"
+                           : "and the day of the month moves from " + std::to_string(from) + " to " + std::to_string(to) +
+                                 ": not a whole number of months");
+    }
   }
   Misfits bad;
   const int64_t step = pick_step(std::max<int64_t>(1, std::llround(median / kDay / kMonthDays)),

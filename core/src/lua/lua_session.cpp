@@ -1,16 +1,17 @@
 #include <lua.hpp>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include "orrery/host/lua_session.h"
+#include "orrery/input_file.h"
 #include "orrery/host/registry.h"
 
 namespace orrery {
@@ -37,7 +38,21 @@ void stop(const LuaSession::Running* r, int signal) {
   lua_sethook(r->L, interrupt_hook, LUA_MASKCOUNT, 1);
 }
 
-void on_signal(int signal) { stop(g_running.load(), signal); }
+// A second Ctrl-C or SIGTERM while the first still waits for its safe point (the step's end, the
+// next Lua instruction) quits at once, as a shell user expects: C++ work that polls nothing (a
+// huge file being read, an open(2) that blocks) would otherwise hold the process. Every file
+// Orrery keeps is written atomically (atomic_file.h), so nothing kept is left half-written. One
+// signal delivered twice (a terminal's Ctrl-C reaches `orrery launch`'s ranks directly and as
+// passed on) is not a second: it must come a second or more after the first.
+void on_signal(int signal) {
+  const LuaSession::Running* r = g_running.load();
+  if (r && r->interrupt->seconds_since_request() >= 1.0) {
+    static const char kQuit[] = "\norrery: stopped at once (a second signal)\n";
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kQuit, sizeof kQuit - 1);
+    ::_exit(128 + signal);
+  }
+  stop(r, signal);
+}
 
 // Message handler: the error plus a traceback of Lua frames only (C frames are the host's).
 int message_handler(lua_State* L) {
@@ -122,8 +137,11 @@ int LuaSession::run_file(const std::string& path, const std::map<std::string, st
     std::fprintf(stderr, "orrery: %s\n", msg.c_str());
     return 1;
   };
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return fail(path + " is a folder, not a Lua script");
+  try {
+    require_input_file(path, "a Lua script");
+  } catch (const Error& e) {
+    return fail(e.what());
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot open " + path + ": " + std::strerror(errno));
   std::stringstream ss;

@@ -280,6 +280,16 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   auto bopts = dopts.dtype(at::kBool);
   at::Tensor observed = observed_in.to(device_);
   at::Tensor values = at::where(observed, values_in.to(dopts), at::zeros({}, dopts));
+  // The scaler's floor (min_scale 1e-6) is absolute: a series of values 1e-30 in size would be
+  // flattened to its level and forecast like a constant. Such a series (every value below 2^-10
+  // in size) is forecast scaled up by a power of two, and its quantiles scaled back: exact in
+  // floating point, and nothing changes for any other series.
+  const at::Tensor size = values.abs().amax(-1, /*keepdim=*/true);
+  const at::Tensor small = (size > 0) & (size < std::ldexp(1.0, -10));
+  const double most = device_.is_mps() ? 120 : 1000;  // powers of two the scaler's dtype holds
+  const at::Tensor gain =
+      at::where(small, at::exp2((-at::floor(at::log2(at::where(small, size, 1.0)))).clamp_max(most)), 1.0);
+  values = values * gain;
   std::tie(values, observed) = observe_last_patch(values, observed, P);
   // Left padding stays "missing" and is hidden from attention.
   values = at::cat({at::zeros({B, V, pad}, dopts), values}, -1);
@@ -326,7 +336,12 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
       observed = at::cat({observed, at::ones({B, V, n * P}, bopts)}, -1);
     }
   }
-  at::Tensor all = at::cat(blocks, -1).narrow(-1, 0, horizon).to(at::kCPU, at::kDouble);
+  at::Tensor all = (at::cat(blocks, -1).narrow(-1, 0, horizon) / gain).to(at::kCPU, at::kDouble);
+  // Finite inputs and finite weights give finite quantiles (the clamps above): NaN means the
+  // weights give none, as a diverged run's finite but huge weights do. Never written out.
+  if (!all.isfinite().all().item<bool>())
+    throw Error("the model's forecast is not finite (NaN): its weights give no finite output for these series, as "
+                "a diverged training run's do; retrain it (a lower learning rate) or load an earlier checkpoint");
   Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
   if (o.mean) f.mean = all.index_select(0, rows_of(mean_grid)).mean(0);
   return f;

@@ -9,6 +9,16 @@
 namespace orrery {
 
 void Model::save_weights(const std::string& path) const {
+  // A NaN model is refused here as loading refuses it: nothing written can hold one.
+  std::vector<std::string> bad;
+  for (const auto& p : params_)
+    if (!at::isfinite(p.tensor).all().item<bool>()) bad.push_back("'" + p.info.name + "'");
+  if (!bad.empty()) {
+    std::string names;
+    for (size_t i = 0; i < bad.size() && i < 4; ++i) names += (i ? ", " : "") + bad[i];
+    if (bad.size() > 4) names += " and " + std::to_string(bad.size() - 4) + " more";
+    throw Error("cannot save " + path + ": the weights " + names + " hold NaN or infinite values (a diverged run?)");
+  }
   NamedTensors tensors;
   for (const auto& p : params_) tensors.emplace_back(p.info.name, p.tensor);
   save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});

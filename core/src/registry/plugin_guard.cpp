@@ -38,6 +38,9 @@ class GuardedSource final : public DataSource {
   GuardedSource(std::unique_ptr<DataSource> inner, std::string who) : inner_(std::move(inner)), who_(std::move(who)) {}
   Batch sample(const SampleRequest& r) const override { return guarded(who_, [&] { return inner_->sample(r); }); }
   Json describe() const override { return guarded(who_, [&] { return inner_->describe(); }); }
+  std::optional<int64_t> longest_series() const override {
+    return guarded(who_, [&] { return inner_->longest_series(); });
+  }
   std::vector<StoredSeries> stored_series() const override {
     return guarded(who_, [&] { return inner_->stored_series(); });
   }

@@ -24,6 +24,8 @@ namespace orrery {
 namespace {
 
 const char* kFiles[] = {"model.safetensors", "optimizer.safetensors"};
+// 2: checkpoint.json carries the CRC-32 of its own text (record_crc32).
+constexpr const char* kFormat = "orrery-checkpoint-2";
 
 std::array<uint32_t, 256> crc_table() {
   std::array<uint32_t, 256> t{};
@@ -66,16 +68,31 @@ void check(bool ok, const std::string& why) {
 
 }  // namespace
 
-uint32_t file_crc32(const std::string& path) {
+namespace {
+// CRC-32 register `c` after `n` more bytes (start from 0xFFFFFFFF, finish with ~).
+uint32_t crc32_update(uint32_t c, const char* bytes, size_t n) {
   static const std::array<uint32_t, 256> table = crc_table();
+  for (size_t i = 0; i < n; ++i) c = table[(c ^ static_cast<uint8_t>(bytes[i])) & 0xFF] ^ (c >> 8);
+  return c;
+}
+
+// checkpoint.json's own check: the CRC-32 of the record's JSON text without it. A record read
+// back and dumped again gives the same text (nlohmann sorts keys and round-trips numbers).
+uint32_t record_crc32(Json record) {
+  record.erase("record_crc32");
+  const std::string text = json_text(record);
+  return crc32_update(0xFFFFFFFFu, text.data(), text.size()) ^ 0xFFFFFFFFu;
+}
+}  // namespace
+
+uint32_t file_crc32(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read " + path);
   std::vector<char> buf(1 << 20);
   uint32_t c = 0xFFFFFFFFu;
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const std::streamsize n = in.gcount();
-    for (std::streamsize i = 0; i < n; ++i) c = table[(c ^ static_cast<uint8_t>(buf[i])) & 0xFF] ^ (c >> 8);
+    c = crc32_update(c, buf.data(), static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) throw Error("cannot read " + path);
   return c ^ 0xFFFFFFFFu;
@@ -92,6 +109,24 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir) {
   std::vector<std::string> out;
   for (auto& [step, path] : found) out.push_back(std::move(path));
   return out;
+}
+
+std::vector<int64_t> set_aside_checkpoints(const std::string& run_dir, int64_t from) {
+  std::vector<int64_t> moved;
+  for (const std::string& dir : list_checkpoints(run_dir)) {
+    const fs::path p = dir;
+    const int64_t step = step_of(p.filename().string());
+    if (step < from) continue;
+    fs::path to = p.parent_path() / ("diverged-" + p.filename().string());
+    std::error_code ec;
+    for (int k = 2; fs::exists(to, ec); ++k)  // set aside before, by an earlier divergence
+      to = p.parent_path() / ("diverged-" + p.filename().string() + "." + std::to_string(k));
+    fs::rename(p, to, ec);
+    if (ec) throw Error("cannot set aside the diverged checkpoint " + dir + ": " + ec.message());
+    moved.push_back(step);
+  }
+  if (!moved.empty()) sync_path((fs::path(run_dir) / "checkpoints").string());
+  return moved;
 }
 
 void write_checkpoint(const std::string& run_dir, const Model& model, const Optimizer& optimizer,
@@ -121,9 +156,10 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Name
     const std::string p = (tmp / f).string();
     files[f] = {{"bytes", static_cast<int64_t>(fs::file_size(p))}, {"crc32", file_crc32(p)}};
   }
-  const Json record = {{"format", "orrery-checkpoint-1"}, {"step", state.step}, {"state", state.to_json()},
-                       {"metrics_bytes", r.metrics_bytes}, {"forecasts_bytes", r.forecasts_bytes},
-                       {"threads", at::get_num_threads()}, {"config", r.config}, {"files", files}};
+  Json record = {{"format", kFormat}, {"step", state.step}, {"state", state.to_json()},
+                 {"metrics_bytes", r.metrics_bytes}, {"forecasts_bytes", r.forecasts_bytes},
+                 {"threads", at::get_num_threads()}, {"config", r.config}, {"files", files}};
+  record["record_crc32"] = record_crc32(record);
   write_file_atomically((tmp / "checkpoint.json").string(), [&](std::ostream& o) { o << record.dump(1) << "\n"; });
   sync_path(tmp.string());
 
@@ -162,7 +198,12 @@ Checkpoint read_checked(const std::string& dir) {
       throw Error(std::string("checkpoint.json is not valid JSON (") + e.what() + ")");
     }
   }
-  check(record.value("format", "") == "orrery-checkpoint-1", "checkpoint.json has no known format");
+  check(record.is_object() && record.value("format", "") == kFormat,
+        "checkpoint.json has no known format (" + std::string(kFormat) + " expected)");
+  // Its numbers decide how much of metrics.jsonl survives a resume: checked like the files.
+  check(record.contains("record_crc32") && record["record_crc32"].is_number_unsigned() &&
+            record["record_crc32"].get<uint64_t>() == record_crc32(record),
+        "checkpoint.json fails its CRC-32 check (edited or damaged)");
   for (const char* f : kFiles) {
     const fs::path p = d / f;
     std::error_code ec;

@@ -94,6 +94,15 @@ class Mixture final : public DataSource {
     return out;
   }
 
+  // The worst source's: one whose series are all too short would fill its share of every batch
+  // with nothing to learn from.
+  std::optional<int64_t> longest_series() const override {
+    std::optional<int64_t> shortest;
+    for (const auto& p : parts_)
+      if (const auto n = p.source->longest_series()) shortest = shortest ? std::min(*shortest, *n) : *n;
+    return shortest;
+  }
+
   Json describe() const override {
     double total = 0;
     for (double w : weights_) total += w;

@@ -1,6 +1,7 @@
 #include "orrery/host/experiment.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "orrery/data_source.h"
 #include "orrery/error.h"
@@ -82,6 +83,18 @@ Json run_training(const RunRequest& r, const Registry& registry,
   std::unique_ptr<DataSource> validation;
   if ((cfg.val_batches > 0 || cfg.forecast_series > 0) && (!r.world || r.world->rank() == 0))
     validation = make_data_source(registry, r.data, DataContext{seeds.validation, 0, 1, Split::validation});
+  // Series too short for the loss to score anything would train on nothing, with a loss of 0.
+  const auto check_lengths = [&](const DataSource& source, const char* split) {
+    const std::optional<int64_t> longest = source.longest_series();
+    if (longest && *longest < model.min_training_length())
+      throw Error("data plugin '" + r.data.name + "': the longest series of the " + split + " split has " +
+                  std::to_string(*longest) + " step" + (*longest == 1 ? "" : "s") + ", too short to train on: this "
+                  "model needs series of at least " + std::to_string(model.min_training_length()) +
+                  " steps (a patch of " + std::to_string(model.patch_size()) +
+                  " to predict and two observations before it)");
+  };
+  check_lengths(*data, "train");
+  if (validation) check_lengths(*validation, "validation");
   RunOptimizer run_optimizer = make_run_optimizer(r, registry);
   ShardedOptimizer* sharded = run_optimizer.sharded;
   Json& routing = run_optimizer.routing;
@@ -146,14 +159,36 @@ Json run_training(const RunRequest& r, const Registry& registry,
   TrainConfig own = cfg;  // the other ranks print nothing and leave validation to rank 0
   if (!lead) own.quiet = true, own.val_batches = 0, own.forecast_series = 0;
   TrainResult result;
+  const auto fail = [&](const std::string& why) {  // leave a summary that says why the run stopped
+    Json failed = identity;
+    failed["error"] = why;
+    if (store) store->write_summary(failed);
+  };
   try {
     result = train(model, *data, optimizer, own, bus, lead ? validation.get() : nullptr, interrupt, hooks);
-  } catch (...) {  // leave a summary that says why the run stopped
-    Json failed = identity;
-    failed["error"] = current_exception_text();
-    if (store) store->write_summary(failed);
+  } catch (const TrainingDiverged& d) {
+    // Checkpoints of the weights that gave the non-finite losses would only diverge again.
+    std::string why = d.what();
+    if (store) {
+      const std::vector<int64_t> moved = set_aside_checkpoints(store->dir(), d.suspect_from);
+      const std::vector<std::string> left = list_checkpoints(store->dir());
+      std::string steps;
+      for (int64_t k : moved) steps += (steps.empty() ? "" : ", ") + std::to_string(k);
+      if (moved.size() == 1)
+        why += ". The checkpoint of step " + steps + " holds those weights and was set aside (checkpoints/diverged-step-*)";
+      else if (!moved.empty())
+        why += ". The checkpoints of steps " + steps + " hold those weights and were set aside (checkpoints/diverged-step-*)";
+      why += left.empty() ? "; no checkpoint from before step " + std::to_string(d.suspect_from + 1) +
+                                " remains, so --resume starts the run over"
+                          : "; --resume goes on from " + std::filesystem::path(left.back()).filename().string();
+    }
+    fail(why);
+    throw TrainingDiverged(why, d.suspect_from);
+  } catch (...) {
+    fail(current_exception_text());
     throw;
   }
+
   Json summary = result.to_json();
   summary.update(identity);
   if (store) store->write_summary(summary);

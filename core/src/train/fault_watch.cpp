@@ -18,11 +18,20 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+const char* kAdvice = "lower the learning rate, tighten clipping or check the data";
+
 }  // namespace
 
 void FaultWatch::check(const StepOutcome& s, const std::string& lrs) {
+  // Skips over the last 2 x max_skipped_steps steps: a run that diverges skips most steps
+  // without ever skipping max_skipped_steps in a row (the odd update lands on finite weights).
+  const int64_t window = 2 * cfg_.max_skipped_steps;
+  auto& recent = st_.recent_skips;
+  recent.erase(std::remove_if(recent.begin(), recent.end(), [&](int64_t k) { return k <= st_.step - window; }),
+               recent.end());
   if (s.fault) {
     ++st_.skipped_steps, ++st_.skipped_in_row;
+    recent.push_back(st_.step);
     bus_.publish(make_event(EventKind::skip, {{"step", st_.step}, {"reason", s.fault},
                                               {"skipped_steps", st_.skipped_steps},
                                               {"skipped_in_row", st_.skipped_in_row}}));
@@ -32,13 +41,25 @@ void FaultWatch::check(const StepOutcome& s, const std::string& lrs) {
                   static_cast<long long>(st_.skipped_in_row), lrs.c_str());
       std::fflush(stdout);
     }
+    const auto stop = [&](const std::string& what, int64_t first) {
+      throw TrainingDiverged("training stopped at step " + std::to_string(st_.step) + ": " + what +
+                                 " had a non-finite loss or gradient (max_skipped_steps = " +
+                                 std::to_string(cfg_.max_skipped_steps) + "; lr " + lrs + "). The weights are those " +
+                                 "after step " + std::to_string(st_.step - st_.skipped_in_row) + "; step " +
+                                 std::to_string(first) + " was the first to fail: " + kAdvice,
+                             first - 1);
+    };
     if (st_.skipped_in_row >= cfg_.max_skipped_steps)
-      throw Error("training stopped at step " + std::to_string(st_.step) + ": " + std::to_string(st_.skipped_in_row) +
-                  " steps in a row had a non-finite loss or gradient (max_skipped_steps = " +
-                  std::to_string(cfg_.max_skipped_steps) + "; lr " + lrs + "). The weights are those after step " +
-                  std::to_string(st_.step - st_.skipped_in_row) +
-                  " and the checkpoints are intact: lower the learning rate, tighten clipping or check the data, "
-                  "then resume");
+      stop(std::to_string(st_.skipped_in_row) + " steps in a row", st_.step - st_.skipped_in_row + 1);
+    if (static_cast<int64_t>(recent.size()) >= cfg_.max_skipped_steps)
+      stop(std::to_string(recent.size()) + " of the last " + std::to_string(std::min(window, st_.step)) + " steps",
+           recent.front());
+    if (st_.step == cfg_.steps)
+      throw TrainingDiverged("training ended at step " + std::to_string(st_.step) + " on " +
+                                 std::to_string(st_.skipped_in_row) + " skipped step(s) (lr " + lrs +
+                                 "): the final weights give a non-finite loss or gradient. The weights are those "
+                                 "after step " + std::to_string(st_.step - st_.skipped_in_row) + ": " + kAdvice,
+                             st_.step - st_.skipped_in_row);
     return;
   }
   st_.skipped_in_row = 0;

@@ -87,6 +87,25 @@ RunDifferences compare_runs(const Json& saved, const Json& wanted) {
 }
 
 
+// The first place two configs differ, "train.steps is 20 on rank 0, 30 on rank 1".
+std::string first_difference(const Json& a, const Json& b, const std::string& at, int rank) {
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [k, v] : a.items()) {
+      const std::string d = first_difference(v, b.contains(k) ? b[k] : Json(), at.empty() ? k : at + "." + k, rank);
+      if (!d.empty()) return d;
+    }
+    for (const auto& [k, v] : b.items())
+      if (!a.contains(k)) return first_difference(Json(), v, at.empty() ? k : at + "." + k, rank);
+    return "";
+  }
+  if (a == b) return "";
+  auto text = [](const Json& j) {
+    std::string s = j.is_null() ? "absent" : json_text(j);
+    return s.size() > 120 ? s.substr(0, 120) + "..." : s;
+  };
+  return at + " is " + text(a) + " on rank 0, " + text(b) + " on rank " + std::to_string(rank);
+}
+
 void warn(const std::string& message) {
   std::fprintf(stderr, "warning: %s\n", message.c_str());
   std::fflush(stderr);
@@ -104,8 +123,23 @@ RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimi
   std::unique_ptr<RunStore> store;
   std::optional<Checkpoint> from;
   Json decision;
+  // Every rank must ask for the same run: rank 0 compares their configs before deciding (not
+  // what each rank's data source describes: with shard_files each reads files of its own).
+  Json asked = config;
+  if (asked.contains("data")) asked["data"].erase("describe");
+  const std::vector<std::string> configs = r.world ? r.world->gather_text(json_text(asked)) : std::vector<std::string>{};
   if (!r.world || r.world->rank() == 0) {
     try {
+      for (size_t k = 1; k < configs.size(); ++k)
+        if (const std::string d = first_difference(asked, Json::parse(configs[k]), "", static_cast<int>(k)); !d.empty())
+          throw Error("rank " + std::to_string(k) + " asks for another run than rank 0 (" + d +
+                      "): every rank must run the same script with the same arguments");
+      // A run folder that lost its config.json cannot be checked against this script; starting
+      // a new run beside it would leave the user's run behind without a word.
+      if (r.resume && fs::is_directory(existing, ec) && !fs::exists(existing / "config.json", ec))
+        throw Error("cannot resume run " + existing.string() + ": its config.json is missing, so its checkpoints "
+                    "cannot be checked against this script. Restore it (each checkpoint keeps a copy: the \"config\" "
+                    "of checkpoints/step-N/checkpoint.json), or give the script another name to start a new run");
       if (r.resume && fs::exists(existing / "config.json", ec)) {
         const std::string dir = existing.string();
         const RunDifferences diff = compare_runs(read_json_file((existing / "config.json").string()), config);

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 namespace orrery {
 
 void write_json_file(const std::string& path, const Json& j) {
-  write_file_atomically(path, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
+  write_file_atomically(path, [&](std::ostream& out) { out << json_text(j, 2) << "\n"; });
 }
 
 Json read_json_file(const std::string& path) {
@@ -109,7 +109,7 @@ void RunStore::append_metrics(const Json& event) {
     if (!forecasts_) throw Error("cannot open " + dir_ + "/forecasts.jsonl");
   }
   std::ofstream& out = forecast ? forecasts_ : metrics_;
-  out << event.dump() << "\n";
+  out << json_text(event) << "\n";
   out.flush();  // readers (the dashboard) tail these files while the run goes on
 }
 

@@ -32,7 +32,8 @@ const OptionSchema& TrainConfig::schema() {
           .integer("checkpoint_every", 0, "a checkpoint (weights, optimizer, data and random state) every N steps; 0 = not by steps", 0)
           .number("checkpoint_minutes", 30.0, "and every M minutes of training (and on Ctrl-C); 0 = not by time; both 0 = no checkpoints", 0.0)
           .integer("checkpoint_keep", 3, "checkpoints kept, the newest", 1, 1 << 20)
-          .integer("max_skipped_steps", 10, "steps in a row with a non-finite loss or gradient (each skipped) that stop the run", 1)
+          .integer("max_skipped_steps", 10, "steps with a non-finite loss or gradient (each skipped) that stop the run as "
+                                             "diverged: this many in a row, or among the last twice as many steps", 1)
           .number("spike_factor", 4.0, "a step loss above this x the running median is reported as a spike; 0 = off", 0.0)
           .string("precision", "fp32", "fp32, or bf16: the forward under autocast with float32 weights, optimizer state and loss",
                   {"fp32", "bf16"})
@@ -83,7 +84,7 @@ Json TrainConfig::to_json() const {
 
 Json TrainState::to_json() const {
   return {{"step", step}, {"elapsed_s", elapsed_s}, {"skipped_steps", skipped_steps},
-          {"skipped_in_row", skipped_in_row}, {"window_sum", window_sum}, {"window_n", window_n},
+          {"skipped_in_row", skipped_in_row}, {"recent_skips", recent_skips}, {"window_sum", window_sum}, {"window_n", window_n},
           {"window_series", window_series}, {"first_window", first_window}, {"first_loss", first_loss},
           {"final_loss", final_loss}, {"last_val", last_val}, {"last_forecast", last_forecast},
           {"recent_losses", recent_losses}, {"masking_rng", masking_rng}};
@@ -93,7 +94,8 @@ TrainState TrainState::from_json(const Json& j) {
   TrainState s;
   try {
     s.step = j.at("step"), s.elapsed_s = j.at("elapsed_s"), s.skipped_steps = j.at("skipped_steps");
-    s.skipped_in_row = j.at("skipped_in_row"), s.window_sum = j.at("window_sum"), s.window_n = j.at("window_n");
+    s.skipped_in_row = j.at("skipped_in_row"), s.recent_skips = j.at("recent_skips").get<std::vector<int64_t>>();
+    s.window_sum = j.at("window_sum"), s.window_n = j.at("window_n");
     s.window_series = j.at("window_series"), s.first_window = j.at("first_window");
     s.first_loss = j.at("first_loss"), s.final_loss = j.at("final_loss"), s.last_val = j.at("last_val");
     s.last_forecast = j.at("last_forecast");

@@ -61,8 +61,10 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   // which every rank agrees on (a sharded optimizer's checkpoint is a collective, zero.h).
   double last_checkpoint = st.elapsed_s;
   int64_t checkpointed = st.step;
+  // None while the newest step was skipped: the weights just gave a non-finite loss, and a
+  // checkpoint of them would push good ones out of checkpoint_keep.
   const auto checkpoint = [&](double clock) {
-    if (!hooks.checkpoint || !cfg.checkpoints() || checkpointed == st.step) return;
+    if (!hooks.checkpoint || !cfg.checkpoints() || checkpointed == st.step || st.skipped_in_row > 0) return;
     st.elapsed_s = elapsed();
     st.masking_rng = masker.state();
     bus.publish(make_event(EventKind::checkpoint, {{"step", st.step}}));
@@ -76,7 +78,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     // Every batch and mask of a step is drawn, a skipped step's too, so batch k stays batch k.
     std::vector<Batch> micro;
     for (int64_t j = 0; j < A; ++j) micro.push_back(batches.next());
-    const StepStart start = agree_step_start(world, micro, interrupt && interrupt->requested(), elapsed());
+    const StepStart start = agree_step_start(world, k, micro, interrupt && interrupt->requested(), elapsed());
     if (start.stop) {
       result.interrupted = true;
       break;

@@ -15,13 +15,14 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
+#include "orrery/utf8.h"
 
 namespace fs = std::filesystem;
 
 namespace orrery::data {
 namespace {
 
-constexpr int kCacheVersion = 1;
+constexpr int kCacheVersion = 2;  // 2: the file's state includes its inode and ctime
 
 std::string hex(uint64_t v, int digits) {
   char buf[20];
@@ -29,10 +30,15 @@ std::string hex(uint64_t v, int digits) {
   return std::string(buf + 16 - digits);
 }
 
+// What says a file is the one a cache entry was built from. Size and modification time alone
+// are not enough: a file rewritten with its size kept and its time set back (touch -d, rsync -t,
+// an editor restoring it) would be read from the stale cache. The status-change time cannot be
+// set back by a user, and the inode changes when a file is replaced by another.
 struct Identity {
   std::string path;  // absolute, symbolic links resolved
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
+  uint64_t size = 0, inode = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  Json state() const { return {{"size", size}, {"mtime_ns", mtime_ns}, {"ctime_ns", ctime_ns}, {"inode", inode}}; }
 };
 
 Identity identify(const std::string& file) {
@@ -40,8 +46,9 @@ Identity identify(const std::string& file) {
   if (::stat(file.c_str(), &st) != 0) throw Error("cannot read " + file + ": " + std::strerror(errno));
   std::error_code ec;
   const fs::path canonical = fs::canonical(file, ec);
+  const auto ns = [](const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; };
   return {ec ? fs::absolute(file).string() : canonical.string(), static_cast<uint64_t>(st.st_size),
-          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+          static_cast<uint64_t>(st.st_ino), ns(st.st_mtim), ns(st.st_ctim)};
 }
 
 bool writable_folder(const fs::path& dir) {
@@ -74,9 +81,8 @@ std::optional<CacheEntry> load(const std::string& index_path, const std::string&
   if (!in) return std::nullopt;
   try {
     const Json j = Json::parse(in);
-    if (j.at("orrery_cache").get<int>() != kCacheVersion || j.at("source").get<std::string>() != id.path ||
-        j.at("size").get<uint64_t>() != id.size || j.at("mtime_ns").get<int64_t>() != id.mtime_ns ||
-        j.at("content") != content)
+    if (j.at("orrery_cache").get<int>() != kCacheVersion || j.at("source").get<std::string>() != valid_utf8(id.path) ||
+        j.at("state") != id.state() || j.at("content") != content)
       return std::nullopt;
     CacheEntry e;
     e.source = id.path;
@@ -129,15 +135,16 @@ std::string cache_folder(const std::string& option, const std::string& first_fil
 
 CacheEntry cached(const std::string& folder, const std::string& file, const Json& content, const BuildFn& build) {
   const Identity id = identify(file);
-  const std::string name = fs::path(id.path).filename().string();
-  const std::string stem = name + "." + hex(stable_hash(id.path + "\n" + content.dump()), 16);
+  // The cache's own file names are text too (the index names its values file).
+  const std::string name = valid_utf8(fs::path(id.path).filename().string());
+  const std::string stem = name + "." + hex(stable_hash(id.path + "\n" + json_text(content)), 16);
   const std::string index_path = folder + "/" + stem + ".json";
   FileLock lock(folder + "/" + stem + ".lock");
   if (auto e = load(index_path, folder, id, content)) return *e;
 
   // Values named by the file's state, so an index never points at another build's values.
   const std::string values_name =
-      stem + "." + hex(stable_hash(std::to_string(id.size) + ":" + std::to_string(id.mtime_ns)), 8) + ".f32";
+      stem + "." + hex(stable_hash(id.state().dump()), 8) + ".f32";
   const std::string values_path = folder + "/" + values_name;
   TempFile tmp{values_path + ".tmp." + std::to_string(::getpid())};
   BuildResult result;
@@ -162,11 +169,11 @@ CacheEntry cached(const std::string& folder, const std::string& file, const Json
   e.dropped = result.dropped;
   Json series = Json::array();
   for (const auto& s : e.series) series.push_back(s.to_json());
-  const Json index = {{"orrery_cache", kCacheVersion}, {"source", id.path},      {"size", id.size},
-                      {"mtime_ns", id.mtime_ns},       {"content", content},     {"values", values_name},
+  const Json index = {{"orrery_cache", kCacheVersion}, {"source", valid_utf8(id.path)},
+                      {"state", id.state()},           {"content", content},     {"values", values_name},
                       {"values_bytes", bytes},         {"rows", e.rows},         {"dropped", e.dropped},
                       {"series", series}};
-  write_file_atomically(index_path, [&](std::ostream& out) { out << index.dump(1); });
+  write_file_atomically(index_path, [&](std::ostream& out) { out << json_text(index, 1); });
   // Values of earlier states of the file are no longer referenced.
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
     const std::string n = entry.path().filename().string();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <cstdio>
+#include <optional>
 #include <set>
 
 #include "holdout.h"
@@ -12,6 +14,8 @@
 #include "mapped_file.h"
 #include "orrery/error.h"
 #include "orrery/frequency.h"
+#include "orrery/input_file.h"
+#include "orrery/utf8.h"
 #include "sampler.h"
 
 namespace fs = std::filesystem;
@@ -62,23 +66,17 @@ class FileSource final : public DataSource {
     const double holdout = o.value("holdout", 0.1);
     const int64_t exclude_last = o.value("exclude_last", int64_t{0});
     std::vector<Region> regions = split_regions(entries_, maps_, holdout, split_, summary_, exclude_last);
-    int64_t dropped = 0;
-    for (const auto& e : entries_) dropped += e.dropped;
     if (regions.empty())
-      throw Error(format.name + ": no series for the " + split_name() + " split in " + describe_files() +
-                  (series_ == 0 && dropped > 0
-                       ? " (no series at all: the " + std::to_string(dropped) + " found have no observed value, only "
-                         "NA, NaN, null or empty fields)"
-                   : series_ == 0 ? " (no series at all)"
-                   : split_ == Split::validation ? " (holdout = " + std::to_string(holdout) + ")"
-                                                 : " (every series is held out for validation: holdout = 1)") +
-                  (exclude_last > 0 ? "; exclude_last = " + std::to_string(exclude_last) + " keeps back the last steps of each series" : ""));
+      throw Error(format.name + ": no series for the " + split_name() + " split in " + describe_files() + " (" +
+                  why_empty(holdout, exclude_last) + ")");
+    for (const auto& r : regions) longest_ = std::max(longest_, r.hi - r.lo);
     sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_,
                                                mix_seed(ctx.seed, 0));  // not the rank: see synthetic
     variates_ = variates;
   }
 
   Batch sample(const SampleRequest& r) const override { return sampler_->sample(r); }
+  std::optional<int64_t> longest_series() const override { return longest_; }
 
   std::vector<StoredSeries> stored_series() const override {
     std::vector<StoredSeries> out;
@@ -95,7 +93,9 @@ class FileSource final : public DataSource {
   Json describe() const override {
     int64_t built = 0, rows = 0, dropped = 0;
     for (const auto& e : entries_) built += !e.reused, rows += e.rows, dropped += e.dropped;
-    Json j = {{"files", files_},      {"series", series_},       {"steps", steps_}, {"rows", rows},
+    Json files = Json::array();  // file names as JSON text holds them (non-UTF-8 bytes as \xNN)
+    for (const auto& f : files_) files.push_back(valid_utf8(f));
+    Json j = {{"files", files},      {"series", series_},       {"steps", steps_}, {"rows", rows},
               {"variates", variates_}, {"season", season_},       {"cache", folder_},
               {"cache_built", built}, {"cache_reused", static_cast<int64_t>(entries_.size()) - built},
               {"split", split_name()}, {"split_series", summary_.series}, {"split_steps", summary_.steps},
@@ -107,6 +107,32 @@ class FileSource final : public DataSource {
 
  private:
   std::string split_name() const { return split_ == Split::validation ? "validation" : "train"; }
+  // Why a split has no series, in the terms of the options that decided it.
+  std::string why_empty(double holdout, int64_t exclude_last) const {
+    int64_t dropped = 0, longest = 0;
+    for (const auto& e : entries_) {
+      dropped += e.dropped;
+      for (const auto& s : e.series) longest = std::max(longest, s.length);
+    }
+    const auto number = [](double x) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", x);
+      return std::string(text);
+    };
+    if (series_ == 0)
+      return dropped > 0 ? "no series at all: the " + std::to_string(dropped) + " found have no observed value, only "
+                           "missing markers or empty fields"
+                         : "no series at all";
+    const std::string lengths = "the longest series has " + std::to_string(longest) + " step" + (longest == 1 ? "" : "s");
+    if (exclude_last >= longest)
+      return "exclude_last = " + std::to_string(exclude_last) + " keeps back every step: " + lengths;
+    if (split_ == Split::validation && holdout == 0) return "holdout = 0 holds out nothing";
+    if (split_ == Split::train && holdout == 1) return "every series is held out for validation: holdout = 1";
+    return lengths + (exclude_last > 0 ? " (" + std::to_string(longest - exclude_last) + " after exclude_last = " +
+                                             std::to_string(exclude_last) + ")" : "") +
+           ", too few to split in time between training and validation (holdout = " + number(holdout) +
+           " of each series' steps, at least one, go to validation)";
+  }
   std::string describe_files() const {
     return files_.size() == 1 ? files_.front() : std::to_string(files_.size()) + " files";
   }
@@ -125,6 +151,7 @@ class FileSource final : public DataSource {
   std::vector<MappedFile> maps_;
   Json frequencies_ = Json::object();
   int64_t series_ = 0, steps_ = 0, season_ = 1, variates_ = 1;
+  int64_t longest_ = 0;  // steps of the longest region the split draws
   SplitSummary summary_;
   std::unique_ptr<WindowSampler> sampler_;
 };
@@ -154,8 +181,7 @@ std::vector<std::string> expand_files(const Json& files, const std::string& plug
     if (rc != 0) throw Error("cannot list the files of " + quote_input(pattern, 300));
     std::sort(found.begin(), found.end());
     for (auto& f : found) {
-      std::error_code ec;
-      if (fs::is_directory(f, ec)) throw Error(f + " is a folder, not a data file (files = " + quote_input(pattern, 300) + ")");
+      require_input_file(f, "a data file (files = " + quote_input(pattern, 300) + ")");
       if (seen.insert(f).second) out.push_back(std::move(f));
     }
   }

@@ -75,7 +75,7 @@ Json LayoutOptions::to_json() const {
 }
 
 Layout resolve_layout(const std::vector<std::string>& header, const std::function<bool(size_t)>& numeric,
-                      const LayoutOptions& o, const std::string& file) {
+                      const LayoutOptions& o, const std::string& file, const std::function<std::string(size_t)>& text_in) {
   auto find = [&](const std::string& name, const char* option) {
     for (size_t i = 0; i < header.size(); ++i)
       if (header[i] == name) return static_cast<int>(i);
@@ -122,8 +122,13 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
   if (chosen.empty())
     for (size_t i = 0; i < header.size(); ++i)
       if (static_cast<int>(i) != l.time && static_cast<int>(i) != l.id && numeric(i)) l.values.push_back(static_cast<int>(i));
-  if (l.values.empty())
-    throw Error(file + ": no value columns: no numeric column besides the time and id; its columns are " + columns_of(header));
+  if (l.values.empty()) {
+    std::string example;
+    for (size_t i = 0; text_in && example.empty() && i < header.size(); ++i)
+      if (static_cast<int>(i) != l.time && static_cast<int>(i) != l.id) example = text_in(i);
+    throw Error(file + ": no value columns: no numeric column besides the time and id" +
+                (example.empty() ? "" : " (" + example + ")") + "; its columns are " + columns_of(header));
+  }
   return l;
 }
 
@@ -151,11 +156,16 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
     first_series_.push_back(first);
   }
   for (size_t k = 0; k < n; ++k) {
-    if (std::isfinite(values[k]) && std::fabs(values[k]) > FLT_MAX) {
+    // Training data is float32: a value beyond its range would be infinite, one below its
+    // smallest normal number (1e-40, 1e-50) a denormal or an exact zero.
+    const double a = std::fabs(values[k]);
+    if (std::isfinite(a) && (a > FLT_MAX || (a > 0 && a < FLT_MIN))) {
       char text[32];
       std::snprintf(text, sizeof text, "%.9g", values[k]);
       throw Error(builder_.settings().where(line) + ": column " + quote_input(layout_.header[layout_.values[k]]) +
-                  ": the value " + text + " is beyond float32's range (+-3.4e38): rescale the column");
+                  ": the value " + text + " is " +
+                  (a > FLT_MAX ? "beyond float32's range (+-3.4e38)" : "below float32's smallest normal number (1.2e-38)") +
+                  ": rescale the column");
     }
     row_[k] = static_cast<float>(values[k]);
   }

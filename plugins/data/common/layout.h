@@ -41,9 +41,11 @@ struct Layout {
 };
 
 // `numeric(i)`: whether column i holds numbers (so that defaults skip text columns). Errors
-// name `file` and list the header.
+// name `file` and list the header; `text_in(i)` says where column i holds text ("a.csv:2 holds
+// "x" in column "b""), for the message of a file without a numeric column.
 Layout resolve_layout(const std::vector<std::string>& header, const std::function<bool(size_t)>& numeric,
-                      const LayoutOptions& options, const std::string& file);
+                      const LayoutOptions& options, const std::string& file,
+                      const std::function<std::string(size_t)>& text_in = {});
 
 // Puts rows into a SeriesBuilder as a layout says, making each group's series on first sight.
 class RowRouter {

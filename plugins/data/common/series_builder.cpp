@@ -8,6 +8,7 @@
 
 #include "orrery/error.h"
 #include "orrery/timestamps.h"
+#include "orrery/utf8.h"
 
 namespace orrery::data {
 
@@ -43,7 +44,9 @@ size_t SeriesBuilder::group(std::string_view key, bool& created) {
 }
 
 size_t SeriesBuilder::add_series(size_t group, std::string name, std::vector<std::string> columns) {
-  series_.push_back({std::move(name), std::move(columns), spill_.add_stream()});
+  // Names from header cells and id values go into JSON (the cache index, config.json, events).
+  for (auto& c : columns) c = valid_utf8(c);
+  series_.push_back({valid_utf8(name), std::move(columns), spill_.add_stream()});
   groups_[group].series.push_back(series_.size() - 1);
   return series_.size() - 1;
 }

@@ -1,16 +1,14 @@
 #include "csv_reader.h"
 
-#include <cctype>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <limits>
-#include <optional>
 #include <string_view>
+#include <unordered_map>
 
-#include "csv_tokenizer.h"
 #include "layout.h"
+#include "orrery/csv_fields.h"
+#include "orrery/csv_tokenizer.h"
 #include "orrery/error.h"
 #include "series_builder.h"
 #include "spill.h"
@@ -19,40 +17,6 @@ namespace orrery::data {
 namespace {
 
 constexpr size_t kLookahead = 100;  // rows that decide which columns are numeric
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool missing(std::string_view f) {
-  if (f.empty()) return true;
-  if (f.size() > 4) return false;
-  std::string l(f);
-  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return l == "na" || l == "n/a" || l == "nan" || l == "null" || l == "none";
-}
-
-// A number (possibly infinite, or beyond a double's range as +-infinity: the caller decides),
-// or nothing.
-std::optional<double> number(std::string_view f) {
-  if (!f.empty() && f.front() == '+') f.remove_prefix(1);
-  double v = 0;
-  const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-  if (end != f.data() + f.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) return std::nullopt;
-  if (ec == std::errc::result_out_of_range)  // 1e400 (or 1e-400, which is 0 for any purpose here)
-    return std::strtod(std::string(f).c_str(), nullptr);  // +-HUGE_VAL, or the underflow's tiny value
-  if (std::isnan(v)) return std::nullopt;
-  return v;
-}
-
-// Whether a field spells infinity itself ("inf", "-Infinity"), rather than a number too large.
-bool spells_infinity(std::string_view f) {
-  for (char c : f)
-    if (c == 'i' || c == 'I') return true;
-  return false;
-}
 
 const char* time_hint(TimeFormat f) {
   switch (f) {
@@ -68,18 +32,19 @@ const char* time_hint(TimeFormat f) {
 std::vector<std::string> read_header(CsvTokenizer& in, std::vector<std::string>& fields, int64_t& line) {
   if (!in.next(fields, line)) throw Error(in.path() + ": empty file, expected a header row");
   std::vector<std::string> names;
+  std::unordered_map<std::string_view, size_t> column_of;  // a hash: a million columns in linear time
+  column_of.reserve(fields.size());
   const std::string where = in.path() + ":" + std::to_string(line);
   for (size_t i = 0; i < fields.size(); ++i) {
-    std::string name(trim(fields[i]));
+    const std::string_view name = csv_trim(fields[i]);
     if (name.empty())
       throw Error(where + ": column " + std::to_string(i + 1) + " of the header has no name" +
                   (i + 1 == fields.size() ? " (a trailing comma?)" : ""));
-    for (size_t k = 0; k < names.size(); ++k)
-      if (names[k] == name)
-        throw Error(where + ": columns " + std::to_string(k + 1) + " and " + std::to_string(i + 1) + " are both named " +
-                    quote_input(name));
-    names.push_back(std::move(name));
+    if (const auto [at, fresh] = column_of.emplace(name, i); !fresh)
+      throw Error(where + ": columns " + std::to_string(at->second + 1) + " and " + std::to_string(i + 1) +
+                  " are both named " + quote_input(name));
   }
+  for (const auto& f : fields) names.emplace_back(csv_trim(f));
   return names;
 }
 
@@ -105,14 +70,26 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
     ahead.emplace_back(fields, line);
   }
   if (ahead.empty()) throw Error(where(header_line) + ": no data rows after the header");
+  // A text column (names, labels) holds text and no number among its first rows. Any other
+  // holds values, so a cell in it that is not a number is an error naming the cell, never a
+  // reason to drop the column; one still all missing there is a series that starts later.
   auto numeric = [&](size_t c) {
+    bool text = false;
     for (const auto& [row, l] : ahead) {
-      const std::string_view f = trim(row[c]);
-      if (!missing(f) && !number(f)) return false;
+      const CsvNumber::Kind kind = read_csv_number(csv_trim(row[c])).kind;
+      if (kind == CsvNumber::Kind::text) text = true;
+      else if (kind != CsvNumber::Kind::missing) return true;
     }
-    return true;
+    return !text;
   };
-  const Layout layout = resolve_layout(header, numeric, options, path);
+  // For a file without such a column: where column c holds text, for the message.
+  auto text_in = [&](size_t c) -> std::string {
+    for (const auto& [row, l] : ahead)
+      if (read_csv_number(csv_trim(row[c])).kind == CsvNumber::Kind::text)
+        return where(l) + " holds " + quote_input(csv_trim(row[c])) + " in column " + quote_input(header[c]);
+    return "";
+  };
+  const Layout layout = resolve_layout(header, numeric, options, path, text_in);
 
   SpillLog spill(scratch, static_cast<size_t>(o.value("buffer_bytes", int64_t{64} << 20)));
   SeriesBuilder builder({path, layout.time_name(), options.frequency, where, "line"}, spill);
@@ -122,7 +99,7 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
     check_width(row, l);
     double seconds = std::numeric_limits<double>::quiet_NaN();
     if (layout.time >= 0) {
-      const std::string_view f = trim(row[layout.time]);
+      const std::string_view f = csv_trim(row[layout.time]);
       const auto t = parse_timestamp(f, options.time_format);
       if (!t)
         throw Error(where(l) + ": column " + quote_input(header[layout.time]) + ": " +
@@ -131,22 +108,13 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
       seconds = *t;
     }
     for (size_t k = 0; k < values.size(); ++k) {
-      const std::string_view f = trim(row[layout.values[k]]);
-      if (missing(f)) {
-        values[k] = std::numeric_limits<double>::quiet_NaN();
-        continue;
-      }
-      const auto v = number(f);
-      if (v && !std::isfinite(*v) && !spells_infinity(f))
-        throw Error(where(l) + ": column " + quote_input(header[layout.values[k]]) + ": the value " + quote_input(f) +
-                    " is beyond float32's range (+-3.4e38): rescale the column");
-      if (!v || !std::isfinite(*v))
-        throw Error(where(l) + ": column " + quote_input(header[layout.values[k]]) + ": " +
-                    (v ? "infinite" : "non-numeric") + " value " + quote_input(f) +
-                    " (values are numbers; NA, NaN, null or an empty field mark a missing one)");
-      values[k] = *v;
+      const std::string_view f = csv_trim(row[layout.values[k]]);
+      const CsvNumber v = read_csv_number(f);
+      if (const std::string problem = csv_number_problem(v, f); !problem.empty())
+        throw Error(where(l) + ": column " + quote_input(header[layout.values[k]]) + ": " + problem);
+      values[k] = v.value;  // NaN when missing; float32's range is the router's check
     }
-    router.add(layout.id >= 0 ? trim(row[layout.id]) : std::string_view(), seconds, l, values.data());
+    router.add(layout.id >= 0 ? csv_trim(row[layout.id]) : std::string_view(), seconds, l, values.data());
   };
   for (const auto& [row, l] : ahead) take(row, l);
   ahead.clear();

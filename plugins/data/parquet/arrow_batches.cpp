@@ -7,22 +7,32 @@
 #include <parquet/arrow/reader.h>
 #include <parquet/properties.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "orrery/error.h"
+#include "orrery/input_file.h"
 
 namespace orrery::data {
 namespace {
 
+// Arrow's own words after what they mean here: a file that opens but does not read is damaged
+// (a flipped footer byte says only "Couldn't deserialize thrift").
 void check(const arrow::Status& s, const std::string& path) {
-  if (!s.ok()) throw Error(path + ": " + s.ToString());
+  if (!s.ok())
+    throw Error(path + ": the file is damaged or truncated, or not the Parquet or Arrow file it looks like (Arrow: " +
+                s.message() + ")");
 }
 
 template <class T>
 T unwrap(arrow::Result<T> r, const std::string& path) {
   check(r.status(), path);
   return std::move(r).ValueUnsafe();
+}
+
+std::shared_ptr<arrow::io::ReadableFile> open_file(const std::string& path) {
+  auto file = arrow::io::ReadableFile::Open(path);
+  if (!file.ok()) throw Error("cannot open " + path + ": " + file.status().message());
+  return *file;
 }
 
 // Arrow's readers trust the offsets, lengths and dictionary indices a file declares; a damaged
@@ -36,7 +46,7 @@ std::shared_ptr<arrow::RecordBatch> validated(std::shared_ptr<arrow::RecordBatch
 class ParquetBatches final : public BatchStream {
  public:
   ParquetBatches(const std::string& path, int64_t batch_rows) : path_(path) {
-    auto file = unwrap(arrow::io::ReadableFile::Open(path), path);
+    auto file = open_file(path);
     parquet::ArrowReaderProperties properties;
     properties.set_batch_size(batch_rows);
     properties.set_use_threads(false);  // the source reads one file at a time; keep it simple
@@ -62,7 +72,7 @@ class ParquetBatches final : public BatchStream {
 class IpcFileBatches final : public BatchStream {
  public:
   explicit IpcFileBatches(const std::string& path) : path_(path) {
-    reader_ = unwrap(arrow::ipc::RecordBatchFileReader::Open(unwrap(arrow::io::ReadableFile::Open(path), path)), path);
+    reader_ = unwrap(arrow::ipc::RecordBatchFileReader::Open(open_file(path)), path);
   }
   std::shared_ptr<arrow::Schema> schema() const override { return reader_->schema(); }
   std::shared_ptr<arrow::RecordBatch> next() override {
@@ -79,7 +89,7 @@ class IpcFileBatches final : public BatchStream {
 class IpcStreamBatches final : public BatchStream {
  public:
   explicit IpcStreamBatches(const std::string& path) : path_(path) {
-    reader_ = unwrap(arrow::ipc::RecordBatchStreamReader::Open(unwrap(arrow::io::ReadableFile::Open(path), path)), path);
+    reader_ = unwrap(arrow::ipc::RecordBatchStreamReader::Open(open_file(path)), path);
   }
   std::shared_ptr<arrow::Schema> schema() const override { return reader_->schema(); }
   std::shared_ptr<arrow::RecordBatch> next() override {
@@ -96,8 +106,7 @@ class IpcStreamBatches final : public BatchStream {
 }  // namespace
 
 std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + " is a folder, not a Parquet or Arrow file");
+  require_input_file(path, "a Parquet or Arrow file");
   char magic[6] = {};
   std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
   const std::string head(magic, sizeof magic);

@@ -3,11 +3,13 @@
 #include <arrow/array/array_dict.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>
+#include <arrow/util/decimal.h>
+#include <arrow/util/float16.h>
 
-#include <cctype>
-#include <charconv>
 #include <cmath>
 #include <string_view>
+
+#include "orrery/csv_fields.h"
 
 namespace orrery::data {
 namespace {
@@ -33,26 +35,28 @@ std::optional<double> plain_number(const arrow::Array& a, int64_t i) {
     case arrow::Type::UINT16: return static_cast<const arrow::UInt16Array&>(a).Value(i);
     case arrow::Type::UINT32: return static_cast<const arrow::UInt32Array&>(a).Value(i);
     case arrow::Type::UINT64: return static_cast<double>(static_cast<const arrow::UInt64Array&>(a).Value(i));
+    case arrow::Type::HALF_FLOAT:
+      return arrow::util::Float16::FromBits(static_cast<const arrow::HalfFloatArray&>(a).Value(i)).ToDouble();
     case arrow::Type::FLOAT: return static_cast<const arrow::FloatArray&>(a).Value(i);
     case arrow::Type::DOUBLE: return static_cast<const arrow::DoubleArray&>(a).Value(i);
+    // Decimals (prices, amounts) as the nearest double of their value at the column's scale.
+    case arrow::Type::DECIMAL128: {
+      const auto& d = static_cast<const arrow::Decimal128Array&>(a);
+      return arrow::Decimal128(d.GetValue(i)).ToDouble(static_cast<const arrow::Decimal128Type&>(*a.type()).scale());
+    }
+    case arrow::Type::DECIMAL256: {
+      const auto& d = static_cast<const arrow::Decimal256Array&>(a);
+      return arrow::Decimal256(d.GetValue(i)).ToDouble(static_cast<const arrow::Decimal256Type&>(*a.type()).scale());
+    }
     default: return std::nullopt;
   }
-}
-
-bool missing_text(std::string_view f) {
-  while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
-  while (!f.empty() && (f.back() == ' ' || f.back() == '\t')) f.remove_suffix(1);
-  if (f.empty()) return true;
-  if (f.size() > 4) return false;
-  std::string l(f);
-  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return l == "na" || l == "n/a" || l == "nan" || l == "null" || l == "none";
 }
 
 }  // namespace
 
 bool numeric_type(const arrow::DataType& type) {
-  return arrow::is_integer(type.id()) || arrow::is_floating(type.id()) || type.id() == arrow::Type::BOOL;
+  return arrow::is_integer(type.id()) || arrow::is_floating(type.id()) || type.id() == arrow::Type::BOOL ||
+         type.id() == arrow::Type::DECIMAL128 || type.id() == arrow::Type::DECIMAL256;
 }
 
 Cell number_at(const arrow::Array& a, int64_t i, double& out) {
@@ -61,13 +65,10 @@ Cell number_at(const arrow::Array& a, int64_t i, double& out) {
     out = *v;
     return std::isnan(out) ? Cell::missing : std::isfinite(out) ? Cell::ok : Cell::bad;
   }
-  if (auto t = text_at(a, i)) {
-    if (missing_text(*t)) return Cell::missing;
-    std::string_view f = *t;
-    while (!f.empty() && (f.front() == ' ' || f.front() == '+')) f.remove_prefix(1);
-    while (!f.empty() && f.back() == ' ') f.remove_suffix(1);
-    const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), out);
-    return ec == std::errc() && end == f.data() + f.size() && std::isfinite(out) ? Cell::ok : Cell::bad;
+  if (auto t = text_at(a, i)) {  // text cells by CSV's rule (csv_fields.h)
+    const CsvNumber n = read_csv_number(csv_trim(*t));
+    out = n.value;
+    return n.kind == CsvNumber::Kind::missing ? Cell::missing : n.kind == CsvNumber::Kind::number ? Cell::ok : Cell::bad;
   }
   return Cell::bad;
 }

@@ -49,6 +49,22 @@ csv("iso_offsets.csv", 0, 0, "ds,v\n2024-01-01T00:00:00Z,1\n2024-01-01T00:15:00+
 csv("ten_seconds.csv", 32, (6 << 4) | 1, "time,v\n2024-01-01 00:00:00,1\n2024-01-01 00:00:10,2\n2024-01-01 00:00:40,5\n")
 
 
+# ---- training_data: byte 0 = layout (bits 0-1), holdout 0.1/0/0.5/1 (2-3), exclude_last (4-5),
+# multivariate (6), timestamp none (7); byte 1 = the batch's length - 1 (mod 97) and chunk size.
+def training(name, a, b, text):
+    seed("training_data", name, bytes([a, b]) + text.encode())
+
+
+training("wide_daily.csv", 0, 40, "date,a,b\n" + "".join(f"2024-01-{d:02d},{d},{d * 2 % 7}\n" for d in range(1, 29)))
+training("long_split_in_time.csv", 2 | (2 << 2), 9,
+         "id,time,v\n" + "".join(f"s,2024-01-01 {h:02d}:00,{h}\n" for h in range(24)))
+training("long_held_out.csv", 2, 60,
+         "item_id,t,v\n" + "".join(f"{k},{t},{k * t}\n" for k in "abcdefgh" for t in range(1, 30)) + "")
+training("multivariate_gaps.csv", 64 | (1 << 4), 17,
+         "time,x,y\n2024-01-01,1,\n2024-01-02,,2\n2024-01-04,3,3\n2024-01-05,NA,-\n2024-01-06,5,6\n")
+training("untimed_short.csv", 128, 3, "v\n1\n2\n")
+
+
 # ---- parquet: byte 0 as csv's byte 0, but bit 5 = 3 rows per batch; then a Parquet or Arrow file.
 def arrow(name, a, table, kind, **kw):
     sink = io.BytesIO()

@@ -4,7 +4,9 @@
 //   optimizer.safetensors  every optimizer state tensor by name, its counters in the metadata
 //   checkpoint.json        the step, the training state (trainer.h TrainState), how long
 //                          metrics.jsonl and forecasts.jsonl were at that step, LibTorch's thread
-//                          count, the run's config, and the size and CRC-32 of each file above
+//                          count, the run's config, the size and CRC-32 of each file above,
+//                          and the CRC-32 of its own text (record_crc32: its byte counts cut
+//                          metrics.jsonl back on resume, so an edit must not pass)
 // A checkpoint is written into a temporary folder, every file synced, then renamed into place
 // and the parent synced: a step-<N> folder is whole or absent. One damaged later (a flipped
 // bit, a truncated file) fails its checks and is skipped with a warning that names it.
@@ -51,6 +53,11 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Name
 std::optional<Checkpoint> load_latest_checkpoint(const std::string& run_dir, Model& model, Optimizer& optimizer,
                                                  const std::function<void(const std::string&)>& warn,
                                                  bool share = false);
+
+// After a diverged run (TrainingDiverged): the checkpoints of step `from` and later hold weights
+// that gave non-finite losses, so each is renamed diverged-step-<N> (kept for inspection, never
+// loaded by a resume). Returns the steps set aside.
+std::vector<int64_t> set_aside_checkpoints(const std::string& run_dir, int64_t from);
 
 // The step-<N> folders of run_dir, oldest first (not checked).
 std::vector<std::string> list_checkpoints(const std::string& run_dir);

@@ -3,10 +3,11 @@
 #include <vector>
 
 namespace orrery {
-// A numeric CSV with a header row; empty fields and NA/NaN become NaN. A UTF-8 byte-order
-// mark is skipped. Errors name file:line and quote at most ~80 characters of the input: a
-// folder, binary data, a header column without a name or with a repeated one, a row of the
-// wrong width, a non-numeric, infinite or out-of-range value.
+// A numeric CSV with a header row, read by the csv data plugin's rule (csv_tokenizer.h,
+// csv_fields.h: RFC 4180 quoting, missing markers become NaN, decimal numbers only). A UTF-8
+// byte-order mark is skipped. Errors name file:line and quote at most ~80 characters of the
+// input: a folder or pipe, binary data, an unclosed quote, a header column without a name or
+// with a repeated one, a row of the wrong width, a non-numeric, infinite or out-of-range value.
 // Columns named in `text_columns` (e.g. a timestamp) are kept as text, unparsed, in `text`;
 // their entry in `columns` is empty.
 struct CsvTable {

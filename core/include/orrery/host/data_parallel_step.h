@@ -18,7 +18,9 @@ struct StepStart {
   std::vector<int64_t> variates;  // of the global batch's micro-batches, j * world + rank for
                                   // a rank's j-th: the masks of all of them are drawn everywhere
 };
-StepStart agree_step_start(ProcessGroup* world, const std::vector<Batch>& micro, bool stop, double clock);
+// `step`: the steps done before this one.
+StepStart agree_step_start(ProcessGroup* world, int64_t step, const std::vector<Batch>& micro, bool stop,
+                           double clock);
 
 struct StepEnd {
   double loss = 0;         // the mean over ranks of each rank's step loss

@@ -96,6 +96,9 @@ class Model {
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }
   int64_t patch_size() const { return spec_.patch_size; }
+  // The fewest steps of one series that give loss() anything to score: a target patch and two
+  // observations before it (its anchor statistics). A source of shorter series trains on nothing.
+  int64_t min_training_length() const { return spec_.patch_size + 2; }
   const ModelSpec& spec() const { return spec_; }
   at::Device device() const { return device_; }
   Json describe() const;

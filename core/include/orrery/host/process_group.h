@@ -60,9 +60,15 @@ class ProcessGroup {
   // size and dtype on every rank.
   std::vector<at::Tensor> gather(const at::Tensor& mine);
   void barrier();
+  // The step (counted from 1) this rank is starting: a thread posts it to the rendezvous store
+  // once a second when it changed, so that a collective that times out can say which rank fell
+  // behind.
+  void note_progress(int64_t step);
 
  private:
   struct Impl;
+  // The rendezvous' checks before any collective (process_group.cpp).
+  static void introduce(Impl& group);
   explicit ProcessGroup(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

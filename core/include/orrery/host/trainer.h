@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/error.h"
 #include "orrery/host/interrupt.h"
 #include "orrery/json.h"
 #include "orrery/options.h"
@@ -41,7 +42,8 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;     // a checkpoint every N steps; 0 = not by steps
   double checkpoint_minutes = 30;   // and every M minutes of training; 0 = not by time
   int64_t checkpoint_keep = 3;      // the newest K are kept
-  int64_t max_skipped_steps = 10;   // non-finite steps in a row that stop the run
+  int64_t max_skipped_steps = 10;   // non-finite steps in a row, or among the last 2 x as many,
+                                    // that stop the run
   double spike_factor = 4;          // a loss above this x the running median is a spike; 0 = off
   Precision precision = Precision::fp32;  // bf16: forward under autocast, fp32 weights and loss
   bool graph = false;  // record a micro-batch's forward and backward once, replay it (graphed_call.h)
@@ -66,6 +68,7 @@ struct TrainState {
   int64_t step = 0;
   double elapsed_s = 0;  // training time so far: time budgets and time-based schedules go on from it
   int64_t skipped_steps = 0, skipped_in_row = 0;
+  std::vector<int64_t> recent_skips;  // the skipped steps among the last 2 x max_skipped_steps
   double window_sum = 0;
   int64_t window_n = 0, window_series = 0;
   bool first_window = true;
@@ -75,6 +78,15 @@ struct TrainState {
   std::string masking_rng;            // the masking generator's state, hex
   Json to_json() const;
   static TrainState from_json(const Json& j);  // throws orrery::Error on a malformed state
+};
+
+// What train() throws when a run diverges: max_skipped_steps non-finite steps in a row or among
+// the last 2 x max_skipped_steps, or a run that ends on skipped steps. The weights after step
+// `suspect_from` gave the first of those losses, so a checkpoint of that step or later holds
+// weights that do (run_training sets such checkpoints aside).
+struct TrainingDiverged : Error {
+  TrainingDiverged(const std::string& message, int64_t suspect) : Error(message), suspect_from(suspect) {}
+  int64_t suspect_from;
 };
 
 // How a caller takes part in a run: `resume` continues from a saved state (weights and optimizer
@@ -123,8 +135,10 @@ struct TrainResult {
 //   are null;
 //  {"event":"skip", step, reason ("loss" or "gradient"), skipped_steps, skipped_in_row} for a
 //   step whose loss or gradient norm is not finite: its update is not applied (the batches are
-//   still drawn, so the data goes on as if it had been); max_skipped_steps of them in a row end
-//   the run with an error, the weights those of the last good step;
+//   still drawn, so the data goes on as if it had been); max_skipped_steps of them in a row, or
+//   among the last 2 x max_skipped_steps steps, or any at the last step, end the run with
+//   TrainingDiverged, the weights those of the last applied step; no checkpoint is written
+//   while the newest step was skipped (its weights just gave a non-finite loss);
 //  {"event":"spike", step, loss, median} when a step's loss exceeds spike_factor x the median of
 //   the last 64 step losses (from the 16th step on);
 //  {"event":"checkpoint", step} just before hooks.checkpoint is called;

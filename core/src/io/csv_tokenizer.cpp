@@ -1,19 +1,18 @@
-#include "csv_tokenizer.h"
+#include "orrery/csv_tokenizer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "orrery/error.h"
+#include "orrery/input_file.h"
 
-namespace orrery::data {
+namespace orrery {
 
 CsvTokenizer::CsvTokenizer(std::string path, size_t chunk_bytes) : path_(std::move(path)), chunk_(chunk_bytes) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) throw Error(path_ + " is a folder, not a CSV file");
+  require_input_file(path_, "a CSV file");
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw Error("cannot open " + path_ + ": " + std::strerror(errno));
 }
@@ -95,4 +94,4 @@ bool CsvTokenizer::next(std::vector<std::string>& fields, int64_t& line) {
   return true;
 }
 
-}  // namespace orrery::data
+}  // namespace orrery

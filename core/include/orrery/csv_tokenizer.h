@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace orrery::data {
+namespace orrery {
 
 class CsvTokenizer {
  public:
@@ -34,4 +34,4 @@ class CsvTokenizer {
   bool eof_ = false;
 };
 
-}  // namespace orrery::data
+}  // namespace orrery
