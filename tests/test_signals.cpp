@@ -74,3 +74,22 @@ TEST_CASE("Ctrl-C stops a long forecast between passes") {
   CHECK(run.output().find("finished") == std::string::npos);
   CHECK(seconds < 10);
 }
+
+TEST_CASE("a second signal a second or more after the first quits at once, where the first waits") {
+  auto dir = test::temp_dir("signal-twice");
+  // os.execute blocks in C for 30 s: the first SIGTERM can only ask for a stop at the next Lua
+  // instruction (as a huge file being read, or a blocking open, could only ask before).
+  const auto path = script(dir, "wait.lua", "print('waiting'); io.stdout:flush()\nos.execute('sleep 30')\nprint('done')\n");
+  test::Background run({"run", path}, dir + "/out.txt");
+  REQUIRE(run.wait_for("waiting", 30));
+  run.signal(SIGTERM);
+  run.signal(SIGTERM);  // the same stop delivered twice (a launcher passing it on): not a second
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(run.running());
+  const auto sent = std::chrono::steady_clock::now();
+  run.signal(SIGTERM);
+  CHECK(run.wait_exit(10) == 143);
+  CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(10));
+  CHECK(run.output().find("orrery: stopped at once (a second signal)") != std::string::npos);
+  CHECK(run.output().find("done") == std::string::npos);
+}
