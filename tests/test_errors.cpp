@@ -90,6 +90,13 @@ std::string forecast_with(const std::string& dir, const std::string& file, const
   return "\"$ORRERY\" forecast --model " + file + " --input in.csv --horizon 4";
 }
 
+// `orrery forecast` with a saved model (kModel's) of the CSV `name` holding `text`.
+std::string forecast_input(const std::string& dir, const std::string& name, const std::string& text) {
+  write(dir, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
+  write(dir, name, text);
+  return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input " + name + " --horizon 3";
+}
+
 // A plugin folder `plugins` holding a link to `file` under the given name.
 void plugin_link(const std::string& dir, const std::string& file, const std::string& name) {
   fs::create_directories(dir + "/plugins");
@@ -479,33 +486,17 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "ragged.csv", "a,b\n1,2\n3\n"); return script(d, "orrery.read_csv(\"ragged.csv\")\n"); }},
       {"forecast-input-empty-column", 1,
        "orrery: empty.csv: column \"b\" has no observed value: there is nothing to forecast from",
-       [](auto& d) {
-         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
-         write(d, "empty.csv", "time,a,b\n1,5,\n2,6,NA\n3,7,\n");
-         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input empty.csv --horizon 3";
-       }},
+       [](auto& d) { return forecast_input(d, "empty.csv", "time,a,b\n1,5,\n2,6,NA\n3,7,\n"); }},
       {"forecast-input-beyond-double", 1,
        "orrery: e400.csv:3: column \"a\": the value \"1e400\" is outside a double's range (1e-308 to 1.8e308 in size): "
        "rescale the column",
-       [](auto& d) {
-         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
-         write(d, "e400.csv", "time,a\n1,5\n2,1e400\n3,7\n");
-         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input e400.csv --horizon 3";
-       }},
+       [](auto& d) { return forecast_input(d, "e400.csv", "time,a\n1,5\n2,1e400\n3,7\n"); }},
       {"forecast-input-unclosed-quote", 1, "orrery: q.csv:3: a quoted field is not closed by the end of the file",
-       [](auto& d) {
-         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
-         write(d, "q.csv", "time,a\n1,5\n2,\"15\n3,7\n");
-         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input q.csv --horizon 3";
-       }},
+       [](auto& d) { return forecast_input(d, "q.csv", "time,a\n1,5\n2,\"15\n3,7\n"); }},
       {"forecast-input-hex", 1,
        "orrery: h.csv:3: column \"a\": non-numeric value \"0x64\" (values are numbers; NA, N/A, NaN, null, None, -, ? or "
        "an empty field mark a missing one)",
-       [](auto& d) {
-         write(d, "make.lua", kModel + "m:save(\"model.safetensors\")\n");
-         write(d, "h.csv", "time,a\n1,5\n2,0x64\n3,7\n");
-         return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input h.csv --horizon 3";
-       }},
+       [](auto& d) { return forecast_input(d, "h.csv", "time,a\n1,5\n2,0x64\n3,7\n"); }},
       {"forecast-input-huge", 1,
        "orrery: e300.csv: column \"a\": the value 1e+300 at step 1 is beyond +-1e150, where the forecast's float64 scaling overflows; rescale the series",
        [](auto& d) {

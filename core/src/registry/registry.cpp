@@ -135,7 +135,15 @@ void Registry::load_directory(const std::string& dir) {
 
 bool Registry::load_file(const std::string& path) {
   const AbortReport report(path);  // until the plugin's code has run: dlopen, its entry points
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = nullptr;
+  try {
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  } catch (...) {
+    // Some toolchains (a sanitizer's dlopen interceptor) let a static initialiser's exception
+    // out of dlopen instead of terminating. The dynamic loader's lock and state are then
+    // unknown, so no further library can be loaded safely: end the same way either way.
+    std::abort();
+  }
   if (!handle) {
     problems_.push_back("refused plugin " + path + ": " + dlerror());
     return false;
