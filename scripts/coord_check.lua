@@ -4,8 +4,13 @@
 -- since initialisation (the "update" a step makes to each layer's output). A parametrisation that
 -- keeps updates width-independent gives flat rows: the same values at every width. u-muP should
 -- stay within a factor 1.5 across widths 64..512; SP, for contrast, drifts with width.
+-- Across depth (depths=2,4,...,32 at one width; CompleteP's check) the same table compares
+-- models of different depths layer for layer by position: every activation outside the stack,
+-- and the first and last layer's inside it. alphas picks u-muP's residual exponents to compare
+-- (depth_alpha 0.5 = depth-muP, 1 = CompleteP, each with base_depth = the first depth).
 --
 --   orrery run scripts/coord_check.lua [params=umup,sp] [widths=64,128,256,512] [steps=4]
+--       [depths=2,4,8,16,32 [width=128] [alphas=0.5,1]]
 --       [optimizer=adamw|normuon|muon|dion2] [rules=toto2,spectral] [seeds=2] [lr=...]
 --       [adamw_lr=0] [device=cpu|cuda]
 --
@@ -22,9 +27,14 @@ local function list(s, default)
   return out
 end
 
-local params    = list(args.params, {"umup", "sp"})
+local depths    = list(args.depths, nil)
+local axis      = depths and "depth" or "width"
+local params    = list(args.params, axis == "depth" and {"umup"} or {"umup", "sp"})
 local seeds     = tonumber(args.seeds) or 2
 local widths    = list(args.widths, {64, 128, 256, 512})
+local width     = tonumber(args.width) or 128                 -- the one width of a depth check
+local alphas    = list(args.alphas, axis == "depth" and {0.5, 1} or {0.5})
+local points    = axis == "depth" and depths or widths          -- the columns of the table
 local steps     = tonumber(args.steps) or 4
 local optimizer = args.optimizer or "adamw"
 local muon_family = {normuon = true, muon = true, dion2 = true}
@@ -40,17 +50,29 @@ local adamw_lr = tonumber(args.adamw_lr) or 0
 
 local variants = {}
 for _, p in ipairs(params) do
-  if p == "umup" and muon_family[optimizer] then
-    for _, rule in ipairs(rules) do
-      variants[#variants + 1] = {label = "umup/" .. rule, param = {"umup", muon_rule = rule}, name = p}
+  for _, alpha in ipairs(p == "umup" and alphas or {0.5}) do
+    local named = p == "umup" and (axis == "depth" or args.alphas)
+    local suffix = named and string.format("/a%g", alpha) or ""
+    local function umup(rule)
+      local spec = {"umup", muon_rule = rule}
+      if named then spec.depth_alpha, spec.base_depth = alpha, points[1] end
+      return spec
     end
-  else
-    variants[#variants + 1] = {label = p, param = p, name = p}
+    if p == "umup" and muon_family[optimizer] then
+      for _, rule in ipairs(rules) do
+        variants[#variants + 1] = {label = "umup/" .. rule .. suffix, param = umup(rule), name = p,
+                                   tuned = "umup/" .. rule}
+      end
+    elseif p == "umup" then
+      variants[#variants + 1] = {label = "umup" .. suffix, param = umup(nil), name = p, tuned = "umup"}
+    else
+      variants[#variants + 1] = {label = p, param = p, name = p, tuned = p}
+    end
   end
 end
 local function lr_of(v)
   if args.lr then return tonumber(args.lr) end
-  return (muon_family[optimizer] and tuned.muon_family or tuned.adamw)[v.label] or 1e-3
+  return (muon_family[optimizer] and tuned.muon_family or tuned.adamw)[v.tuned] or 1e-3
 end
 local function optimizer_of(v)
   if not muon_family[optimizer] then return {optimizer, lr = lr_of(v), weight_decay = 0} end
@@ -62,15 +84,31 @@ local budget_per_step = {batch_size = 16, context_length = 256}
 local dir = orrery.experiment_dir("coord_check", args.runs_dir)
 local probe = {batch_size = 8, context_length = 256, seed = 12345}  -- the fixed batch
 
-local results = {params = {}, widths = widths, steps = steps, optimizer = optimizer}
+-- Across depth, an activation inside the stack is named by its layer's position: the first
+-- layer's and the last layer's keep a place in the table (transformer.layers.first.attn...), the
+-- others are left out.
+local function position_name(name, layers)
+  if axis ~= "depth" then return name end
+  local i, rest = name:match("^transformer%.layers%.(%d+)%.(.*)$")
+  if not i then return name end
+  i = tonumber(i)
+  if i == 0 then return "transformer.layers.first." .. rest end
+  if i == layers - 1 then return "transformer.layers.last." .. rest end
+  return nil
+end
+
+local results = {params = {}, axis = axis, widths = axis == "width" and widths or {width},
+                 depths = axis == "depth" and depths or nil, steps = steps, optimizer = optimizer}
 for _, v in ipairs(variants) do
-  -- by_layer[name][width index][t + 1] = {rms =, change =}, each the mean over seeds
+  -- by_layer[name][point index][t + 1] = {rms =, change =}, each the mean over seeds
   local by_layer, order = {}, {}
   local readout = {}               -- activations that a readout produces or mixes in
-  for wi, width in ipairs(widths) do
+  for wi, at in ipairs(points) do
+   local d_model = axis == "width" and at or width
+   local layers = axis == "depth" and at or 2
    for seed = 0, seeds - 1 do
     local model = orrery.model{
-      arch = {"toto2", d_model = width, num_layers = 2, num_heads = 4},
+      arch = {"toto2", d_model = d_model, num_layers = layers, num_heads = 4},
       head = "quantile", param = v.param, seed = seed, device = args.device or "cpu",
     }
     for _, p in ipairs(model:describe().params) do
@@ -92,12 +130,15 @@ for _, v in ipairs(variants) do
                                  seed = probe.seed, since = at_init}
       end
       for _, a in ipairs(acts) do
-        if not by_layer[a.name] then by_layer[a.name] = {}; order[#order + 1] = a.name end
-        by_layer[a.name][wi] = by_layer[a.name][wi] or {}
-        local cell = by_layer[a.name][wi][t + 1] or {rms = 0, change = 0}
-        cell.rms = cell.rms + a.rms / seeds
-        cell.change = cell.change + (a.change or 0) / seeds
-        by_layer[a.name][wi][t + 1] = cell
+        local name = position_name(a.name, layers)
+        if name then
+          if not by_layer[name] then by_layer[name] = {}; order[#order + 1] = name end
+          by_layer[name][wi] = by_layer[name][wi] or {}
+          local cell = by_layer[name][wi][t + 1] or {rms = 0, change = 0}
+          cell.rms = cell.rms + a.rms / seeds
+          cell.change = cell.change + (a.change or 0) / seeds
+          by_layer[name][wi][t + 1] = cell
+        end
       end
     end
     record(0)
@@ -106,23 +147,23 @@ for _, v in ipairs(variants) do
       steps = steps, batch_size = budget_per_step.batch_size,
       context_length = budget_per_step.context_length, schedule = {kind = "constant", warmup = 0},
       clip = 0, seed = seed, quiet = true, runs_dir = dir,
-      name = string.format("%s-w%d-s%d", v.label:gsub("/", "-"), width, seed),
+      name = string.format("%s-w%d-L%d-s%d", v.label:gsub("/", "-"), d_model, layers, seed),
       log_every = 1, on_step = function(e) record(e.step) end,
     }
    end
-    io.write(string.format("\r%s: width %d done ", v.label, width)); io.flush()
+    io.write(string.format("\r%s: %s %d done ", v.label, axis, at)); io.flush()
   end
   print()
 
-  -- Worst ratio across widths for every layer at every step, of the RMS and of the change since
+  -- Worst ratio across the axis for every layer at every step, of the RMS and of the change since
   -- initialisation. A readout's output shrinks as 1/sqrt(width) at init by design (multiplier
   -- 1/fan_in) and is judged apart.
   local layers = {}
   local worst, worst_readout, worst_change = {value = 0}, {value = 0}, {value = 0}
   print(string.format("\n%s (%s, lr %g): activation RMS at step t (and at the last step its change since "
-                      .. "step 0), max/min across widths", v.label, optimizer, lr_of(v)))
+                      .. "step 0), max/min across %ss", v.label, optimizer, lr_of(v), axis))
   local header = string.format("%-46s %6s", "layer", "t")
-  for _, w in ipairs(widths) do header = header .. string.format(" %8s", "w" .. w) end
+  for _, w in ipairs(points) do header = header .. string.format(" %8s", (axis == "width" and "w" or "L") .. w) end
   print(header .. "    ratio")
   -- max/min across widths; nil for a layer that did not move at any width (frozen by adamw_lr = 0).
   local function spread(values)
@@ -135,7 +176,7 @@ for _, v in ipairs(variants) do
     local rows = {}
     for t = 0, steps do
       local rms, change = {}, {}
-      for wi = 1, #widths do
+      for wi = 1, #points do
         local cell = by_layer[name][wi][t + 1]
         rms[wi], change[wi] = cell.rms, cell.change
       end
@@ -159,8 +200,8 @@ for _, v in ipairs(variants) do
   end
   results.params[v.label] = {lr = lr_of(v), layers = layers, worst = worst, worst_readout = worst_readout,
                              worst_change = worst_change}
-  print(string.format("%s: worst max/min across widths %.2f (%s, step %d); change since step 0 %.2f (%s, step %d); "
-                      .. "readout outputs %.2f (%s, step %d)", v.label, worst.value, worst.layer, worst.t,
+  print(string.format("%s: worst max/min across %ss %.2f (%s, step %d); change since step 0 %.2f (%s, step %d); "
+                      .. "readout outputs %.2f (%s, step %d)", v.label, axis, worst.value, worst.layer, worst.t,
                       worst_change.value, worst_change.layer or "-", worst_change.t or 0,
                       worst_readout.value, worst_readout.layer, worst_readout.t))
 end

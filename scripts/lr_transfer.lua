@@ -1,17 +1,23 @@
--- Learning-rate transfer across widths and depths (Tensor Programs V, Figure 1; u-muP). For each
--- parametrisation (and, for Muon-family optimizers under u-muP, each of its two learning-rate
--- rules) and each width or depth, train the same small Toto-style model at a grid of learning
--- rates over several seeds: octave steps downhill until the minimum is bracketed, then
+-- Learning-rate transfer across widths and depths (Tensor Programs V, Figure 1; u-muP; CompleteP).
+-- For each parametrisation (and, under u-muP, each of its Muon-family learning-rate rules and
+-- depth exponents) and each width, depth or shape, train the same small Toto-style model at a
+-- grid of learning rates over several seeds: octave steps downhill until the minimum is bracketed, then
 -- half-octaves around it. The optimum of a curve is the vertex of a parabola in log2(lr) through
 -- the points within an octave of its best; each seed is fitted on its own as well, and a
 -- bootstrap over seeds gives an interval for the optimum's move. Under a rule that transfers the
 -- optimum stays put (the goal: at most half an octave from the first width to the last).
 --
 --   orrery run scripts/lr_transfer.lua [optimizer=adamw|normuon|muon|dion2] [params=sp,umup]
---       [rules=toto2,spectral] [widths=64,128,256] [depths=2] [seeds=3] [steps=100]
+--       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
+--       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
 --       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [runs_dir=runs]
 --
--- Sweep widths (one depth) or depths (one width), e.g. depths=2,4,8 widths=128. With a
+-- Sweep widths (one depth), depths (one width), e.g. depths=2,4,8 widths=128, or a joint path
+-- of (width x depth) shapes, the way model sizes grow. alphas picks u-muP's residual exponent
+-- (depth_alpha: 0.5 depth-muP, 1 CompleteP), each with base_depth = the first depth swept. The
+-- objective is the held-out validation loss at the end (val_batches fixed batches of series the
+-- run never trains on; the same batches at every rate and depth for a seed) or the training
+-- loss of the last quarter (train). With a
 -- Muon-family optimizer the swept rate is that optimizer's (the matrices inside the stack) while
 -- AdamW keeps every other parameter at a fixed rate (adamw_lr, default each parametrisation's
 -- AdamW optimum). rules picks u-muP's Muon-family rule (toto2: depth only, as Toto 2.0 trains;
@@ -32,23 +38,59 @@ assert(optimizer == "adamw" or muon_family[optimizer],
        "optimizer must be adamw, normuon, muon or dion2, got " .. optimizer)
 local params = list(args.params, optimizer == "adamw" and {"sp", "umup"} or {"umup"})
 local rules  = list(args.rules, {"toto2", "spectral"})
+local alphas = list(args.alphas, {0.5})
 local widths = list(args.widths, {64, 128, 256})
 local depths = list(args.depths, {2})
 local seeds  = tonumber(args.seeds) or 3
 local steps  = tonumber(args.steps) or 100
 local device = args.device or "cpu"
-assert(#widths == 1 or #depths == 1, "sweep widths or depths, not both at once")
-local axis = #depths > 1 and "depth" or "width"
+local objective = args.objective or "val"
+local val_batches = tonumber(args.val_batches) or 8
+assert(objective == "val" or objective == "train", "objective must be val or train, got " .. objective)
+assert(#widths == 1 or #depths == 1, "sweep widths or depths, not both at once (or give shape=)")
 
--- The sweep's variants: one per parametrisation, and one per rule for u-muP under Muon.
+-- The points of the axis: {width, depth} each.
+local axis, points_along = "width", {}
+if args.shape then
+  axis = "shape"
+  for item in tostring(args.shape):gmatch("[^,]+") do
+    local w, d = item:match("^%s*(%d+)x(%d+)%s*$")
+    assert(w, "shape takes width x depth pairs such as 128x2,256x4, got '" .. item .. "'")
+    points_along[#points_along + 1] = {tonumber(w), tonumber(d)}
+  end
+elseif #depths > 1 then
+  axis = "depth"
+  for _, d in ipairs(depths) do points_along[#points_along + 1] = {widths[1], d} end
+else
+  for _, w in ipairs(widths) do points_along[#points_along + 1] = {w, depths[1]} end
+end
+local base_depth = points_along[1][2]
+local function point_name(at)
+  if axis == "shape" then return string.format("%dx%d", at[1], at[2]) end
+  return tostring(axis == "depth" and at[2] or at[1])
+end
+
+-- The sweep's variants: one per parametrisation, and under u-muP one per Muon-family rule and
+-- per depth exponent (named when alphas is given).
 local variants = {}
 for _, p in ipairs(params) do
-  if p == "umup" and muon_family[optimizer] then
-    for _, rule in ipairs(rules) do
-      variants[#variants + 1] = {label = "umup/" .. rule, param = {"umup", muon_rule = rule}, name = p, rule = rule}
+  for _, alpha in ipairs(p == "umup" and alphas or {0.5}) do
+    local function umup(rule)
+      local spec = {"umup", muon_rule = rule}
+      if args.alphas then spec.depth_alpha, spec.base_depth = alpha, base_depth end
+      return spec
     end
-  else
-    variants[#variants + 1] = {label = p, param = p, name = p}
+    local suffix = (p == "umup" and args.alphas) and string.format("/a%g", alpha) or ""
+    if p == "umup" and muon_family[optimizer] then
+      for _, rule in ipairs(rules) do
+        variants[#variants + 1] = {label = "umup/" .. rule .. suffix, param = umup(rule), name = p, rule = rule,
+                                   alpha = alpha}
+      end
+    elseif p == "umup" then
+      variants[#variants + 1] = {label = "umup" .. suffix, param = umup(nil), name = p, alpha = alpha}
+    else
+      variants[#variants + 1] = {label = p, param = p, name = p}
+    end
   end
 end
 
@@ -74,8 +116,8 @@ local dir = orrery.experiment_dir("lr_transfer", args.runs_dir)
 local t0 = os.time()
 local runs_done = 0
 
--- Final loss (the mean over the last quarter of the run) of every seed; math.huge when training
--- diverged.
+-- The objective of every seed (the held-out loss at the end, or the mean training loss over the
+-- last quarter of the run); math.huge when training diverged.
 local function losses_at(v, width, depth, log2_lr)
   local lr = 2^log2_lr
   local losses, sum = {}, 0
@@ -93,16 +135,18 @@ local function losses_at(v, width, depth, log2_lr)
       model = model, data = {"synthetic", seed = 1000 + seed}, optimizer = opt,
       steps = steps, batch_size = 16, context_length = 256,
       schedule = {kind = "wsd", warmup = 0.1, decay = 0.3}, clip = 0,
+      val_batches = objective == "val" and val_batches or 0, val_every = math.max(1, steps // 4),
+      forecast_series = 0,
       seed = seed, quiet = true, log_every = math.max(1, steps // 4), runs_dir = dir,
       name = string.format("%s-w%d-L%d-lr%+.1f-s%d", v.label:gsub("/", "-"), width, depth, log2_lr, seed),
     })
-    local l = ok and run.final_loss or math.huge
+    local l = ok and (objective == "val" and run.val_loss or run.final_loss) or math.huge
     if l ~= l then l = math.huge end  -- NaN
     losses[#losses + 1] = l
     sum = sum + l
     runs_done = runs_done + 1
   end
-  io.write(string.format("\r%-14s width %4d depth %2d  log2 lr %+5.1f  loss %8.4f   (%d runs, %ds)   ",
+  io.write(string.format("\r%-18s width %4d depth %2d  log2 lr %+5.1f  loss %8.4f   (%d runs, %ds)   ",
                          v.label, width, depth, log2_lr, sum / seeds, runs_done, os.time() - t0))
   io.flush()
   return losses
@@ -162,12 +206,15 @@ local function quantile(sorted, q)
   return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo])
 end
 
-local points_along = axis == "depth" and depths or widths
 local results = {config = {optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
-                           widths = widths, depths = depths, axis = axis, seeds = seeds, steps = steps,
+                           alphas = args.alphas and alphas or nil, base_depth = args.alphas and base_depth or nil,
+                           widths = widths, depths = depths, shapes = axis == "shape" and points_along or nil,
+                           axis = axis, seeds = seeds, steps = steps,
                            batch_size = 16, context_length = 256, device = device,
-                           adamw_lr = muon_family[optimizer] and adamw_lr or nil,
-                           metric = "mean training loss over the last quarter of the run"},
+                           adamw_lr = muon_family[optimizer] and adamw_lr or nil, objective = objective,
+                           metric = objective == "val"
+                             and string.format("held-out loss at the end (%d batches of 16 series)", val_batches)
+                             or "mean training loss over the last quarter of the run"},
                  curves = {}, shift = {}}
 
 local function run_variant(v, index)
@@ -176,8 +223,7 @@ local function run_variant(v, index)
   local centre, bounds = start_of(v, index)
   local lo, hi = bounds[1], bounds[2]
   for _, at in ipairs(points_along) do
-    local width = axis == "width" and at or widths[1]
-    local depth = axis == "depth" and at or depths[1]
+    local width, depth = at[1], at[2]
     local mean, per_seed = {}, {}   -- log2 lr -> mean loss, and -> the seeds' losses
     local function eval(x)
       if x < lo or x > hi then return math.huge end
@@ -212,7 +258,7 @@ local function run_variant(v, index)
       points[#points + 1] = {log2_lr = x, lr = 2^x, loss = y < math.huge and y or nil, losses = per_seed[x]}
     end
     table.sort(points, function(a, b) return a.log2_lr < b.log2_lr end)
-    local key = string.format("%s %d", axis, at)
+    local key = axis .. " " .. point_name(at)
     curves[key] = {width = width, depth = depth, points = points, best_log2_lr = best_x,
                    fitted_log2_lr = fitted, best_loss = mean[best_x], seed_optima = seed_optima}
     order[#order + 1] = {key = key, per_seed = per_seed}
@@ -224,7 +270,9 @@ local function run_variant(v, index)
   -- seed (seeds are paired: seed s has the same data and init at every width), and as a 90%
   -- bootstrap interval over seeds resampled jointly across the axis.
   local first, last = curves[order[1].key], curves[order[#order].key]
-  local doublings = math.log(points_along[#points_along] / points_along[1], 2)
+  -- Doublings of the swept quantity (of the width along a joint path, where depth doubles with it).
+  local size = axis == "depth" and 2 or 1
+  local doublings = math.log(points_along[#points_along][size] / points_along[1][size], 2)
   local per_seed = {}
   for s = 1, seeds do per_seed[s] = last.seed_optima[s] - first.seed_optima[s] end
   local draws = {}
@@ -243,7 +291,7 @@ local function run_variant(v, index)
   table.sort(draws)
   local shift = last.fitted_log2_lr - first.fitted_log2_lr
   results.shift[v.label] = {
-    axis = axis, from = points_along[1], to = points_along[#points_along], octaves = shift,
+    axis = axis, from = point_name(points_along[1]), to = point_name(points_along[#points_along]), octaves = shift,
     per_doubling = doublings > 0 and shift / doublings or 0, seeds = per_seed,
     bootstrap_90 = #draws > 0 and {quantile(draws, 0.05), quantile(draws, 0.95)} or nil,
     within_half_octave = math.abs(shift) <= 0.5,
@@ -262,15 +310,15 @@ end
 local columns = {}
 for x in pairs(all) do columns[#columns + 1] = x end
 table.sort(columns)
-local header = string.format("\n%-14s %6s", "variant", axis)
+local header = string.format("\n%-18s %7s", "variant", axis)
 for _, x in ipairs(columns) do header = header .. string.format(" %7s", string.format("%+.1f", x)) end
 print(header .. "   best  fitted  per seed")
 for _, v in ipairs(variants) do
   for _, at in ipairs(points_along) do
-    local c = results.curves[v.label][string.format("%s %d", axis, at)]
+    local c = results.curves[v.label][axis .. " " .. point_name(at)]
     local byx = {}
     for _, p in ipairs(c.points) do byx[p.log2_lr] = p.loss or math.huge end
-    local line = string.format("%-14s %6d", v.label, at)
+    local line = string.format("%-18s %7s", v.label, point_name(at))
     for _, x in ipairs(columns) do
       local y = byx[x]
       line = line .. (y == nil and "       ." or y == math.huge and "    div" or string.format(" %7.4f", y))
@@ -285,10 +333,11 @@ for _, v in ipairs(variants) do
   local s = results.shift[v.label]
   local seeds_text = {}
   for _, d in ipairs(s.seeds) do seeds_text[#seeds_text + 1] = string.format("%+.2f", d) end
-  print(string.format("%-14s optimum moves %+.2f octaves from %s %d to %d (%+.2f per doubling; seeds %s; 90%% bootstrap %s)",
+  print(string.format("%-18s optimum moves %+.2f octaves from %s %s to %s (%+.2f per doubling; seeds %s; 90%% bootstrap %s)",
                       v.label, s.octaves, axis, s.from, s.to, s.per_doubling, table.concat(seeds_text, " "),
                       s.bootstrap_90 and string.format("[%+.2f, %+.2f]", s.bootstrap_90[1], s.bootstrap_90[2]) or "n/a"))
 end
-print(string.format("(columns: log2 of the learning rate; 'div' = diverged; %s, %s, %d steps, %d seeds)", optimizer,
-                    axis == "width" and (depths[1] .. " layers") or ("width " .. widths[1]), steps, seeds))
+local fixed = axis == "width" and (depths[1] .. " layers") or axis == "depth" and ("width " .. widths[1]) or "width x depth"
+print(string.format("(columns: log2 of the learning rate; 'div' = diverged; %s, %s, %d steps, %d seeds; %s)", optimizer,
+                    fixed, steps, seeds, results.config.metric))
 print(string.format("written %s/lr_transfer.json (%d runs, %d s)", dir, runs_done, os.time() - t0))

@@ -210,3 +210,166 @@ TEST_CASE("muP follows the Tensor Programs V table relative to its base width") 
   orrery::ParamInfo base{"h", orrery::Role::hidden, 128, 128, 0, 2, 128, {128, 128}};
   CHECK(p->lr_multiplier(base, F::adam_like) == 1.0);
 }
+
+// ---- Depth: the residual exponent (depth_alpha) and the proxy's depth (base_depth) ----
+
+TEST_CASE("u-muP at depth_alpha 0.5 is the rule it always was, to the last bit, at any base depth") {
+  // Before the option: tau = a / sqrt(L + sum a^2), in-stack rates x 1/sqrt(L).
+  auto before_tau = [](int index, int layers) {
+    const double r = std::sqrt(128.0 / std::log(128.0)), m = 0.75;
+    const double a_mlp = m * std::sqrt(2.0 / (1.0 + r * r)), a_attn = r * a_mlp;
+    const int n_attn = (index + 1) / 2, n_mlp = index / 2;
+    const double a = index % 2 == 0 ? a_attn : a_mlp;
+    const double tau = a / std::sqrt(2 * layers / 2.0 + n_attn * a_attn * a_attn + n_mlp * a_mlp * a_mlp);
+    const double norm = std::sqrt(1.0 + tau * tau);
+    return std::pair{tau / norm, 1.0 / norm};
+  };
+  using F = orrery::OptimizerFamily;
+  for (double base : {1.0, 2.0, 3.0, 12.0}) {
+    auto p = umup({{"depth_alpha", 0.5}, {"base_depth", base}, {"muon_rule", "spectral"}});
+    for (int layers : {1, 2, 3, 4, 7, 12, 32, 48}) {
+      INFO("base depth " << base << ", " << layers << " layers");
+      for (int i : {0, 1, layers, 2 * layers - 1}) CHECK(p->residual_weights(i, 2 * layers) == before_tau(i, layers));
+      const double d = 1.0 / std::sqrt(double(layers));
+      orrery::ParamInfo hidden{"w", orrery::Role::hidden, 256, 256, 0, layers, 256, {256, 256}};
+      orrery::ParamInfo gain{"g", orrery::Role::gain, 256, 256, 0, layers, 256, {256}};
+      CHECK(p->lr_multiplier(hidden, F::adam_like) == d / std::sqrt(256.0));
+      CHECK(p->lr_multiplier(hidden, F::muon_like) == d / (1.0 / std::sqrt(256.0)));
+      CHECK(p->lr_multiplier(gain, F::adam_like) == d);
+      CHECK(p->eps_multiplier(hidden) == 1.0);
+    }
+  }
+}
+
+TEST_CASE("at the base depth both residual exponents give the same model and rates") {
+  using F = orrery::OptimizerFamily;
+  for (int layers : {2, 5, 12}) {
+    auto half = umup({{"depth_alpha", 0.5}, {"base_depth", layers}});
+    auto one = umup({{"depth_alpha", 1.0}, {"base_depth", layers}});
+    for (int i = 0; i < 2 * layers; ++i) CHECK(half->residual_weights(i, 2 * layers) == one->residual_weights(i, 2 * layers));
+    for (auto role : {orrery::Role::hidden, orrery::Role::gain, orrery::Role::bias}) {
+      orrery::ParamInfo info{"p", role, 64, 64, 0, layers, 64, {64, 64}};
+      CHECK(half->lr_multiplier(info, F::adam_like) == one->lr_multiplier(info, F::adam_like));
+      CHECK(half->lr_multiplier(info, F::muon_like) == one->lr_multiplier(info, F::muon_like));
+    }
+  }
+}
+
+TEST_CASE("CompleteP as a tau rule: the stream keeps 1 + sum a_i^2 m_L^-2alpha / L_base of the embedding's variance") {
+  // The normalised stream after every branch holds prod skip_i^2 of the embedding's variance: the
+  // un-normalised stream y + sum (a_i m_L^-alpha / sqrt(L_base)) h_i has variance 1 + sum of those
+  // squared, so the product is its inverse.
+  const double r = std::sqrt(128.0 / std::log(128.0)), m = 0.75;
+  const double a_mlp = m * std::sqrt(2.0 / (1.0 + r * r)), a_attn = r * a_mlp;
+  using F = orrery::OptimizerFamily;
+  for (double alpha : {0.5, 0.75, 1.0}) {
+    auto p = umup({{"depth_alpha", alpha}, {"base_depth", 2}});
+    for (int layers : {2, 4, 8, 16, 32}) {
+      INFO("alpha " << alpha << ", " << layers << " layers");
+      const double m_l = layers / 2.0;
+      double kept = 1.0;
+      for (int i = 0; i < 2 * layers; ++i) kept *= std::pow(p->residual_weights(i, 2 * layers).second, 2);
+      const double added = layers * (a_attn * a_attn + a_mlp * a_mlp) * std::pow(m_l, -2 * alpha) / 2.0;
+      CHECK(1.0 / kept == Approx(1.0 + added).epsilon(1e-12));
+      // In-stack rates L_base^-1/2 m_L^(alpha - 1), matrices (x fan_in^-1/2 under Adam) and vectors.
+      orrery::ParamInfo hidden{"w", orrery::Role::hidden, 64, 64, 0, layers, 64, {64, 64}};
+      orrery::ParamInfo bias{"b", orrery::Role::bias, 64, 64, 0, layers, 64, {64}};
+      const double d = std::pow(2.0, -0.5) * std::pow(m_l, alpha - 1);
+      CHECK(p->lr_multiplier(hidden, F::adam_like) == Approx(d / 8).epsilon(1e-12));
+      CHECK(p->lr_multiplier(bias, F::adam_like) == Approx(d).epsilon(1e-12));
+      CHECK(p->lr_multiplier(hidden, F::muon_like) == Approx(d * 8).epsilon(1e-12));
+    }
+  }
+  // Epsilon: unchanged under the backward scales (the branch's gradients keep their size);
+  // eps m_L^-alpha inside the stack with autograd's chain rule, as CompleteP splits it.
+  auto chain = umup({{"depth_alpha", 1.0}, {"base_depth", 2}, {"backward_scales", false}});
+  orrery::ParamInfo deep{"w", orrery::Role::hidden, 64, 64, 3, 8, 64, {64, 64}};
+  orrery::ParamInfo readout{"r", orrery::Role::readout, 64, 8, -1, 0, 64, {8, 64}};
+  CHECK(chain->eps_multiplier(deep) == Approx(0.25));
+  CHECK(chain->eps_multiplier(readout) == 1.0);
+  CHECK(umup({{"depth_alpha", 1.0}, {"base_depth", 2}})->eps_multiplier(deep) == 1.0);
+}
+
+namespace {
+// One AdamW step (lr 0.05) of the in-stack parameters of a width-64 toto2 model with `layers` layers
+// under u-muP at `alpha`, everything outside the stack held still, so that every change is the
+// stack's own: the RMS change of every stack stream (the residual outputs, in order) and of the
+// first layer's attention input projection, and the mean RMS gradient of the in-stack hidden
+// matrices before the step.
+struct OneStep {
+  std::vector<double> stream_change;
+  double first_in_proj_change = 0;
+  double hidden_grad_rms = 0;
+};
+OneStep one_adam_step(int layers, double alpha, bool backward_scales = true) {
+  auto spec = test::tiny_spec(3);
+  spec.arch.options = {{"d_model", 64}, {"num_layers", layers}, {"num_heads", 4}};
+  spec.param = {"umup", {{"depth_alpha", alpha}, {"base_depth", 2}, {"backward_scales", backward_scales}}};
+  orrery::Model model(spec, orrery::Registry::global());
+  auto data = orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", Json::object(),
+                                                                          orrery::DataContext{});
+  const orrery::Batch batch = data->sample({8, 256, 5});
+  const auto before = model.activations(batch, /*keep=*/true);
+  std::vector<orrery::Param> stack;
+  for (const auto& p : model.params())
+    if (p.info.stack_depth > 0) stack.push_back(p);
+  auto opt = orrery::Registry::global().create<orrery::PluginKind::optimizer>(
+      "adamw", Json{{"lr", 0.05}, {"weight_decay", 0.0}}, stack, model.parametrisation());
+  model.loss(batch).backward();
+  OneStep out;
+  int hidden = 0;
+  for (const auto& p : stack)
+    if (p.info.role == orrery::Role::hidden && p.tensor.grad().defined())
+      out.hidden_grad_rms += p.tensor.grad().pow(2).mean().sqrt().item<double>(), ++hidden;
+  out.hidden_grad_rms /= hidden;
+  opt->step({});
+  for (const auto& a : model.activations(batch, false, &before)) {
+    if (a.name.rfind("transformer.layers.", 0) == 0 && a.name.find("residual") != std::string::npos)
+      out.stream_change.push_back(a.change);
+    if (a.name == "transformer.layers.0.attn.in_proj") out.first_in_proj_change = a.change;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CompleteP (alpha 1): each layer's update is the same size at every depth, its share of the stream 1/L") {
+  // The promise of alpha = 1 (complete feature learning): a layer's weights move by the same
+  // relative amount at any depth, so its internal activations change alike from 2 to 32 layers,
+  // while its branch multiplier m_L^-1 makes its share of the stream's change 1/L and the stack's
+  // output moves the same at every depth. At alpha = 1/2 the layer's own change shrinks as
+  // L^-1/2 (depth-muP's lazy layers). Measured on one batch, one AdamW step at lr 0.05.
+  std::vector<double> total, first_share, own, own_half;
+  for (int layers : {2, 4, 8, 16, 32}) {
+    const OneStep s = one_adam_step(layers, 1.0);
+    REQUIRE(s.stream_change.size() == static_cast<size_t>(2 * layers));
+    total.push_back(s.stream_change.back());
+    first_share.push_back(s.stream_change[1] * layers);  // the stream after the first layer
+    own.push_back(s.first_in_proj_change);
+    own_half.push_back(one_adam_step(layers, 0.5).first_in_proj_change);
+  }
+  for (size_t i = 1; i < total.size(); ++i) {
+    INFO("depth doubling " << i << ": output change " << total[i - 1] << " -> " << total[i] << "; first layer's share x L "
+                           << first_share[i - 1] << " -> " << first_share[i] << "; its own change " << own[i - 1]
+                           << " -> " << own[i] << " (alpha 1/2: " << own_half[i - 1] << " -> " << own_half[i] << ")");
+    CHECK(total[i] / total[i - 1] > 1 / 1.3);
+    CHECK(total[i] / total[i - 1] < 1.3);
+    CHECK(first_share[i] / first_share[i - 1] > 1 / 1.3);
+    CHECK(first_share[i] / first_share[i - 1] < 1.3);
+    CHECK(own[i] / own[i - 1] > 1 / 1.15);
+    CHECK(own[i] / own[i - 1] < 1.15);
+    CHECK(own_half[i] / own_half[i - 1] == Approx(std::sqrt(0.5)).margin(0.1));
+  }
+}
+
+TEST_CASE("u-muP's backward scales keep in-stack gradients the same size at every depth, so epsilon needs no depth factor") {
+  std::vector<double> scaled, chain;
+  for (int layers : {2, 8, 32}) {
+    scaled.push_back(one_adam_step(layers, 1.0).hidden_grad_rms);
+    chain.push_back(one_adam_step(layers, 1.0, false).hidden_grad_rms);
+  }
+  INFO("backward scales: " << scaled[0] << " " << scaled[1] << " " << scaled[2] << "; chain rule: " << chain[0] << " "
+                           << chain[1] << " " << chain[2]);
+  CHECK(scaled[2] / scaled[0] > 0.5);  // 16x deeper: the same order
+  CHECK(scaled[2] / scaled[0] < 2.0);
+  CHECK(chain[2] / chain[0] < 0.25);   // the chain rule shrinks them with the branch multiplier m_L^-1
+}

@@ -74,6 +74,8 @@ double Run::latest_loss() const {
   return train_loss.last();
 }
 
+double Run::sweep_loss() const { return val_loss.empty() ? latest_loss() : val_loss.last(); }
+
 void apply_config(Run& run, const Json& c) {
   run.config = c;
   if (c.contains("model") && c["model"].is_object()) {
@@ -170,7 +172,9 @@ CoordCheck parse_coord_check(const Json& j, std::string name) {
   CoordCheck c;
   c.name = std::move(name);
   if (!j.is_object()) return c;
-  if (j.contains("widths")) for (double w : numbers(j["widths"])) c.widths.push_back(static_cast<int64_t>(w));
+  c.axis = j.value("axis", std::string("width")) == "depth" ? "depth" : "width";
+  const char* key = c.axis == "depth" ? "depths" : "widths";
+  if (j.contains(key)) for (double w : numbers(j[key])) c.points.push_back(static_cast<int64_t>(w));
   c.steps = j.value("steps", int64_t{0});
   c.optimizer = j.value("optimizer", std::string());
   if (!j.contains("params") || !j["params"].is_object()) return c;

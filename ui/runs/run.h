@@ -107,6 +107,9 @@ struct Run {
   int bad_lines = 0;          // lines of metrics.jsonl that were not JSON
   RunStatus status(double now) const;
   double latest_loss() const;  // final loss when finished, else the latest logged loss
+  // What a learning-rate sweep ranks by: the latest held-out loss when the run scores one (it
+  // does not scatter with the last training batches), else latest_loss().
+  double sweep_loss() const;
 };
 
 // Folds one metrics.jsonl event into the run; unknown events are ignored.
@@ -123,14 +126,15 @@ std::shared_ptr<const ForecastSnapshot> parse_evaluation(const Json& evaluation)
 struct CoordCheck {
   std::string name;  // the experiment folder, relative to the watched folder
   double written = 0;  // the file's modification time
-  std::vector<int64_t> widths;
+  std::string axis = "width";   // what varies across the columns: "width" or "depth"
+  std::vector<int64_t> points;  // its values (widths, or depths at one width)
   int64_t steps = 0;
   std::string optimizer;
   struct Layer {
     std::string name;
     bool readout = false;
-    std::vector<std::vector<double>> rms;     // [t][width index]
-    std::vector<std::vector<double>> change;  // [t][width index]: RMS of the change since step 0
+    std::vector<std::vector<double>> rms;     // [t][point index]
+    std::vector<std::vector<double>> change;  // [t][point index]: RMS of the change since step 0
   };
   std::map<std::string, std::vector<Layer>> params;  // parametrisation -> layers
 };

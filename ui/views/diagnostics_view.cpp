@@ -11,21 +11,21 @@ namespace {
 using LayerValues = std::vector<std::vector<double>> CoordCheck::Layer::*;
 
 // One panel per parametrisation: `values` (a layer's RMS or its change since step 0) at step t
-// against width, one line per layer, a shared y range.
+// against width (or depth), one line per layer, a shared y range.
 std::vector<plot::PlotFrame> draw_layer_panels(plot::Canvas& c, plot::Rect r, const CoordCheck& cc, int64_t t,
                                                LayerValues values, const char* what, const char* short_name) {
   std::vector<plot::PlotFrame> frames;
-  // Widths on a log2 scale with their own tick labels; every panel shares the y range.
+  // Widths or depths on a log2 scale with their own tick labels; every panel shares the y range.
   plot::Axis xa = [&] {
     plot::Range xr;
-    for (auto w : cc.widths) xr.add(std::log2(static_cast<double>(w)));
-    plot::Axis a = xr.axis("width", 0.08);
-    for (auto w : cc.widths) a.fixed_ticks.push_back({std::log2(static_cast<double>(w)), std::to_string(w)});
+    for (auto w : cc.points) xr.add(std::log2(static_cast<double>(w)));
+    plot::Axis a = xr.axis(cc.axis.c_str(), 0.08);
+    for (auto w : cc.points) a.fixed_ticks.push_back({std::log2(static_cast<double>(w)), std::to_string(w)});
     return a;
   }();
   auto at_t = [&](const CoordCheck::Layer& l) -> const std::vector<double>* {
     const auto& v = l.*values;
-    return static_cast<size_t>(t) < v.size() && v[t].size() == cc.widths.size() ? &v[t] : nullptr;
+    return static_cast<size_t>(t) < v.size() && v[t].size() == cc.points.size() ? &v[t] : nullptr;
   };
   plot::Range yr(true);
   for (const auto& [param, layers] : cc.params)
@@ -35,8 +35,8 @@ std::vector<plot::PlotFrame> draw_layer_panels(plot::Canvas& c, plot::Rect r, co
   const auto cells = split_columns(r, cc.params.size(), 16);
   size_t k = 0;
   for (const auto& [param, layers] : cc.params) {
-    // The worst max/min ratio across widths among the non-readout layers: flat rows mean the
-    // parametrisation keeps activations (and their updates) width-independent.
+    // The worst max/min ratio across the axis among the non-readout layers: flat rows mean the
+    // parametrisation keeps activations (and their updates) width- (or depth-) independent.
     double worst = 1;
     for (const auto& l : layers) {
       const auto* v = at_t(l);
@@ -50,7 +50,7 @@ std::vector<plot::PlotFrame> draw_layer_panels(plot::Canvas& c, plot::Rect r, co
     plot::Plot p(c, cells[k++], title, xa, ya);
     std::vector<plot::LegendEntry> legend;
     std::vector<double> xs;
-    for (auto w : cc.widths) xs.push_back(std::log2(static_cast<double>(w)));
+    for (auto w : cc.points) xs.push_back(std::log2(static_cast<double>(w)));
     for (size_t i = 0; i < layers.size(); ++i) {
       const auto& l = layers[i];
       const auto* v = at_t(l);
@@ -69,7 +69,7 @@ std::vector<plot::PlotFrame> draw_layer_panels(plot::Canvas& c, plot::Rect r, co
 }  // namespace
 
 std::vector<plot::PlotFrame> draw_coord_check(plot::Canvas& c, plot::Rect r, const CoordCheck& cc, int64_t t) {
-  if (cc.params.empty() || cc.widths.empty()) {
+  if (cc.params.empty() || cc.points.empty()) {
     plot::Plot p(c, r, "coordinate check", plot::Range().axis("width"), plot::Range(true).axis("activation RMS"));
     p.note("no coordinate check results");
     return {p.frame()};
@@ -79,7 +79,7 @@ std::vector<plot::PlotFrame> draw_coord_check(plot::Canvas& c, plot::Rect r, con
   bool changes = false;
   for (const auto& [param, layers] : cc.params)
     for (const auto& l : layers)
-      changes |= static_cast<size_t>(t) < l.change.size() && l.change[t].size() == cc.widths.size();
+      changes |= static_cast<size_t>(t) < l.change.size() && l.change[t].size() == cc.points.size();
   if (t == 0 || !changes) return draw_layer_panels(c, r, cc, t, &CoordCheck::Layer::rms, "activation RMS", "RMS");
   const float weights[] = {1.f, 1.f};
   const auto rows = split_rows(r, weights, 10);

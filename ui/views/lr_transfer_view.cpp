@@ -83,7 +83,7 @@ std::vector<SweepPanel> group_sweep(std::span<const std::shared_ptr<const Run>> 
     const double x = std::round(std::log2(run.lr) * 1000) / 1000;  // runs at "the same" rate meet
     SweepPoint& p = groups[{run.param, run.optimizer}][{run.width, run.depth}][x];
     p.log2_lr = x;
-    const double l = run.latest_loss();
+    const double l = run.sweep_loss();
     if (!run.error.empty() || (run.finished && !std::isfinite(l))) ++p.diverged;
     else if (!run.finished) ++p.running, p.losses.push_back(l), p.seeds.push_back(run.seed);
     else p.losses.push_back(l), p.seeds.push_back(run.seed);

@@ -53,6 +53,13 @@ class Parametrisation {
   virtual double linear_multiplier(const ParamInfo& weight) const = 0;
   // Learning-rate multiplier of this parameter under an optimizer family.
   virtual double lr_multiplier(const ParamInfo& info, OptimizerFamily family) const = 0;
+  // Multiplier of an Adam-family optimizer's epsilon for this parameter: epsilon guards a
+  // denominator the size of the parameter's gradient, so a parametrisation whose gradients
+  // shrink with depth or width shrinks it alike (CompleteP's split). 1 by default.
+  virtual double eps_multiplier(const ParamInfo& info) const {
+    (void)info;
+    return 1.0;
+  }
   // Weights (branch, skip) of residual branch `index` (0-based) out of `count` in the
   // depth-scaled stack: x <- a*branch + b*skip. Branches outside the stack use index = -1.
   virtual std::pair<double, double> residual_weights(int index, int count) const = 0;

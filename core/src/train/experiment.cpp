@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include "orrery/data_source.h"
 #include "orrery/error.h"
@@ -64,6 +66,37 @@ RunOptimizer make_run_optimizer(const RunRequest& r, const Registry& registry) {
   return o;
 }
 
+// Every factor the parametrisation puts on a parameter, one row per kind of parameter (role,
+// inside the depth-scaled stack or not, fan-in), and the residual weights of the stack's first
+// and last branches: what config.json records so that a sweep's runs show what changed with
+// width or depth.
+Json scale_table(Model& model) {
+  const Parametrisation& p = model.parametrisation();
+  std::map<std::tuple<std::string, bool, int64_t>, Json> rows;
+  int layers = 0;
+  for (const auto& param : model.params()) {
+    const ParamInfo& info = param.info;
+    layers = std::max(layers, info.stack_depth);
+    Json& row = rows[{role_name(info.role), info.stack_depth > 0, info.fan_in}];
+    if (row.is_null())
+      row = {{"role", role_name(info.role)}, {"in_stack", info.stack_depth > 0}, {"fan_in", info.fan_in},
+             {"example", info.name}, {"tensors", 0},
+             {"lr_adam", p.lr_multiplier(info, OptimizerFamily::adam_like)},
+             {"lr_muon", p.lr_multiplier(info, OptimizerFamily::muon_like)},
+             {"eps", p.eps_multiplier(info)}};
+    row["tensors"] = row["tensors"].get<int64_t>() + 1;
+  }
+  Json table = Json::array();
+  for (auto& [key, row] : rows) table.push_back(std::move(row));
+  Json out = {{"parameters", table}};
+  if (layers > 0) {
+    const auto [b0, s0] = p.residual_weights(0, 2 * layers);
+    const auto [b1, s1] = p.residual_weights(2 * layers - 1, 2 * layers);
+    out["residual"] = {{"layers", layers}, {"first", {{"branch", b0}, {"skip", s0}}},
+                       {"last", {{"branch", b1}, {"skip", s1}}}};
+  }
+  return out;
+}
 }  // namespace
 
 Json run_training(const RunRequest& r, const Registry& registry,
@@ -106,7 +139,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   const int64_t world_size = r.world ? r.world->size() : 1;
   const Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
                        {"routing", routing}, {"train", cfg.to_json()}, {"world_size", world_size},
-                       {"seed_streams", kSeedStreams}};
+                       {"seed_streams", kSeedStreams}, {"scales", scale_table(model)}};
   // Data parallel: rank 0 leads (it claims and writes the run folder, logs and checkpoints);
   // the other ranks train alongside it and write nothing.
   const bool lead = !r.world || r.world->rank() == 0;

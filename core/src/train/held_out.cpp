@@ -85,7 +85,8 @@ double HeldOut::after(int64_t done, bool at_end, const std::function<double()>& 
       for (const auto& b : batches_) sum += model_.loss(b, {}, ctx).item<double>();
     }
     st_.last_val = done;
-    bus_.publish(make_event(EventKind::val, {{"step", done}, {"loss", sum / static_cast<double>(batches_.size())},
+    st_.val_loss = sum / static_cast<double>(batches_.size());
+    bus_.publish(make_event(EventKind::val, {{"step", done}, {"loss", st_.val_loss},
                                              {"elapsed_s", elapsed()}}));
   }
   if (snapshots_ && (at_end ? st_.last_forecast != done : done % forecast_every_ == 0)) {

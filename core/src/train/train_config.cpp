@@ -1,6 +1,8 @@
 // The training options (their one schema), the state a checkpoint keeps, and the result, as JSON.
 #include "orrery/host/trainer.h"
 
+#include <cmath>
+
 #include "orrery/error.h"
 
 namespace orrery {
@@ -83,11 +85,13 @@ Json TrainConfig::to_json() const {
 }
 
 Json TrainState::to_json() const {
-  return {{"step", step}, {"elapsed_s", elapsed_s}, {"skipped_steps", skipped_steps},
+  Json j = {{"step", step}, {"elapsed_s", elapsed_s}, {"skipped_steps", skipped_steps},
           {"skipped_in_row", skipped_in_row}, {"recent_skips", recent_skips}, {"window_sum", window_sum}, {"window_n", window_n},
           {"window_series", window_series}, {"first_window", first_window}, {"first_loss", first_loss},
           {"final_loss", final_loss}, {"last_val", last_val}, {"last_forecast", last_forecast},
           {"recent_losses", recent_losses}, {"masking_rng", masking_rng}};
+  if (std::isfinite(val_loss)) j["val_loss"] = val_loss;
+  return j;
 }
 
 TrainState TrainState::from_json(const Json& j) {
@@ -101,6 +105,7 @@ TrainState TrainState::from_json(const Json& j) {
     s.last_forecast = j.at("last_forecast");
     s.recent_losses = j.at("recent_losses").get<std::vector<double>>();
     s.masking_rng = j.at("masking_rng");
+    if (j.contains("val_loss")) s.val_loss = j.at("val_loss");  // absent before Orrery recorded it, or before a val
   } catch (const Json::exception& e) {
     throw Error(std::string("the training state is malformed: ") + e.what());
   }
@@ -109,8 +114,10 @@ TrainState TrainState::from_json(const Json& j) {
 }
 
 Json TrainResult::to_json() const {
-  return {{"steps", steps}, {"first_loss", first_loss}, {"final_loss", final_loss},
-          {"skipped_steps", skipped_steps}, {"seconds", seconds}, {"interrupted", interrupted}};
+  Json j = {{"steps", steps}, {"first_loss", first_loss}, {"final_loss", final_loss},
+            {"skipped_steps", skipped_steps}, {"seconds", seconds}, {"interrupted", interrupted}};
+  if (std::isfinite(val_loss)) j["val_loss"] = val_loss;
+  return j;
 }
 
 }  // namespace orrery

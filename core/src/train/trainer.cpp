@@ -108,6 +108,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     if (st.first_window) result.first_loss = result.final_loss;
   }
   result.skipped_steps = st.skipped_steps;
+  result.val_loss = st.val_loss;
   result.seconds = elapsed();
   bus.publish(make_event(EventKind::end, result.to_json()));
   return result;

@@ -70,12 +70,12 @@ ModelSpec spec_from_config(const Json& c, const std::string& path) {
              {"qk_norm", get("qk_norm", true)},
              {"per_dim_scale", get("per_dim_scale", false)},
              {"use_xpos", get("use_xpos", false)}}};
-  // The release was trained under DataDog's Muon-family rule: fine-tuning it with its published
-  // NorMuon rate means that rule, whatever umup's default.
+  // The release was trained under DataDog's Muon-family rule and u-muP's depth-muP residuals:
+  // fine-tuning it with its published NorMuon rate means those, whatever umup's defaults.
   s.param = {"umup",
              {{"residual_mult", get("residual_mult", 1.0)},
               {"residual_attn_ratio", need("residual_attn_ratio", double{})},
-              {"muon_rule", "toto2"}}};
+              {"muon_rule", "toto2"}, {"depth_alpha", 0.5}}};
   s.head = {"quantile", Json::object()};  // nine knots 0.1 .. 0.9, as the released head
   return s;
 }

@@ -1,11 +1,13 @@
 // AdamW (Loshchilov & Hutter): Adam with bias correction and weight decay decoupled from the
 // gradient, p <- p - lr*wd*p, matching torch.optim.AdamW. The per-parameter learning rate is
-// base_lr * schedule factor * the parametrisation's Adam-family multiplier for its role.
+// base_lr * schedule factor * the parametrisation's Adam-family multiplier for its role, and its
+// epsilon eps * the parametrisation's epsilon multiplier.
 #include <ATen/ATen.h>
 
 #include <array>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "orrery/plugin.h"
@@ -23,7 +25,7 @@ class AdamW final : public orrery::Optimizer {
       const bool is_vector = p.info.role == orrery::Role::bias || p.info.role == orrery::Role::gain;
       slots_.push_back({p.info.name, p.tensor, at::zeros_like(p.tensor), at::zeros_like(p.tensor),
                         param.lr_multiplier(p.info, orrery::OptimizerFamily::adam_like),
-                        decay_vectors || !is_vector});
+                        eps_ * param.eps_multiplier(p.info), decay_vectors || !is_vector});
     }
   }
 
@@ -44,7 +46,7 @@ class AdamW final : public orrery::Optimizer {
       if (s.decays && weight_decay_ != 0) s.param.mul_(1.0 - lr * weight_decay_ * sc.wd_factor);
       s.m.mul_(beta1).add_(g, 1.0 - beta1);
       s.v.mul_(beta2_).addcmul_(g, g, 1.0 - beta2_);
-      at::Tensor denom = (s.v.sqrt() / std::sqrt(bc2)).add_(eps_);
+      at::Tensor denom = (s.v.sqrt() / std::sqrt(bc2)).add_(s.eps);
       s.param.addcdiv_(s.m, denom, -lr / bc1);
     }
   }
@@ -52,22 +54,22 @@ class AdamW final : public orrery::Optimizer {
   // With a constant beta1 (no momentum schedule) the debiasing product is beta1^t, which is
   // ATen's fused AdamW: one pass over each parameter and its state instead of seven, about 3 ms
   // of a 40 ms toto2-4m step on 2 CPU cores. It takes one learning rate and decay per call, so
-  // parameters go in groups of equal (lr multiplier, decays).
+  // parameters go in groups of equal (lr multiplier, epsilon, decays).
   void fused_step(const orrery::StepScalars& sc) {
     const at::Tensor step = at::full({}, static_cast<double>(t_), at::TensorOptions().dtype(at::kFloat));
-    std::map<std::pair<double, bool>, std::array<std::vector<at::Tensor>, 4>> groups;
+    std::map<std::tuple<double, double, bool>, std::array<std::vector<at::Tensor>, 4>> groups;
     for (auto& s : slots_) {
       const at::Tensor& g = s.param.grad();
       if (!g.defined()) continue;
-      auto& lists = groups[{s.lr_mult, s.decays}];
+      auto& lists = groups[{s.lr_mult, s.eps, s.decays}];
       lists[0].push_back(s.param), lists[1].push_back(g), lists[2].push_back(s.m), lists[3].push_back(s.v);
     }
     for (auto& [key, lists] : groups) {
-      const auto [lr_mult, decays] = key;
+      const auto [lr_mult, eps, decays] = key;
       const std::vector<at::Tensor> steps(lists[0].size(), step.to(lists[0].front().device()));
       at::_fused_adamw_(lists[0], lists[1], lists[2], lists[3], /*max_exp_avg_sqs=*/{}, steps,
                         lr_ * sc.lr_factor * lr_mult, beta1_, beta2_,
-                        decays ? weight_decay_ * sc.wd_factor : 0.0, eps_, /*amsgrad=*/false, /*maximize=*/false);
+                        decays ? weight_decay_ * sc.wd_factor : 0.0, eps, /*amsgrad=*/false, /*maximize=*/false);
     }
   }
 
@@ -86,6 +88,7 @@ class AdamW final : public orrery::Optimizer {
     std::string name;
     at::Tensor param, m, v;
     double lr_mult;
+    double eps;  // eps_ * the parametrisation's multiplier
     bool decays;
   };
   double lr_, beta1_, beta2_, eps_, weight_decay_;

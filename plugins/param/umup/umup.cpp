@@ -13,16 +13,40 @@
 //   readout linear        dL/dx x fan_out^-1/2 (unconstrained),                  dL/dW x B^-1/2
 //   gains                 dL/dg x sqrt(D / global elements)
 //   residual branches     the branch weight moves from the branch's output to its input's gradient
-// Learning-rate multipliers follow unit_scaling's Adam rule: weights fan_in^-1/2, everything in a
-// depth-scaled stack of L layers L^-1/2. Muon-family optimizers (whose update O has spectral norm
-// ~1 before their own shape scale s = sqrt(fan_out/fan_in) or Keller's) get one of two rules:
-//   spectral  L^-1/2 / multiplier (sqrt(fan_in); fan_in for a readout): ||dW_eff|| = lr L^-1/2 s,
-//             muP's spectral condition on the effective weight W_eff = multiplier * W (default:
+//
+// Depth (L layers in the stack, L_base = base_depth the proxy's, m_L = L / L_base, alpha =
+// depth_alpha the residual exponent; alpha = 1/2 is u-muP's depth-muP, alpha = 1 CompleteP,
+// Dey et al. 2025):
+//   residual branch       multiplier a_i m_L^-alpha / sqrt(L_base) against a unit embedding:
+//                         the tau rule below with L_eff = L m_L^(2 alpha - 1) in place of L
+//   in-stack rates        x L^-1/2 m_L^(alpha - 1/2) = L_base^-1/2 m_L^(alpha - 1), matrices,
+//                         gains and biases alike (alpha = 1/2: L^-1/2 whatever L_base; alpha = 1:
+//                         the constant L_base^-1/2, each layer's update shrinking with its branch)
+// At alpha = 1/2 every value is the same double as before the option existed; at L = L_base both
+// alphas give the same model and updates.
+//
+// Learning-rate multipliers follow unit_scaling's Adam rule: weights fan_in^-1/2 times the
+// in-stack depth factor d above. Muon-family optimizers (whose update O has spectral norm ~1
+// before their own shape scale s = sqrt(fan_out/fan_in) or Keller's) get one of two rules, with
+// the same d: the update's size is set by the rate, not by the gradient's scale, as Adam's is,
+// so each layer's contribution through its branch multiplier must shrink the same way:
+//   spectral  d / multiplier (sqrt(fan_in); fan_in for a readout): ||dW_eff|| = lr d s, muP's
+//             spectral condition on the effective weight W_eff = multiplier * W (default:
 //             NorMuon's, Muon's and Dion2's optimum then stays put from width 64 to 512)
-//   toto2     L^-1/2, DataDog's rule as Toto 2.0 trains: ||dW_eff|| = lr L^-1/2 s / sqrt(fan_in),
-//             which shrinks with width under the 1/sqrt(fan_in) multiplier (the optimum rises
-//             about half an octave per doubling)
+//   toto2     d, DataDog's rule as Toto 2.0 trains: ||dW_eff|| = lr d s / sqrt(fan_in), which
+//             shrinks with width under the 1/sqrt(fan_in) multiplier (the optimum rises about
+//             half an octave per doubling)
 // (dW_eff: the effective weight's update; the spectral norm of the weight the op multiplies by.)
+// Adam's epsilon: CompleteP scales it by m_L^-alpha inside the stack because there the chain
+// rule shrinks every gradient by the branch multiplier. u-muP's backward scales undo exactly
+// that (the branch's output gets the stream's gradient, unscaled), so with backward_scales the
+// in-stack gradients keep their size at any depth and epsilon keeps its value; without them it
+// is eps m_L^-alpha inside the stack and eps outside, as CompleteP's split has it.
+// Weight decay is AdamW's, coupled to each parameter's rate (p <- p (1 - lr_p wd)): in-stack
+// matrices decay by lr wd L^-1/2 m_L^(alpha - 1/2) fan_in^-1/2 per step, CompleteP's depth coupling
+// (lr wd m_L^(alpha-1)); gains and biases do not decay (adamw's decay_vectors = false).
+// CompleteP also makes the decay width-free (wd x m_N for hidden matrices); u-muP has no base
+// width and keeps the decay proportional to the rate, as before.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -40,7 +64,8 @@ class UnitScaledMuP final : public Parametrisation {
  public:
   explicit UnitScaledMuP(const Json& o)
       : residual_mult_(o["residual_mult"]), residual_attn_ratio_(o["residual_attn_ratio"]),
-        backward_(o["backward_scales"]), spectral_muon_(o["muon_rule"] == "spectral") {}
+        alpha_(o["depth_alpha"]), base_depth_(o["base_depth"]), backward_(o["backward_scales"]),
+        spectral_muon_(o["muon_rule"] == "spectral") {}
 
   std::string name() const override { return "umup"; }
 
@@ -56,7 +81,7 @@ class UnitScaledMuP final : public Parametrisation {
   }
 
   double lr_multiplier(const ParamInfo& info, OptimizerFamily family) const override {
-    const double depth = info.stack_depth > 0 ? 1.0 / std::sqrt(double(info.stack_depth)) : 1.0;
+    const double depth = depth_factor(info);
     const bool matrix = info.role == Role::input || info.role == Role::hidden;
     if (family == OptimizerFamily::muon_like) {
       // Only matrices reach a Muon-family optimizer; a vector's rate is the depth factor alone.
@@ -66,9 +91,15 @@ class UnitScaledMuP final : public Parametrisation {
     return matrix ? depth / std::sqrt(double(info.fan_in)) : depth;
   }
 
+  double eps_multiplier(const ParamInfo& info) const override {
+    if (backward_ || info.stack_depth <= 0) return 1.0;
+    return std::pow(depth_mult(info.stack_depth), -alpha_);
+  }
+
   // Branch i of 2L (attention = 2l, MLP = 2l + 1):
   //   a_mlp = m sqrt(2/(1 + r^2)),  a_attn = r a_mlp,
-  //   tau_i = a_i / sqrt(L + n_attn a_attn^2 + n_mlp a_mlp^2)  over the branches before i.
+  //   tau_i = a_i / sqrt(L_eff + n_attn a_attn^2 + n_mlp a_mlp^2)  over the branches before i,
+  //   L_eff = L m_L^(2 alpha - 1)  (L itself at alpha = 1/2 or at the base depth).
   // Outside the stack (index -1) tau = 1: an even mix, as in Toto 2.0's patch MLPs.
   std::pair<double, double> residual_weights(int index, int count) const override {
     double tau = 1.0;
@@ -77,7 +108,9 @@ class UnitScaledMuP final : public Parametrisation {
       const double a_mlp = m * std::sqrt(2.0 / (1.0 + r * r)), a_attn = r * a_mlp;
       const int n_attn = (index + 1) / 2, n_mlp = index / 2;
       const double a = index % 2 == 0 ? a_attn : a_mlp;
-      tau = a / std::sqrt(count / 2.0 + n_attn * a_attn * a_attn + n_mlp * a_mlp * a_mlp);
+      const int layers = count / 2;
+      const double l_eff = layers * std::pow(depth_mult(layers), 2 * alpha_ - 1);
+      tau = a / std::sqrt(l_eff + n_attn * a_attn * a_attn + n_mlp * a_mlp * a_mlp);
     }
     const double norm = std::sqrt(1.0 + tau * tau);
     return {tau / norm, 1.0 / norm};
@@ -105,7 +138,15 @@ class UnitScaledMuP final : public Parametrisation {
   }
 
  private:
-  double residual_mult_, residual_attn_ratio_;
+  // m_L = L / L_base.
+  double depth_mult(int layers) const { return layers / base_depth_; }
+  // The in-stack rate factor L^-1/2 m_L^(alpha - 1/2): written so that alpha = 1/2 (pow(x, 0) = 1)
+  // and L = L_base (pow(1, y) = 1) give 1/sqrt(L) exactly. Outside the stack: 1.
+  double depth_factor(const ParamInfo& info) const {
+    if (info.stack_depth <= 0) return 1.0;
+    return 1.0 / std::sqrt(double(info.stack_depth)) * std::pow(depth_mult(info.stack_depth), alpha_ - 0.5);
+  }
+  double residual_mult_, residual_attn_ratio_, alpha_, base_depth_;
   bool backward_;
   bool spectral_muon_;
 };
@@ -118,13 +159,23 @@ OptionSchema schema() {
               "attention:MLP branch ratio; Toto 2.0 uses sqrt(S/ln S) with S = 128 trained "
               "patches (5.13622) to balance its unscaled attention; 1 for unit-scaled attention",
               0.0)
+      .number("depth_alpha", 0.5,
+              "residual exponent: branch multipliers m_L^-alpha and in-stack rates L_base^-1/2 "
+              "m_L^(alpha-1), m_L = layers / base_depth; 0.5 = u-muP's depth-muP (Toto 2.0, the "
+              "released checkpoints), 1 = CompleteP (Dey et al. 2025)",
+              0.5, 1.0)
+      .number("base_depth", 2,
+              "layers of the proxy whose rates are being transferred; at this depth every "
+              "depth_alpha gives the same model (no effect at depth_alpha = 0.5)",
+              1.0)
       .boolean("backward_scales", true,
                "unit-scale gradients (scale_bwd); false keeps autograd's chain rule for ablations")
       .string("muon_rule", "spectral",
-              "Muon-family learning rates: spectral = depth^-1/2 / the forward multiplier, so the "
-              "effective weight's update has spectral norm lr * depth^-1/2 * the optimizer's shape "
-              "scale at any width (the rate transfers across widths; README); toto2 = depth^-1/2 "
-              "only (DataDog's rule, as Toto 2.0 trains: the rate must grow with width)",
+              "Muon-family learning rates: spectral = the depth factor / the forward multiplier, so "
+              "the effective weight's update has spectral norm lr * the depth factor * the "
+              "optimizer's shape scale at any width (the rate transfers across widths; README); "
+              "toto2 = the depth factor only (DataDog's rule, as Toto 2.0 trains: the rate must "
+              "grow with width)",
               {"toto2", "spectral"});
 }
 
@@ -132,7 +183,8 @@ std::unique_ptr<Parametrisation> make(const Json& o) { return std::make_unique<U
 
 }  // namespace
 
-ORRERY_PLUGIN(parametrisation, "umup", "0.1.0",
+ORRERY_PLUGIN(parametrisation, "umup", "0.2.0",
               "Unit-scaled muP (Toto 2.0): N(0,1) init, 1/sqrt(fan_in) and readout 1/fan_in "
-              "multipliers, unit-scaled SiLU, 1/d_head attention, tau residual rule",
+              "multipliers, unit-scaled SiLU, 1/d_head attention, tau residual rule with a depth "
+              "exponent (depth-muP or CompleteP)",
               schema, make)

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,7 @@ struct TrainState {
   bool first_window = true;
   double first_loss = 0, final_loss = 0;
   int64_t last_val = 0, last_forecast = 0;
+  double val_loss = std::numeric_limits<double>::quiet_NaN();  // the last validation loss; NaN before one
   std::vector<double> recent_losses;  // the last step losses, for spikes
   std::string masking_rng;            // the masking generator's state, hex
   Json to_json() const;
@@ -110,6 +112,7 @@ struct TrainHooks {
 struct TrainResult {
   int64_t steps = 0;
   double first_loss = 0, final_loss = 0;  // means over the first/last logging windows
+  double val_loss = std::numeric_limits<double>::quiet_NaN();  // the held-out loss at the end; NaN without
   int64_t skipped_steps = 0;              // steps not applied: a non-finite loss or gradient
   double seconds = 0;
   bool interrupted = false;
