@@ -85,16 +85,17 @@ local dir = orrery.experiment_dir("coord_check", args.runs_dir)
 local probe = {batch_size = 8, context_length = 256, seed = 12345}  -- the fixed batch
 
 -- Across depth, an activation inside the stack is named by its layer's position: the first
--- layer's and the last layer's keep a place in the table (transformer.layers.first.attn...), the
--- others are left out.
-local function position_name(name, layers)
-  if axis ~= "depth" then return name end
+-- layer's and the last layer's keep a place in the table (transformer.layers.first.attn...; a
+-- single layer is both), the others are left out.
+local function position_names(name, layers)
+  if axis ~= "depth" then return {name} end
   local i, rest = name:match("^transformer%.layers%.(%d+)%.(.*)$")
-  if not i then return name end
+  if not i then return {name} end
   i = tonumber(i)
-  if i == 0 then return "transformer.layers.first." .. rest end
-  if i == layers - 1 then return "transformer.layers.last." .. rest end
-  return nil
+  local names = {}
+  if i == 0 then names[#names + 1] = "transformer.layers.first." .. rest end
+  if i == layers - 1 then names[#names + 1] = "transformer.layers.last." .. rest end
+  return names
 end
 
 local results = {params = {}, axis = axis, widths = axis == "width" and widths or {width},
@@ -130,8 +131,7 @@ for _, v in ipairs(variants) do
                                  seed = probe.seed, since = at_init}
       end
       for _, a in ipairs(acts) do
-        local name = position_name(a.name, layers)
-        if name then
+        for _, name in ipairs(position_names(a.name, layers)) do
           if not by_layer[name] then by_layer[name] = {}; order[#order + 1] = name end
           by_layer[name][wi] = by_layer[name][wi] or {}
           local cell = by_layer[name][wi][t + 1] or {rms = 0, change = 0}

@@ -52,14 +52,27 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=4", "lr_transfer.json"},
     {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon",
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=32,64 seeds=2 steps=2",
-     "umup/spectral  optimum moves"},
+     "umup/spectral      optimum moves"},
     // The GPU sweep runs here on the CPU, shortened: the arguments are the README's.
     {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=64,128,256,512 steps=1000 device=cuda",
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=32,64 seeds=1 steps=2 device=cpu",
-     "umup/toto2     optimum moves"},
+     "umup/toto2         optimum moves"},
     {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=2,4,8 widths=128",
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=1,2 widths=32 seeds=1 steps=2",
      "from depth 1 to 2"},
+    // docs/depth-transfer.md
+    {"build/bin/orrery run scripts/coord_check.lua depths=2,4,8,16,32 width=128",
+     "build/bin/orrery run scripts/coord_check.lua depths=1,2 width=32 seeds=1 steps=1", "max/min across depths"},
+    {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 depths=2,4,8,16 widths=128",
+     "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 depths=1,2 widths=32 seeds=1 steps=2",
+     "umup/a1            optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5,1 depths=2,4,8,16 widths=128",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5,1 depths=1,2 widths=32 "
+     "seeds=1 steps=2",
+     "umup/spectral/a1   optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=128x2,256x4,512x8",
+     "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=32x1,64x2 seeds=1 steps=2",
+     "from shape 32x1 to 64x2"},
     {"build/bin/orrery run scripts/coord_check.lua optimizer=normuon params=umup",
      "build/bin/orrery run scripts/coord_check.lua optimizer=normuon params=umup widths=32,64 seeds=1 steps=1",
      "change since step 0"},
@@ -126,7 +139,8 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
 };
 
 // The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.
-const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/performance.md", "docs/testing.md"};
+const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/depth-transfer.md", "docs/performance.md",
+                         "docs/testing.md"};
 
 struct Readme {
   std::vector<std::string> commands;  // sh lines, comments stripped, each once
