@@ -66,12 +66,25 @@ local r = orrery.train{model = m, steps = 6, batch_size = 4, context_length = 64
 assert(seen == 3, "callback count " .. seen)
 local f = m:forecast{values = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, horizon = 3}
 assert(#f.median == 3 and #f.quantiles == 9 and #f.levels == 9)
+assert(type(r.val_loss) == "number" and r.val_loss > 0, "val_loss " .. tostring(r.val_loss))
 print("run_dir=" .. r.run_dir)
 )", "runs=" + dir + "/runs");
   INFO(r.output);
   REQUIRE(r.status == 0);
   for (auto f : {"config.json", "metrics.jsonl", "summary.json"})
     CHECK(std::ifstream(dir + "/runs/t/" + f).good());
+  // config.json lists the parametrisation's factors per kind of parameter: every parameter
+  // counted once, and the stack's residual weights.
+  const auto config = orrery::Json::parse(test::read_text(dir + "/runs/t/config.json"));
+  REQUIRE(config.contains("scales"));
+  int64_t tensors = 0;
+  for (const auto& row : config["scales"]["parameters"]) {
+    CHECK(row.contains("lr_adam"));
+    CHECK(row.contains("eps"));
+    tensors += row["tensors"].get<int64_t>();
+  }
+  CHECK(tensors == static_cast<int64_t>(config["routing"][0]["tensors"]));
+  CHECK(config["scales"]["residual"]["layers"] == 1);
   std::ifstream metrics(dir + "/runs/t/metrics.jsonl");
   std::string events;
   for (std::string line; std::getline(metrics, line);) {

@@ -376,8 +376,9 @@ void App::forecasts_tab(const std::vector<StyledRun>& selected, const std::vecto
 
 void App::lr_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
   const auto panels = group_sweep(shown);
-  ImGui::TextDisabled("final loss of every run passing the filter (%zu), mean over seeds; rings: still running; "
-                      "large ring: best rate; dotted: fitted optimum", shown.size());
+  ImGui::TextDisabled("held-out loss (the final training loss where a run scores none) of every run passing the "
+                      "filter (%zu), mean over seeds; rings: still running; large ring: best rate; dotted: fitted "
+                      "optimum", shown.size());
   ImGuiCanvas canvas(ImGui::GetWindowDrawList());
   const auto frames = draw_lr_transfer(canvas, claim_region(), panels);
   for (size_t k = 0; k < frames.size() && k < panels.size(); ++k) {
