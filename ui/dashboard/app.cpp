@@ -9,6 +9,7 @@
 #include "orrery/error.h"
 #include "orrery/host/format_duration.h"
 #include "plot/theme.h"
+#include "views/sort_stably.h"
 
 namespace orrery::ui {
 
@@ -89,7 +90,7 @@ void App::frame(const Workspace& ws, const std::string& job_line) {
   }
   if (follow_) {  // the newest runs, until the user picks
     std::vector<std::shared_ptr<const Run>> newest = shown;
-    std::stable_sort(newest.begin(), newest.end(), [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
+    sort_stably(newest, [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
     selected_.clear();
     for (size_t i = 0; i < newest.size() && i < kFollowRuns; ++i) selected_.insert(newest[i]->name);
   }
@@ -188,7 +189,7 @@ void App::runs_table(const std::vector<std::shared_ptr<const Run>>& shown_in) {
         default: return r.name;
       }
     };
-    std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    sort_stably(rows, [&](const auto& a, const auto& b) {
       const bool numeric = s.ColumnIndex != name && s.ColumnIndex != arch && s.ColumnIndex != param && s.ColumnIndex != optimizer;
       if (numeric) {
         const double x = key(*a), y = key(*b);

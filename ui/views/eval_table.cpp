@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "sort_stably.h"
 #include "views.h"
 
 namespace orrery::ui {
@@ -122,7 +123,7 @@ EvalTable merge_evaluations(std::span<const std::shared_ptr<const Run>> runs) {
   for (size_t i = 0; i < models.size(); ++i) first_seen.emplace(models[i].name, i);
   std::vector<size_t> order(models.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  sort_stably(order, [&](size_t a, size_t b) {
     return std::pair(models[a].baseline, first_seen[models[a].name]) < std::pair(models[b].baseline, first_seen[models[b].name]);
   });
   for (size_t i : order) t.models.push_back(models[i]);

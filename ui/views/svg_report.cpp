@@ -6,6 +6,7 @@
 #include "../plot/svg_canvas.h"
 #include "../plot/theme.h"
 #include "orrery/error.h"
+#include "sort_stably.h"
 #include "views.h"
 
 namespace orrery::ui {
@@ -28,7 +29,7 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
   std::vector<std::shared_ptr<const Run>> runs;
   for (const auto& r : ws.runs)
     if (!r->eval || !r->config.is_null() || !r->train_loss.empty()) runs.push_back(r);
-  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
+  sort_stably(runs, [](const auto& a, const auto& b) { return a->last_write > b->last_write; });
   std::vector<StyledRun> shown;
   for (size_t i = 0; i < runs.size() && i < 10; ++i) shown.push_back({runs[i], plot::run_color(i)});
 
