@@ -135,13 +135,16 @@ void Registry::load_directory(const std::string& dir) {
 
 bool Registry::load_file(const std::string& path) {
   const AbortReport report(path);  // until the plugin's code has run: dlopen, its entry points
+  // A static initialiser's exception runs through dlopen, which glibc declares noexcept: GCC then
+  // terminates at the call, while clang lets it unwind on to whoever catches it. Called through a
+  // pointer without noexcept (volatile, so it is not folded back into the declared call) it
+  // reaches the handler below under either compiler. The dynamic loader's lock and state are
+  // unknown after it, so no further library can be loaded safely: the process ends as an abort.
+  static void* (*volatile open_library)(const char*, int) = dlopen;
   void* handle = nullptr;
   try {
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    handle = open_library(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   } catch (...) {
-    // Some toolchains (a sanitizer's dlopen interceptor) let a static initialiser's exception
-    // out of dlopen instead of terminating. The dynamic loader's lock and state are then
-    // unknown, so no further library can be loaded safely: end the same way either way.
     std::abort();
   }
   if (!handle) {
