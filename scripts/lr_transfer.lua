@@ -14,7 +14,8 @@
 --
 -- Sweep widths (one depth), depths (one width), e.g. depths=2,4,8 widths=128, or a joint path
 -- of (width x depth) shapes, the way model sizes grow. alphas picks u-muP's residual exponent
--- (depth_alpha: 0.5 depth-muP, 1 CompleteP), each with base_depth = the first depth swept. The
+-- (depth_alpha: 0.5 depth-muP, 1 CompleteP; the plugin's default, 1, when not given); u-muP's
+-- base_depth is the first depth swept (the proxy's). The
 -- objective is the held-out validation loss at the end (val_batches fixed batches of series the
 -- run never trains on; the same batches at every rate and depth for a seed) or the training
 -- loss of the last quarter (train). With a
@@ -76,8 +77,8 @@ local variants = {}
 for _, p in ipairs(params) do
   for _, alpha in ipairs(p == "umup" and alphas or {0.5}) do
     local function umup(rule)
-      local spec = {"umup", muon_rule = rule}
-      if args.alphas then spec.depth_alpha, spec.base_depth = alpha, base_depth end
+      local spec = {"umup", muon_rule = rule, base_depth = base_depth}
+      if args.alphas then spec.depth_alpha = alpha end
       return spec
     end
     local suffix = (p == "umup" and args.alphas) and string.format("/a%g", alpha) or ""
@@ -207,7 +208,7 @@ local function quantile(sorted, q)
 end
 
 local results = {config = {optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
-                           alphas = args.alphas and alphas or nil, base_depth = args.alphas and base_depth or nil,
+                           alphas = args.alphas and alphas or nil, base_depth = base_depth,
                            widths = widths, depths = depths, shapes = axis == "shape" and points_along or nil,
                            axis = axis, seeds = seeds, steps = steps,
                            batch_size = 16, context_length = 256, device = device,

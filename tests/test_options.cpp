@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
+
 #include "orrery/error.h"
 #include "orrery/options.h"
 
@@ -12,7 +14,9 @@ static OptionSchema schema() {
       .number("lr", 1e-3, "learning rate", 0.0)
       .boolean("bias", true, "use biases")
       .string("kind", "a", "variant", {"a", "b"})
-      .number_list("levels", {0.1, 0.5, 0.9}, "levels");
+      .number_list("levels", {0.1, 0.5, 0.9}, "levels")
+      .number("alpha", 1.0, "an exponent whose default changed", 0.5, 1.0)
+      .default_was(0.5);
 }
 
 TEST_CASE("validation fills defaults and keeps given values") {
@@ -48,7 +52,15 @@ TEST_CASE("wrong types and ranges are refused with the option's name") {
 
 TEST_CASE("a schema survives its JSON round trip") {
   OptionSchema s = OptionSchema::from_json(schema().to_json());
-  REQUIRE(s.specs().size() == 5);
+  REQUIRE(s.specs().size() == 6);
   CHECK(s.find("d_model")->min == 8);
   CHECK(s.find("kind")->choices.size() == 2);
+  CHECK(!s.find("lr")->default_was);
+  REQUIRE(s.find("alpha")->default_was);
+  CHECK(*s.find("alpha")->default_was == 0.5);
+}
+
+TEST_CASE("an option whose default changed validates to its new default") {
+  CHECK(schema().validate(Json::object(), "p")["alpha"] == 1.0);
+  CHECK_THROWS_AS(OptionSchema{}.default_was(1), std::logic_error);  // no option to attach it to
 }

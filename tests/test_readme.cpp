@@ -57,8 +57,8 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=64,128,256,512 steps=1000 device=cuda",
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=32,64 seeds=1 steps=2 device=cpu",
      "umup/toto2         optimum moves"},
-    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=2,4,8 widths=128",
-     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=1,2 widths=32 seeds=1 steps=2",
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=2,4,8 widths=128 alphas=0.5",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=1,2 widths=32 alphas=0.5 seeds=1 steps=2",
      "from depth 1 to 2"},
     // docs/depth-transfer.md
     {"build/bin/orrery run scripts/coord_check.lua depths=2,4,8,16,32 width=128",

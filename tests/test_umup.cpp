@@ -12,6 +12,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/ops.h"
+#include "orrery/safetensors.h"
 #include "support.h"
 
 using orrery::Json;
@@ -28,7 +29,7 @@ double tau(const orrery::Parametrisation& p, int i, int layers) {
 }  // namespace
 
 TEST_CASE("the tau rule reproduces the reference table (residual_mult 0.75, ratio sqrt(128/ln 128))") {
-  auto p = umup();
+  auto p = umup({{"depth_alpha", 0.5}});  // Toto 2.0's rule (depth-muP)
   auto [layers, first_attn, first_mlp, last_attn, last_mlp] = GENERATE(table<int, double, double, double, double>({
       {4, 0.5206, 0.0899, 0.3834, 0.0697},
       {12, 0.3005, 0.0560, 0.2109, 0.0402},
@@ -47,7 +48,8 @@ TEST_CASE("the tau rule reproduces the reference table (residual_mult 0.75, rati
 }
 
 TEST_CASE("umup multipliers, init and learning-rate rules") {
-  auto p = umup(Json{{"muon_rule", "toto2"}});
+  // depth-muP (alpha 1/2), Toto 2.0's: the depth factor is depth^-1/2 (1/2 at 4 layers).
+  auto p = umup(Json{{"muon_rule", "toto2"}, {"depth_alpha", 0.5}});
   orrery::ParamInfo hidden{"w", orrery::Role::hidden, 256, 1024, 2, 4, 0, {1024, 256}};
   orrery::ParamInfo readout{"r", orrery::Role::readout, 1024, 288, -1, 0, 0, {288, 1024}};
   CHECK(p->linear_multiplier(hidden) == Approx(1.0 / 16));
@@ -69,7 +71,7 @@ TEST_CASE("umup multipliers, init and learning-rate rules") {
   CHECK(p->lr_multiplier(input, F::muon_like) == Approx(1.0));
   // The spectral Muon-family rule divides out the forward multiplier: sqrt(fan_in) in a stack
   // (times depth^-1/2), fan_in for a readout, and a vector keeps the depth factor.
-  auto s = umup(Json{{"muon_rule", "spectral"}});
+  auto s = umup(Json{{"muon_rule", "spectral"}, {"depth_alpha", 0.5}});
   CHECK(s->lr_multiplier(hidden, F::muon_like) == Approx(16.0 / 2));
   CHECK(s->lr_multiplier(input, F::muon_like) == Approx(8.0));
   CHECK(s->lr_multiplier(readout, F::muon_like) == Approx(1024.0));
@@ -170,8 +172,8 @@ TEST_CASE("u-muP keeps every layer's activations near unit RMS from width 64 to 
 
 TEST_CASE("u-muP learning rates match unit_scaling's reference test") {
   // unit_scaling tests/test_optim.py: a 3-deep stack of 16x16 layers with biases and a 16 -> 1024
-  // readout; hidden weights lr/4/sqrt(3), hidden biases lr/sqrt(3), readout lr.
-  auto p = umup();
+  // readout; hidden weights lr/4/sqrt(3), hidden biases lr/sqrt(3), readout lr (depth-muP).
+  auto p = umup({{"depth_alpha", 0.5}});
   using F = orrery::OptimizerFamily;
   orrery::ParamInfo w{"w", orrery::Role::hidden, 16, 16, 0, 3, 16, {16, 16}};
   orrery::ParamInfo b{"b", orrery::Role::bias, 16, 16, 1, 3, 16, {16}};
@@ -253,6 +255,39 @@ TEST_CASE("at the base depth both residual exponents give the same model and rat
       CHECK(half->lr_multiplier(info, F::muon_like) == one->lr_multiplier(info, F::muon_like));
     }
   }
+}
+
+TEST_CASE("new u-muP models use CompleteP's exponent; a model saved before that default changed rebuilds as trained") {
+  auto spec = test::tiny_spec(5);
+  spec.arch.options = {{"d_model", 32}, {"num_layers", 4}, {"num_heads", 2}};
+  spec.param = {"umup", Json::object()};
+  orrery::Model fresh(spec, orrery::Registry::global());
+  // The spec a model keeps (and saves) names the value in effect, so it survives a later change.
+  CHECK(fresh.spec().param.options == Json{{"depth_alpha", 1.0}});
+  // The default differs from the old one deeper than base_depth: the forward pass shows it.
+  spec.param.options = {{"depth_alpha", 0.5}};
+  orrery::Model trained_before(spec, orrery::Registry::global());
+  auto data = orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", Json::object(),
+                                                                          orrery::DataContext{});
+  const orrery::Batch batch = data->sample({4, 128, 1});
+  at::NoGradGuard no_grad;
+  const double old_loss = trained_before.loss(batch).item<double>();
+  REQUIRE(fresh.loss(batch).item<double>() != old_loss);  // the same seed's weights, another model
+
+  // A file written before the change: its spec has no depth_alpha and meant 0.5.
+  orrery::ModelSpec saved = spec;
+  saved.param.options = Json::object();
+  orrery::NamedTensors tensors;
+  for (const auto& p : trained_before.params()) tensors.emplace_back(p.info.name, p.tensor);
+  const std::string path = test::temp_dir("umup-saved-before") + "/model.safetensors";
+  orrery::save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", saved.to_json().dump()}});
+  auto loaded = orrery::Model::from_file(path, orrery::Registry::global());
+  CHECK(loaded->spec().param.options == Json{{"depth_alpha", 0.5}});
+  CHECK(loaded->loss(batch).item<double>() == old_loss);
+
+  // A model saved now reads back with the value it was made with.
+  fresh.save_weights(path);
+  CHECK(orrery::Model::from_file(path, orrery::Registry::global())->spec().param.options == Json{{"depth_alpha", 1.0}});
 }
 
 TEST_CASE("CompleteP as a tau rule: the stream keeps 1 + sum a_i^2 m_L^-2alpha / L_base of the embedding's variance") {

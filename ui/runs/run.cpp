@@ -26,7 +26,8 @@ std::string plugin_name(const Json& spec) {
   return "";
 }
 
-// The plugin's name followed by the options the user gave, e.g. "umup muon_rule=spectral": runs
+// The plugin's name followed by the options its spec names (the user's, and any whose default
+// changed, which every saved spec records), e.g. "umup depth_alpha=1 muon_rule=spectral": runs
 // that differ in an option are different variants of a sweep.
 std::string plugin_label(const Json& spec) {
   std::string label = plugin_name(spec);

@@ -17,6 +17,9 @@ struct OptionSpec {
   std::string description;
   std::optional<double> min, max;
   std::vector<std::string> choices;  // for "string"; empty = any
+  // The default before it changed, when it did: a saved spec without the option meant this, and
+  // every spec a model keeps names the option, so a checkpoint rebuilds as it was trained.
+  std::optional<Json> default_was;
 };
 
 class OptionSchema {
@@ -35,6 +38,8 @@ class OptionSchema {
   OptionSchema& strings(std::string name, std::string def, std::string doc);
   // A list of anything (e.g. a mixture's sources), checked by whoever reads it; null default.
   OptionSchema& list(std::string name, std::string doc);
+  // The last option's default was `before` until this version changed it (OptionSpec::default_was).
+  OptionSchema& default_was(Json before);
   // Every option of `other`, after this schema's own.
   OptionSchema& extend(const OptionSchema& other);
 

@@ -55,6 +55,18 @@ at::Device parse_device(const std::string& name) {
 }
 }  // namespace
 
+void pin_changed_defaults(ModelSpec& spec, const Registry& registry, SavedBefore saved) {
+  auto pin = [&](PluginSpec& p, PluginKind kind) {
+    if (!p.options.is_object()) return;  // refused with its message when the plugin is made
+    for (const OptionSpec& o : registry.find(kind, p.name).schema.specs())
+      if (o.default_was && !p.options.contains(o.name))
+        p.options[o.name] = saved == SavedBefore::maybe ? *o.default_was : o.default_value;
+  };
+  pin(spec.arch, PluginKind::architecture);
+  pin(spec.head, PluginKind::head);
+  pin(spec.param, PluginKind::parametrisation);
+}
+
 struct Model::Prepared {
   PatchInput in;
   at::Tensor loc, scale, count;  // (B, V, N)
@@ -63,14 +75,15 @@ struct Model::Prepared {
 Model::Model(const ModelSpec& spec, const Registry& registry)
     : spec_(spec), device_(parse_device(spec.device)) {
   if (spec.patch_size < 1) throw Error("patch_size must be at least 1, got " + std::to_string(spec.patch_size));
-  param_ = registry.create<PluginKind::parametrisation>(spec.param.name, spec.param.options);
+  pin_changed_defaults(spec_, registry, SavedBefore::no);
+  param_ = registry.create<PluginKind::parametrisation>(spec_.param.name, spec_.param.options);
   ParamFactory factory(*param_, at::make_generator<at::CPUGeneratorImpl>(spec.seed),
                        at::TensorOptions().dtype(at::kFloat).device(device_));
   ArchitectureContext actx{factory, spec.patch_size};
-  arch_ = registry.create<PluginKind::architecture>(spec.arch.name, spec.arch.options, actx);
+  arch_ = registry.create<PluginKind::architecture>(spec_.arch.name, spec_.arch.options, actx);
   head_params_ = factory.params().size();
   HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope
-  head_ = registry.create<PluginKind::head>(spec.head.name, spec.head.options, hctx);
+  head_ = registry.create<PluginKind::head>(spec_.head.name, spec_.head.options, hctx);
   params_ = std::move(factory.params());
 }
 

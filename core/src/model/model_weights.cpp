@@ -39,6 +39,7 @@ std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry&
     throw Error(path + ": unreadable model spec: " + e.what());
   }
   spec.device = device;
+  pin_changed_defaults(spec, registry, SavedBefore::maybe);
   auto model = std::make_unique<Model>(spec, registry);
   model->load_weights(file, path);
   return model;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "orrery/error.h"
 
@@ -58,41 +59,47 @@ std::string closest_name(const std::string& name, const std::vector<std::string>
 
 OptionSchema& OptionSchema::integer(std::string name, long long def, std::string doc,
                                     std::optional<double> min, std::optional<double> max) {
-  specs_.push_back({std::move(name), "int", def, std::move(doc), min, max, {}});
+  specs_.push_back({std::move(name), "int", def, std::move(doc), min, max, {}, {}});
   return *this;
 }
 OptionSchema& OptionSchema::number(std::string name, double def, std::string doc,
                                    std::optional<double> min, std::optional<double> max) {
-  specs_.push_back({std::move(name), "number", def, std::move(doc), min, max, {}});
+  specs_.push_back({std::move(name), "number", def, std::move(doc), min, max, {}, {}});
   return *this;
 }
 OptionSchema& OptionSchema::boolean(std::string name, bool def, std::string doc) {
-  specs_.push_back({std::move(name), "bool", def, std::move(doc), {}, {}, {}});
+  specs_.push_back({std::move(name), "bool", def, std::move(doc), {}, {}, {}, {}});
   return *this;
 }
 OptionSchema& OptionSchema::string(std::string name, std::string def, std::string doc,
                                    std::vector<std::string> choices) {
-  specs_.push_back({std::move(name), "string", def, std::move(doc), {}, {}, std::move(choices)});
+  specs_.push_back({std::move(name), "string", def, std::move(doc), {}, {}, std::move(choices), {}});
   return *this;
 }
 OptionSchema& OptionSchema::number_list(std::string name, std::vector<double> def,
                                         std::string doc) {
-  specs_.push_back({std::move(name), "number_list", def, std::move(doc), {}, {}, {}});
+  specs_.push_back({std::move(name), "number_list", def, std::move(doc), {}, {}, {}, {}});
   return *this;
 }
 
 OptionSchema& OptionSchema::strings(std::string name, std::string def, std::string doc) {
-  specs_.push_back({std::move(name), "strings", def, std::move(doc), {}, {}, {}});
+  specs_.push_back({std::move(name), "strings", def, std::move(doc), {}, {}, {}, {}});
   return *this;
 }
 
 OptionSchema& OptionSchema::list(std::string name, std::string doc) {
-  specs_.push_back({std::move(name), "list", nullptr, std::move(doc), {}, {}, {}});
+  specs_.push_back({std::move(name), "list", nullptr, std::move(doc), {}, {}, {}, {}});
   return *this;
 }
 
 OptionSchema& OptionSchema::table(std::string name, std::string doc) {
-  specs_.push_back({std::move(name), "table", nullptr, std::move(doc), {}, {}, {}});
+  specs_.push_back({std::move(name), "table", nullptr, std::move(doc), {}, {}, {}, {}});
+  return *this;
+}
+
+OptionSchema& OptionSchema::default_was(Json before) {
+  if (specs_.empty()) throw std::logic_error("OptionSchema::default_was needs an option before it");
+  specs_.back().default_was = std::move(before);
   return *this;
 }
 
@@ -198,6 +205,7 @@ Json OptionSchema::to_json() const {
     if (s.min) o["min"] = *s.min;
     if (s.max) o["max"] = *s.max;
     if (!s.choices.empty()) o["choices"] = s.choices;
+    if (s.default_was) o["default_was"] = *s.default_was;
     arr.push_back(o);
   }
   return arr;
@@ -214,6 +222,7 @@ OptionSchema OptionSchema::from_json(const Json& j) {
     if (o.contains("min")) s.min = o["min"].get<double>();
     if (o.contains("max")) s.max = o["max"].get<double>();
     if (o.contains("choices")) s.choices = o["choices"].get<std::vector<std::string>>();
+    if (o.contains("default_was")) s.default_was = o["default_was"];
     schema.specs_.push_back(std::move(s));
   }
   return schema;

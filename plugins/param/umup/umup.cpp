@@ -23,7 +23,8 @@
 //                         gains and biases alike (alpha = 1/2: L^-1/2 whatever L_base; alpha = 1:
 //                         the constant L_base^-1/2, each layer's update shrinking with its branch)
 // At alpha = 1/2 every value is the same double as before the option existed; at L = L_base both
-// alphas give the same model and updates.
+// alphas give the same model and updates. The default is alpha = 1 (it was 1/2 before 0.3.0: a
+// model saved then rebuilds with 1/2, see OptionSchema::default_was).
 //
 // Learning-rate multipliers follow unit_scaling's Adam rule: weights fan_in^-1/2 times the
 // in-stack depth factor d above. Muon-family optimizers (whose update O has spectral norm ~1
@@ -159,11 +160,13 @@ OptionSchema schema() {
               "attention:MLP branch ratio; Toto 2.0 uses sqrt(S/ln S) with S = 128 trained "
               "patches (5.13622) to balance its unscaled attention; 1 for unit-scaled attention",
               0.0)
-      .number("depth_alpha", 0.5,
+      .number("depth_alpha", 1.0,
               "residual exponent: branch multipliers m_L^-alpha and in-stack rates L_base^-1/2 "
-              "m_L^(alpha-1), m_L = layers / base_depth; 0.5 = u-muP's depth-muP (Toto 2.0, the "
-              "released checkpoints), 1 = CompleteP (Dey et al. 2025)",
+              "m_L^(alpha-1), m_L = layers / base_depth; 1 = CompleteP (Dey et al. 2025; the "
+              "measured default, docs/depth-transfer.md), 0.5 = u-muP's depth-muP (Toto 2.0, the "
+              "released checkpoints; the default before 0.3.0)",
               0.5, 1.0)
+      .default_was(0.5)
       .number("base_depth", 2,
               "layers of the proxy whose rates are being transferred; at this depth every "
               "depth_alpha gives the same model (no effect at depth_alpha = 0.5)",
@@ -183,7 +186,7 @@ std::unique_ptr<Parametrisation> make(const Json& o) { return std::make_unique<U
 
 }  // namespace
 
-ORRERY_PLUGIN(parametrisation, "umup", "0.2.0",
+ORRERY_PLUGIN(parametrisation, "umup", "0.3.0",
               "Unit-scaled muP (Toto 2.0): N(0,1) init, 1/sqrt(fan_in) and readout 1/fan_in "
               "multipliers, unit-scaled SiLU, 1/d_head attention, tau residual rule with a depth "
               "exponent (depth-muP or CompleteP)",

@@ -22,6 +22,12 @@ namespace orrery {
 class Registry;
 struct SafetensorsFile;
 
+// Options whose default changed (OptionSpec::default_was) are written into a spec: a model keeps
+// the value in effect (`no`: the spec is new), and a spec read from a file without them was saved
+// before the change and meant the old default (`maybe`). So a checkpoint rebuilds as trained.
+enum class SavedBefore { no, maybe };
+void pin_changed_defaults(ModelSpec& spec, const Registry& registry, SavedBefore saved);
+
 struct ForecastOptions {
   std::vector<double> levels;     // empty = the head's default levels
   // 0 = one pass over the context and every horizon patch (Toto 2.0's default). Otherwise a
