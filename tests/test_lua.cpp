@@ -442,3 +442,37 @@ print("ok")
   CHECK(r.status == 0);
   CHECK(r.output.find("ok") != std::string::npos);
 }
+
+TEST_CASE("orrery.search resumes by name, fails bad trials without stopping, and names what is wrong") {
+  auto dir = test::temp_dir("lua-search");
+  const std::string study = "local n = tonumber(args.n)\n"
+                            "local s = orrery.search{name = 'q', trials = n, runs_dir = '" + dir + "/runs', quiet = true,\n"
+                            "  space = {x = {'real', -2, 2}, k = {'int', 1, 4, step = 1}, c = {'categorical', 'a', 'b'},\n"
+                            "           w = {'log', 1e-3, 1, when = {c = 'b'}}},\n"
+                            "  objective = function(t)\n"
+                            "    if t.number == 2 then error('trial two breaks') end\n"
+                            "    assert((t.params.w ~= nil) == (t.params.c == 'b'), 'a conditional dimension')\n"
+                            "    return (t.params.x - 0.5)^2 + t.params.k\n"
+                            "  end}\n"
+                            "print('trials', #s.trials, s.trials[3].state, s.best.value < 2.5)\n";
+  auto first = run_script(dir, "s.lua", study, "n=6");
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  CHECK(first.output.find("trials\t6\tfailed\ttrue") != std::string::npos);
+  auto again = run_script(dir, "s.lua", study, "n=9");  // the same study, three more trials
+  INFO(again.output);
+  CHECK(again.output.find("trials\t9\tfailed\ttrue") != std::string::npos);
+
+  auto bad = run_script(dir, "bad.lua", "orrery.search{name = 'b', runs_dir = '" + dir + "/runs',\n"
+                                        "  space = {x = {'cube', 0, 1}}, objective = function() return 0 end}\n");
+  CHECK(bad.status == 1);
+  CHECK(bad.output.find("bad.lua:1: orrery.search: space.x: unknown kind 'cube'") != std::string::npos);
+  auto all_fail = run_script(dir, "fail.lua", "orrery.search{name = 'f', trials = 3, quiet = true, runs_dir = '" + dir +
+                                                  "/runs',\n  space = {x = {'real', 0, 1}}, objective = function() return 'x' end}\n");
+  CHECK(all_fail.status == 1);
+  CHECK(all_fail.output.find("every trial of study 'f' failed; the first: the objective returned a string") != std::string::npos);
+  auto other = run_script(dir, "other.lua", "orrery.search{name = 'q', trials = 1, quiet = true, runs_dir = '" + dir +
+                                                "/runs',\n  space = {x = {'real', 0, 1}}, objective = function() return 0 end}\n");
+  CHECK(other.status == 1);
+  CHECK(other.output.find("was created with another search space") != std::string::npos);
+}

@@ -140,7 +140,7 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
 
 // The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.
 const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/depth-transfer.md", "docs/performance.md",
-                         "docs/testing.md"};
+                         "docs/testing.md", "docs/search.md"};
 
 struct Readme {
   std::vector<std::string> commands;  // sh lines, comments stripped, each once

@@ -9,7 +9,7 @@
 #include "orrery/error.h"
 #include "orrery/host/format_duration.h"
 #include "plot/theme.h"
-#include "views/sort_stably.h"
+#include "orrery/sort_stably.h"
 
 namespace orrery::ui {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "sort_stably.h"
+#include "orrery/sort_stably.h"
 #include "views.h"
 
 namespace orrery::ui {

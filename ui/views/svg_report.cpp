@@ -6,7 +6,7 @@
 #include "../plot/svg_canvas.h"
 #include "../plot/theme.h"
 #include "orrery/error.h"
-#include "sort_stably.h"
+#include "orrery/sort_stably.h"
 #include "views.h"
 
 namespace orrery::ui {

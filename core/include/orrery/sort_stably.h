@@ -1,14 +1,14 @@
 #pragma once
 // A stable sort without std::stable_sort: libstdc++ 12's std::stable_sort calls its own
 // deprecated get_temporary_buffer, which clang (the sanitizer build) reports in every file that
-// sorts. Ties keep their original order through the index, as std::stable_sort keeps them.
+// sorts (the dashboard's tables, the search's trial rankings). Ties keep their original order through the index, as std::stable_sort keeps them.
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
 #include <utility>
 #include <vector>
 
-namespace orrery::ui {
+namespace orrery {
 
 template <class T, class Less>
 void sort_stably(std::vector<T>& items, Less less) {
@@ -25,4 +25,4 @@ void sort_stably(std::vector<T>& items, Less less) {
   items = std::move(sorted);
 }
 
-}  // namespace orrery::ui
+}  // namespace orrery

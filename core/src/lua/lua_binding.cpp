@@ -54,11 +54,12 @@ void new_metatable(lua_State* L, LuaHost& h, const char* name, lua_CFunction gc,
   lua_pop(L, 1);
 }
 
-void check_fields(lua_State* L, int idx, const std::string& fn, const std::vector<std::string>& known) {
+void check_fields(lua_State* L, int idx, const std::string& fn, const std::vector<std::string>& known, bool list) {
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
+    if (list && lua_isinteger(L, -1)) continue;
     if (lua_type(L, -1) != LUA_TSTRING) {
       const std::string type = luaL_typename(L, -1);
       lua_pop(L, 1);

@@ -75,8 +75,10 @@ void new_metatable(lua_State* L, LuaHost& host, const char* name, lua_CFunction 
 
 // ---- reading arguments --------------------------------------------------------------------
 
-// Errors for unknown string keys of the table at idx, with the closest known name.
-void check_fields(lua_State* L, int idx, const std::string& fn, const std::vector<std::string>& known);
+// Errors for unknown string keys of the table at idx, with the closest known name; `list`:
+// the table is also a list (integer keys are its items).
+void check_fields(lua_State* L, int idx, const std::string& fn, const std::vector<std::string>& known,
+                  bool list = false);
 
 // Pushes t[key] (t a table at idx) and returns true; pushes nothing and returns false for nil.
 bool field(lua_State* L, int idx, const char* key);
@@ -113,5 +115,6 @@ void open_data_library(lua_State* L, LuaHost& host);   // data; data methods
 void open_train_library(lua_State* L, LuaHost& host);  // train, evaluate
 void open_io_library(lua_State* L, LuaHost& host);     // read_csv, write_json, experiment_dir
 void open_eval_library(lua_State* L, LuaHost& host);   // eval
+void open_search_library(lua_State* L, LuaHost& host); // search
 
 }  // namespace orrery
