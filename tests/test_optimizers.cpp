@@ -250,9 +250,10 @@ TEST_CASE("every optimizer honours the step scalars, skips params without grad, 
 }
 
 TEST_CASE("Muon-family plugins use the muon_like learning-rate multiplier, the others adam/sgd") {
-  // u-muP (toto2 rule): a hidden matrix in a stack of 4 gets 4^-1/2 under muon_like and
-  // additionally fan_in^-1/2 = 1/8 under adam_like and sgd_like.
-  auto umup = orrery::Registry::global().create<PluginKind::parametrisation>("umup", Json{{"muon_rule", "toto2"}});
+  // u-muP (toto2 rule, depth-muP): a hidden matrix in a stack of 4 gets 4^-1/2 under muon_like
+  // and additionally fan_in^-1/2 = 1/8 under adam_like and sgd_like.
+  auto umup = orrery::Registry::global().create<PluginKind::parametrisation>(
+      "umup", Json{{"muon_rule", "toto2"}, {"depth_alpha", 0.5}});
   at::Tensor W0 = gaussian({16, 64}, 31), T = gaussian({16, 64}, 32);
   for (auto [name, mult] : {std::pair{"muon", 0.5}, {"normuon", 0.5}, {"dion2", 0.5},
                             {"adamw", 0.5 / 8}, {"sgd", 0.5 / 8}}) {
@@ -359,7 +360,8 @@ TEST_CASE("u-muP's Muon-family rules give the effective weight's update the prom
   // the width-independence of the spectral rule.
   const double lr = 0.01, depth = 0.5;
   for (const std::string rule : {"toto2", "spectral"}) {
-    auto umup = orrery::Registry::global().create<PluginKind::parametrisation>("umup", Json{{"muon_rule", rule}});
+    auto umup = orrery::Registry::global().create<PluginKind::parametrisation>(
+        "umup", Json{{"muon_rule", rule}, {"depth_alpha", 0.5}});  // depth factor 4^-1/2
     std::map<std::string, std::vector<double>> normuon_norms;
     for (int64_t width : {64, 128, 256, 512}) {
       struct Shape { const char* what; int64_t fan_out, fan_in; orrery::Role role; };

@@ -1,5 +1,6 @@
-// orrery.eval{...}: models and classical baselines on a benchmark, the GIFT-Eval way; and
-// orrery.backtest{...}: a model on the last windows of given series, at a chosen horizon.
+// orrery.eval{...}: models and classical baselines on a benchmark, the GIFT-Eval way;
+// orrery.backtest{...}: a model on the last windows of given series, at a chosen horizon; and
+// orrery.fit_scaling{...}: a scaling law through measured losses, with bootstrap intervals.
 #include "orrery/host/lua_binding.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
 #include "orrery/host/registry.h"
+#include "orrery/host/scaling_fit.h"
 
 namespace orrery {
 namespace {
@@ -125,11 +127,63 @@ int l_backtest(lua_State* L) {
   return 1;
 }
 
+Json law_json(const scaling::Law& l) {
+  Json j = {{"E", l.E}, {"A", l.A}, {"alpha", l.alpha}, {"rss", l.rss}};
+  if (l.joint) j["B"] = l.B, j["beta"] = l.beta;
+  return j;
+}
+
+// orrery.fit_scaling{points = {{params =, tokens =, loss =, run =}, ...}, law = "size" | "joint",
+//                    bootstrap = 1000, seed = 0, hold_out_largest = true}
+int l_fit_scaling(lua_State* L) {
+  const std::string fn = "orrery.fit_scaling";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_fields(L, 1, fn, {"points", "law", "bootstrap", "seed", "hold_out_largest"});
+  const std::string law = string_field(L, 1, "law", fn).value_or("size");
+  if (law != "size" && law != "joint") throw Error(fn + ": law must be \"size\" (L(N)) or \"joint\" (L(N, D)), got \"" + law + "\"");
+  const int64_t bootstrap = integer_field(L, 1, "bootstrap", fn).value_or(1000);
+  if (bootstrap < 0) throw Error(fn + ": bootstrap must be >= 0");
+  const int64_t seed = integer_field(L, 1, "seed", fn).value_or(0);
+  if (!field(L, 1, "points") || lua_type(L, -1) != LUA_TTABLE)
+    throw Error(fn + ": points = {{params = N, tokens = D, loss = L, run = name}, ...} is required");
+  std::vector<scaling::Point> points;
+  for (lua_Integer i = 1; i <= static_cast<lua_Integer>(lua_rawlen(L, -1)); ++i) {
+    const std::string what = fn + ": points[" + std::to_string(i) + "]";
+    if (lua_rawgeti(L, -1, i) != LUA_TTABLE) throw Error(what + " must be a table {params =, tokens =, loss =}");
+    const Json p = lua_to_json(L, -1, what);
+    lua_pop(L, 1);
+    for (const auto& [k, v] : p.items())
+      if (k != "params" && k != "tokens" && k != "loss" && k != "run") throw Error(what + ": unknown field '" + k + "'");
+    auto number = [&](const char* k, bool needed) {
+      if (!p.contains(k)) {
+        if (needed) throw Error(what + " needs " + k + " = a number");
+        return 0.0;
+      }
+      if (!p[k].is_number()) throw Error(what + "." + k + " must be a number");
+      return p[k].get<double>();
+    };
+    points.push_back({number("params", true), number("tokens", law == "joint"), number("loss", true),
+                      p.contains("run") ? (p["run"].is_string() ? p["run"].get<std::string>() : p["run"].dump()) : ""});
+  }
+  lua_pop(L, 1);
+  const auto r = scaling::fit_with_intervals(points, law == "joint", static_cast<size_t>(bootstrap),
+                                             static_cast<uint64_t>(seed),
+                                             boolean_field(L, 1, "hold_out_largest", fn).value_or(true));
+  Json out = law_json(r.law);
+  out["law"] = law;
+  out["intervals"] = Json::object();
+  for (const auto& [k, iv] : r.intervals) out["intervals"][k] = {iv.lo, iv.hi};
+  out["bootstrap_fits"] = r.bootstrap_fits;
+  if (r.holdout_error) out["holdout"] = {{"error", *r.holdout_error}, {"law", law_json(*r.holdout_law)}};
+  push_json(L, out);
+  return 1;
+}
+
 }  // namespace
 
 void open_eval_library(lua_State* L, LuaHost& h) {
-  static const luaL_Reg functions[] = {
-      {"eval", ORRERY_LUA(l_eval)}, {"backtest", ORRERY_LUA(l_backtest)}, {nullptr, nullptr}};
+  static const luaL_Reg functions[] = {{"eval", ORRERY_LUA(l_eval)}, {"backtest", ORRERY_LUA(l_backtest)},
+                                       {"fit_scaling", ORRERY_LUA(l_fit_scaling)}, {nullptr, nullptr}};
   set_functions(L, h, functions);
 }
 
