@@ -18,6 +18,7 @@
 #include <set>
 
 #include "orrery/error.h"
+#include "orrery/host/file_tree.h"
 #include "orrery/host/search/pruners.h"
 #include "orrery/host/search/study.h"
 #include "orrery/host/search/tpe_sampler.h"
@@ -279,7 +280,7 @@ namespace {
 std::string fresh_dir(const std::string& name) {
   const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/orrery-test-search-" +
                           name + "-" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
+  orrery::remove_tree(dir);
   return dir;
 }
 
@@ -441,7 +442,7 @@ TEST_CASE("the constant liar spreads the proposals of workers whose trials are s
     for (size_t i = 0; i < pending.size(); ++i)
       for (size_t j = i + 1; j < pending.size(); ++j, ++pairs)
         sum += std::hypot(pending[i].first - pending[j].first, pending[i].second - pending[j].second);
-    std::filesystem::remove_all(dir);
+    orrery::remove_tree(dir);
     return sum / pairs;
   };
   std::vector<double> on, off;
