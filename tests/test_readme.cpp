@@ -70,6 +70,17 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5,1 depths=1,2 widths=32 "
      "seeds=1 steps=2",
      "umup/spectral/a1   optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=1 depths=2,4,8,16 widths=128 steps=1000 start=-2",
+     "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=1 depths=1,2 widths=32 seeds=1 steps=2 start=-2",
+     "umup/a1            optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=1 depths=2,4,8,16 widths=128 "
+     "steps=1000 start=-5",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=1 depths=1,2 widths=32 "
+     "seeds=1 steps=2 start=-5",
+     "umup/spectral/a1   optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5 depths=2,16 widths=128 steps=1000 start=-2",
+     "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5 depths=1,2 widths=32 seeds=1 steps=2 start=-2",
+     "umup/a0.5          optimum moves"},
     {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=128x2,256x4,512x8",
      "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=32x1,64x2 seeds=1 steps=2",
      "from shape 32x1 to 64x2"},
