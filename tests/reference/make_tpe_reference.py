@@ -4,7 +4,8 @@ Writes tests/data/tpe-reference.json: the gamma and weights tables, the Parzen e
 kernels (means, bandwidths, mixture weights, categorical rows) and their log densities at fixed
 points for every kind of dimension, univariate and multivariate, and the split of complete,
 pruned and running trials into "below" and "above", and whole studies under the median,
-percentile and successive-halving pruners (where each trial was pruned). Run with Optuna 4.6.0 installed:
+percentile and successive-halving pruners (where each trial was pruned), and the band of Optuna's
+best-so-far curves on Branin over 30 seeds. Run with Optuna 4.6.0 installed:
 
     python3 -m venv /tmp/optuna && /tmp/optuna/bin/pip install optuna==4.6.0
     /tmp/optuna/bin/python tests/reference/make_tpe_reference.py
@@ -208,6 +209,29 @@ def pruning_cases():
     return cases
 
 
+def branin_band():
+    """Optuna's own TPE on Branin with three categorical distractors: 30 seeds x 100 trials, the
+    5th, 50th and 95th percentiles over seeds of the best value so far after each trial."""
+    def branin(x, y):
+        b, c, t = 5.1 / (4 * math.pi ** 2), 5 / math.pi, 1 / (8 * math.pi)
+        return (y - b * x * x + c * x - 6) ** 2 + 10 * (1 - t) * math.cos(x) + 10
+
+    def objective(trial):
+        x = trial.suggest_float("x", -5, 10)
+        y = trial.suggest_float("y", 0, 15)
+        for k in ("c1", "c2", "c3"):
+            trial.suggest_categorical(k, ["a", "b", "c", "d"])
+        return branin(x, y)
+
+    curves = []
+    for seed in range(30):
+        study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+        study.optimize(objective, n_trials=100)
+        curves.append(np.minimum.accumulate([t.value for t in study.trials]))
+    curves = np.array(curves)
+    return {q: np.percentile(curves, p, axis=0).tolist() for q, p in (("p5", 5), ("p50", 50), ("p95", 95))}
+
+
 def main():
     out = {
         "optuna": optuna.__version__,
@@ -216,6 +240,7 @@ def main():
         "estimators": estimators(),
         "split": split_cases(),
         "pruning": pruning_cases(),
+        "branin": branin_band(),
     }
     path = os.path.join(os.path.dirname(__file__), "..", "data", "tpe-reference.json")
     with open(path, "w") as f:
