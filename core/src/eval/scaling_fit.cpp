@@ -20,7 +20,11 @@ std::vector<double> nnls(const std::vector<std::vector<double>>& X, const std::v
   std::vector<double> best(k, 0.0);
   double best_rss = 0;
   for (double v : y) best_rss += v * v;  // the empty support
-  for (unsigned mask = 1; mask < (1u << k); ++mask) {
+  // The full support first: when its solution is non-negative it is the answer (the usual case).
+  const unsigned full = (1u << k) - 1;
+  for (unsigned step = 0; step < (1u << k); ++step) {
+    const unsigned mask = step == 0 ? full : step;
+    if (step == full) continue;  // done first
     std::vector<size_t> cols;
     for (size_t j = 0; j < k; ++j)
       if (mask & (1u << j)) cols.push_back(j);
@@ -60,6 +64,7 @@ std::vector<double> nnls(const std::vector<std::vector<double>>& X, const std::v
       rss += (y[i] - f) * (y[i] - f);
     }
     if (rss < best_rss) best_rss = rss, best = coef;
+    if (mask == full) break;  // non-negative on the full support: nothing smaller can fit better
   }
   *rss_out = best_rss;
   return best;
@@ -70,8 +75,8 @@ Law project(const std::vector<Point>& pts, bool joint, double alpha, double beta
   std::vector<std::vector<double>> X;
   std::vector<double> y;
   for (const Point& p : pts) {
-    std::vector<double> row = {1.0, std::pow(p.params, -alpha)};
-    if (joint) row.push_back(std::pow(p.tokens, -beta));
+    std::vector<double> row = {1.0, std::exp(-alpha * std::log(p.params))};
+    if (joint) row.push_back(std::exp(-beta * std::log(p.tokens)));
     X.push_back(row);
     y.push_back(p.loss);
   }
@@ -117,7 +122,7 @@ Law fit(const std::vector<Point>& pts, bool joint) {
   auto rss = [&](const std::vector<double>& x) { return project(pts, joint, x[0], joint ? x[1] : 0).rss; };
   std::vector<double> x0 = {best.alpha}, lo = {1e-4}, hi = {4.0};
   if (joint) x0.push_back(best.beta), lo.push_back(1e-4), hi.push_back(4.0);
-  const auto m = baselines::nelder_mead(rss, x0, lo, hi, 1e-14 * std::max(best.rss, 1e-300), 2000);
+  const auto m = baselines::nelder_mead(rss, x0, lo, hi, 1e-10 * std::max(best.rss, 1e-300), 400);
   Law refined = project(pts, joint, m.x[0], joint ? m.x[1] : 0);
   return refined.rss <= best.rss ? refined : best;
 }
@@ -128,7 +133,11 @@ FitReport fit_with_intervals(const std::vector<Point>& pts, bool joint, size_t b
   report.law = fit(pts, joint);
   // Runs: a run's points travel together through the resampling.
   std::map<std::string, std::vector<size_t>> runs;
-  for (size_t i = 0; i < pts.size(); ++i) runs[pts[i].run.empty() ? "#" + std::to_string(i) : pts[i].run].push_back(i);
+  for (size_t i = 0; i < pts.size(); ++i) {
+    std::string key = pts[i].run;
+    if (key.empty()) key.append("#").append(std::to_string(i));  // appended: GCC 12 warns falsely on "#" + s
+    runs[key].push_back(i);
+  }
   std::vector<std::vector<size_t>> groups;
   for (auto& [name, idx] : runs) groups.push_back(idx);
   search::Rng rng(seed);
