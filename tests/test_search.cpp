@@ -379,6 +379,11 @@ int run_in_child(const std::function<void()>& f) {
 }
 }  // namespace
 
+static std::string test_read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST_CASE("a study lives in its journal: reopened, it has every trial; a torn last line is ignored") {
   const std::string dir = fresh_dir("journal");
   work(dir, 25);
@@ -401,6 +406,15 @@ TEST_CASE("a study lives in its journal: reopened, it has every trial; a torn la
   auto other = quadratic_config();
   other.space = search::SearchSpace({search::Dimension::of("x", search::Distribution::real(-1, 1))});
   CHECK_THROWS_WITH(search::Study(dir, other), Catch::Contains("another search space"));
+  // A line edited into something that is not JSON (here bytes that are not UTF-8) is an error
+  // naming the journal's line, never a silently shorter study.
+  {
+    const std::string text = test_read(dir + "/journal.jsonl");
+    const size_t second = text.find('\n') + 1;
+    std::ofstream(dir + "/journal.jsonl", std::ios::trunc)
+        << text.substr(0, second) << "\xff\xfe{not json\n" << text.substr(second);
+  }
+  CHECK_THROWS_WITH(search::Study(dir, quadratic_config()), Catch::Contains("journal.jsonl line 2 is not JSON"));
 }
 
 TEST_CASE("after kill -9 a study resumes with no completed trial lost and proposes what it would have") {
