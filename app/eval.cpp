@@ -32,8 +32,8 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
-        "                   [--baselines LIST] [--terms LIST] [--context N] [--batch-size N]\n"
-        "                   [--device cpu|cuda] [--out DIR]\n\n"
+        "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--context N]\n"
+        "                   [--batch-size N] [--device cpu|cuda] [--out DIR]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
         "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
@@ -49,6 +49,8 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --baselines          comma-separated, from naive,seasonal_naive,theta,ets (default all);\n"
         "                       \"none\" for none\n"
         "  --terms              short,medium,long (default short; medium and long for H, T, S data)\n"
+        "  --split              test (default) or validation: the one window before each series' test\n"
+        "                       windows, to tune on without touching the test windows\n"
         "  --context N          steps of history fed to each model (default 2048)\n"
         "  --batch-size N       windows per forward pass (default 64)\n"
         "  --out DIR            where eval.json and eval.csv go (default: a new runs/eval folder;\n"
@@ -85,6 +87,10 @@ int cmd_eval(const std::vector<std::string>& args) {
     } else if (a == "--terms") {
       r.protocol.terms.clear();
       for (const auto& t : comma_list(value())) r.protocol.terms.push_back(parse_term(t));
+    } else if (a == "--split") {
+      const std::string v = value();
+      if (v != "test" && v != "validation") throw Error("eval: --split must be test or validation, got '" + v + "'");
+      r.protocol.validation = v == "validation";
     } else if (a == "--context") r.context = parse_whole_number("eval: --context", value());
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--device") device = value();

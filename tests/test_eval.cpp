@@ -146,6 +146,44 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   CHECK(r["summary"][0]["mase"].get<double>() == Approx(std::sqrt(ma * mb)).epsilon(1e-12));
   CHECK(r["summary"][0]["crps"].get<double>() == Approx(std::sqrt(ca * cb)).epsilon(1e-12));
   CHECK(r["summary"][0]["configurations"] == 2);
+  // The search objective: the geometric mean of each configuration's (MASE + CRPS) / 2.
+  CHECK(r["summary"][0]["score"].get<double>() == Approx(std::sqrt((ma + ca) / 2 * (mb + cb) / 2)).epsilon(1e-12));
+}
+
+TEST_CASE("the validation split is the one window before the test windows, which it never touches") {
+  std::vector<double> y;
+  for (int t = 0; t < 130; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
+  // Three test windows of 6 (steps 112..129); validation is steps 106..111, history 0..105.
+  struct Recorder final : EvalForecaster {
+    std::vector<size_t> lengths;
+    std::string name() const override { return "recorder"; }
+    std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& h, int64_t,
+                                                           int64_t H, const std::vector<double>& l) override {
+      std::vector<std::vector<std::vector<double>>> out;
+      for (const auto& x : h) lengths.push_back(x.size()), out.emplace_back(l.size(), std::vector<double>(H, x.back()));
+      return out;
+    }
+  } test, val;
+  EvalProtocol p;
+  const Json rt = run_eval({yearly(y)}, {&test}, p);
+  p.validation = true;
+  const Json rv = run_eval({yearly(y)}, {&val}, p);
+  CHECK(test.lengths == std::vector<size_t>{112, 118, 124});
+  CHECK(val.lengths == std::vector<size_t>{106});
+  CHECK(rv["configurations"][0]["windows"] == 1);
+  CHECK(rv["protocol"]["split"] == "validation");
+  CHECK(rt["protocol"]["split"] == "test");
+  // A last-value median against seasonal naive's (season 1: also the last value): MASE ratio 1;
+  // one configuration, so the score is its (MASE + CRPS) / 2.
+  CHECK(rv["summary"][0]["mase"].get<double>() == Approx(1.0).epsilon(1e-12));
+  const Json& row = rv["rows"][0];
+  CHECK(rv["summary"][0]["score"].get<double>() ==
+        Approx((row["mase_ratio"].get<double>() + row["crps_ratio"].get<double>()) / 2).epsilon(1e-12));
+  // No room for a validation window before the test windows: refused, saying so.
+  EvalDataset shorty = yearly(std::vector<double>(y.begin(), y.begin() + 13));
+  CHECK_NOTHROW(run_eval({shorty}, {&test}, EvalProtocol{}));  // 1 test window of 6 after 7 steps
+  CHECK_THROWS_WITH(run_eval({yearly(std::vector<double>(y.begin(), y.begin() + 13))}, {&val}, p),
+                    Catch::Contains("too few for a validation window of 6 before 1 test window(s)"));
 }
 
 TEST_CASE("what has no score is refused or said: a constant series, two data sets of one name, an exact naive") {

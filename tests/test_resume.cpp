@@ -31,7 +31,7 @@ local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads 
 local run = orrery.train{
   model = m, data = {"synthetic"}, steps = args.steps, batch_size = args.batch or 4, context_length = 64,
   log_every = 1, val_every = 5, checkpoint_every = args.every, name = args.name, runs_dir = args.runs or "runs",
-  quiet = true,
+  quiet = true, branch = args.branch, schedule = args.decay and {kind = "wsd", warmup = 1, decay = tonumber(args.decay)},
   data_workers = 2, prefetch = 3,
   optimizer = {{"normuon", lr = 0.01, params = {role = "hidden"}}, {"adamw", lr = 1e-3}},
   on_step = function(ev) if args.fail_at and ev.step >= args.fail_at then error("stopped at step " .. ev.step, 0) end end,
@@ -232,6 +232,56 @@ TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses a
   CHECK_THAT(over.output, Catch::Contains("optimizer.safetensors fails its CRC-32 check"));
   CHECK_THAT(over.output, Catch::Contains("has no checkpoint to resume from: it starts over"));
   CHECK(test::read_text(r.run_dir("d") + "/final.safetensors") == test::read_text(r.run_dir("ref") + "/final.safetensors"));
+}
+
+TEST_CASE("a branch starts a new run at another run's checkpoint: the same schedule continues it bit for bit") {
+  Run r("resume-branch");
+  REQUIRE(r.go("steps=20 every=5 name=stable").status == 0);
+  const std::string stable = r.run_dir("stable");
+  const std::string metrics_before = test::read_text(stable + "/metrics.jsonl");
+  const std::string ten = "runs/stable/checkpoints/step-000000010";
+
+  // Branched at step 10 under the same schedule: steps 11-20 are the stable run's, bit for bit.
+  const auto same = r.go("steps=20 every=5 name=same branch=" + ten);
+  INFO(same.output);
+  REQUIRE(same.status == 0);
+  CHECK_THAT(same.output, Catch::Contains("run same: branching at step 10/20 from " + ten));
+  std::vector<std::string> tail;
+  for (const auto& l : losses(stable))
+    if (std::stoll(l.substr(l.find(' ') + 1)) > 10) tail.push_back(l);
+  CHECK(losses(r.run_dir("same")) == tail);
+  CHECK(test::read_text(r.run_dir("same") + "/final.safetensors") == test::read_text(stable + "/final.safetensors"));
+  const Json summary = Json::parse(test::read_text(r.run_dir("same") + "/summary.json"));
+  CHECK(summary["branched_from"] == ten);
+  CHECK(summary["resumed_from"].is_null());
+  CHECK(Json::parse(test::read_text(r.run_dir("same") + "/config.json"))["branch"] == ten);
+
+  // Another decay from the same point trains otherwise; the stable run is only read.
+  const auto decayed = r.go("steps=16 every=5 name=decayed decay=0.375 branch=" + ten);
+  INFO(decayed.output);
+  REQUIRE(decayed.status == 0);
+  const auto branch = losses(r.run_dir("decayed"));
+  REQUIRE(branch.size() >= 3);
+  CHECK(branch[0] == tail[0]);  // step 11's loss comes from the weights of step 10
+  CHECK(branch[2] != tail[2]);  // then the decayed rate (below 1 from the second step of 11-16) moves them
+  CHECK(test::read_text(stable + "/metrics.jsonl") == metrics_before);
+
+  // A run folder branches from its newest checkpoint.
+  const auto newest = r.go("steps=25 every=5 name=newest branch=runs/stable");
+  INFO(newest.output);
+  CHECK(newest.status == 0);
+  CHECK_THAT(newest.output, Catch::Contains("branching at step 20/25 from runs/stable/checkpoints/step-000000020"));
+
+  // What a resume fixes, a branch fixes too; a folder that is not there is named.
+  const auto other = r.go("steps=20 every=5 name=other batch=8 branch=" + ten);
+  CHECK(other.status == 1);
+  CHECK_THAT(other.output, Catch::Contains("cannot branch from " + ten + ": this run differs from the one it "
+                                           "branches off (train.batch_size was 4, now 8)"));
+  const auto missing = r.go("steps=20 every=5 name=missing branch=runs/nowhere");
+  CHECK(missing.status == 1);
+  CHECK_THAT(missing.output, Catch::Contains("branch: no such folder: runs/nowhere"));
+  CHECK_FALSE(fs::exists(r.run_dir("other")));
+  CHECK_FALSE(fs::exists(r.run_dir("missing")));
 }
 
 TEST_CASE("an edited checkpoint.json fails its own CRC; a run folder without config.json is not resumed") {

@@ -217,19 +217,25 @@ struct Windows {
   std::vector<std::vector<double>> histories, targets;
 };
 
-Windows make_windows(const EvalDataset& d, Term term) {
+// The test windows: the last `count` of the prediction length. The validation split (gluonts'
+// split as GIFT-Eval makes it): the one window just before them.
+Windows make_windows(const EvalDataset& d, Term term, bool validation) {
   Windows w;
   w.horizon = prediction_length(d.frequency, term);
   w.season = seasonality(d.frequency);
   int64_t shortest = INT64_MAX;
   for (const auto& s : d.series) shortest = std::min<int64_t>(shortest, static_cast<int64_t>(s.values.size()));
-  w.count = test_windows(shortest, w.horizon);
+  const int64_t tests = test_windows(shortest, w.horizon);
+  w.count = validation ? 1 : tests;
+  const char* kind = validation ? "validation" : "test";
   for (const auto& s : d.series) {
     const int64_t n = static_cast<int64_t>(s.values.size());
-    const int64_t first = n - w.count * w.horizon;
+    const int64_t first = n - (validation ? tests + 1 : tests) * w.horizon;
     if (first < 2)
       throw Error("data set '" + d.name + "': series '" + s.name + "' has " + std::to_string(n) +
-                  " steps, too few for " + std::to_string(w.count) + " window(s) of " + std::to_string(w.horizon) +
+                  " steps, too few for " + (validation ? "a validation window of " + std::to_string(w.horizon) +
+                  " before " + std::to_string(tests) + " test window(s)" : std::to_string(w.count) +
+                  " window(s) of " + std::to_string(w.horizon)) +
                   " (" + term_name(term) + " term at " + d.frequency.str() + ") after a history of 2");
     for (int64_t k = 0; k < w.count; ++k) {
       const auto cut = s.values.begin() + first + k * w.horizon;
@@ -241,7 +247,7 @@ Windows make_windows(const EvalDataset& d, Term term) {
         throw Error("data set '" + d.name + "': series '" + s.name + "' " +
                     (std::isnan(scale) ? "has no two observed steps " + std::to_string(w.season) + " apart"
                                        : "does not change (at lag " + std::to_string(w.season) + ")") +
-                    " in the " + std::to_string(first + k * w.horizon) + " steps before test window " +
+                    " in the " + std::to_string(first + k * w.horizon) + " steps before " + kind + " window " +
                     std::to_string(k + 1) + ", so its MASE is undefined (its seasonal error is " +
                     (std::isnan(scale) ? "unknown" : "0") + "); leave the series out of the data set");
     }
@@ -281,14 +287,14 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
   auto normaliser = baseline_forecaster("seasonal_naive");
   Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array();
-  std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, coverages;
+  std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, mean_ratios, coverages;
   for (const auto& d : datasets)
     for (Term term : protocol.terms) {
       if (!has_term(d.frequency, term)) continue;
       if (interrupt && interrupt->requested()) throw Error("evaluation interrupted");
       Windows w;
       try {
-        w = make_windows(d, term);
+        w = make_windows(d, term, protocol.validation);
       } catch (const Error& e) {
         // A short series is refused; one too short for a longer term's horizon is left out of
         // that term, as GIFT-Eval defines medium and long terms only for long enough data sets.
@@ -319,6 +325,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
         // said so (the table marks it, the result lists it).
         if (std::isfinite(mr)) mase_ratios[f->name()].push_back(mr);
         if (std::isfinite(cr)) crps_ratios[f->name()].push_back(cr);
+        if (std::isfinite(mr) && std::isfinite(cr)) mean_ratios[f->name()].push_back((mr + cr) / 2);
         if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
         char buf[96];
         std::snprintf(buf, sizeof buf, "  %s %.3f/%.3f", f->name().c_str(), mr, cr);
@@ -338,12 +345,14 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
     for (double c : coverages[f->name()]) cov += c;
     summary.push_back({{"model", f->name()}, {"mase", geometric_mean(mase_ratios[f->name()])},
                        {"crps", geometric_mean(crps_ratios[f->name()])},
+                       {"score", geometric_mean(mean_ratios[f->name()])},
                        {"coverage", coverages[f->name()].empty() ? NAN : cov / static_cast<double>(coverages[f->name()].size())},
                        {"configurations", mase_ratios[f->name()].size()}});
   }
   Json terms = Json::array();
   for (Term t : protocol.terms) terms.push_back(term_name(t));
-  return {{"protocol", {{"name", "GIFT-Eval"}, {"terms", terms}, {"levels", protocol.levels},
+  return {{"protocol", {{"name", "GIFT-Eval"}, {"split", protocol.validation ? "validation" : "test"},
+                        {"terms", terms}, {"levels", protocol.levels},
                         {"normaliser", "seasonal_naive"}, {"aggregate", "geometric mean of ratios"}}},
           {"configurations", configs}, {"skipped", skipped}, {"unscaled", unscaled}, {"rows", rows},
           {"summary", summary}};
@@ -389,11 +398,18 @@ std::string format_eval_table(const Json& r) {
   for (const auto& s : r["summary"])
     out += pair(s["mase"].is_number() ? s["mase"].get<double>() : NAN, s["crps"].is_number() ? s["crps"].get<double>() : NAN);
   out += "\n";
+  std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "(MASE+CRPS)/2");
+  out += buf;
+  for (const auto& s : r["summary"])
+    std::snprintf(buf, sizeof buf, "  %15.3f", s["score"].is_number() ? s["score"].get<double>() : NAN), out += buf;
+  out += "\n";
   std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), "10-90 coverage");
   out += buf;
   for (const auto& s : r["summary"])
     std::snprintf(buf, sizeof buf, "  %15.3f", s["coverage"].is_number() ? s["coverage"].get<double>() : NAN), out += buf;
   out += "\n(ratios to seasonal naive on the same windows; below 1 is better)\n";
+  if (r["protocol"].value("split", "test") == "validation")
+    out += "(validation windows: the one window before each series' test windows)\n";
   if (r.contains("unscaled"))
     for (const auto& u : r["unscaled"])
       out.append("(").append(u["dataset"].get<std::string>()).append("/").append(u["frequency"].get<std::string>())

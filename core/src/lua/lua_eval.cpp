@@ -36,12 +36,12 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
 
 // orrery.eval{model = m | "path", name = "model" | models = {name = m, ...},
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
-//             frequency = "M", baselines = {...}, terms = {"short"}, context = 2048,
-//             batch_size = 64, out = "runs/x", quiet = false}
+//             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
+//             context = 2048, batch_size = 64, out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
-  check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "context",
+  check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
                           "batch_size", "out", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
@@ -80,6 +80,11 @@ int l_eval(lua_State* L) {
     r.protocol.terms.clear();
     for (const auto& t : to_strings(L, -1, fn + ": terms")) r.protocol.terms.push_back(parse_term(t));
     lua_pop(L, 1);
+  }
+  if (auto v = string_field(L, 1, "split", fn)) {
+    if (*v != "test" && *v != "validation")
+      throw Error(fn + ": split must be \"test\" or \"validation\", got \"" + *v + "\"");
+    r.protocol.validation = *v == "validation";
   }
   if (auto v = integer_field(L, 1, "context", fn)) r.context = *v;
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;

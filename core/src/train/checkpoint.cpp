@@ -221,12 +221,29 @@ Checkpoint read_checked(const std::string& dir) {
     c.state = TrainState::from_json(record.at("state"));
     c.metrics_bytes = record.at("metrics_bytes"), c.forecasts_bytes = record.at("forecasts_bytes");
     c.threads = record.value("threads", 0);
+    c.config = record.value("config", Json::object());
   } catch (const Json::exception& e) {
     throw Error(std::string("checkpoint.json is incomplete: ") + e.what());
   }
   check(c.state.step == record.value("step", int64_t{-1}) && step_of(d.filename().string()) == c.state.step,
         "the step in checkpoint.json does not match the folder's name");
   return c;
+}
+
+// A checked checkpoint's weights and optimizer state, loaded: from here a mismatch is a changed
+// model or optimizer, not damage.
+void load_into(const Checkpoint& c, Model& model, Optimizer& optimizer, bool share) {
+  const SafetensorsFile weights = load_safetensors((fs::path(c.dir) / kFiles[0]).string());
+  const std::string opt_path = (fs::path(c.dir) / kFiles[1]).string();
+  const SafetensorsFile opt = load_safetensors(opt_path);
+  Json counters;
+  try {
+    counters = Json::parse(opt.metadata.at("orrery_optimizer_counters"));
+  } catch (const std::exception&) {
+    throw Error(opt_path + ": no optimizer counters in its metadata");
+  }
+  model.load_weights(weights, (fs::path(c.dir) / kFiles[0]).string());
+  load_optimizer_state(optimizer, opt.tensors, counters, opt_path, share);
 }
 
 }  // namespace
@@ -244,21 +261,24 @@ std::optional<Checkpoint> load_latest_checkpoint(const std::string& run_dir, Mod
       if (warn) warn("skipping checkpoint " + *it + ": " + e.what());
       continue;
     }
-    // Whole and checked: from here a mismatch is a changed model or optimizer, not damage.
-    const SafetensorsFile weights = load_safetensors((fs::path(*it) / kFiles[0]).string());
-    const std::string opt_path = (fs::path(*it) / kFiles[1]).string();
-    const SafetensorsFile opt = load_safetensors(opt_path);
-    Json counters;
-    try {
-      counters = Json::parse(opt.metadata.at("orrery_optimizer_counters"));
-    } catch (const std::exception&) {
-      throw Error(opt_path + ": no optimizer counters in its metadata");
-    }
-    model.load_weights(weights, (fs::path(*it) / kFiles[0]).string());
-    load_optimizer_state(optimizer, opt.tensors, counters, opt_path, share);
+    load_into(c, model, optimizer, share);
     return c;
   }
   return std::nullopt;
+}
+
+Checkpoint read_checkpoint_record(const std::string& dir) {
+  try {
+    return read_checked(dir);
+  } catch (const Error& e) {
+    throw Error("checkpoint " + dir + ": " + e.what());
+  }
+}
+
+Checkpoint load_checkpoint(const std::string& dir, Model& model, Optimizer& optimizer, bool share) {
+  Checkpoint c = read_checkpoint_record(dir);
+  load_into(c, model, optimizer, share);
+  return c;
 }
 
 void load_optimizer_state(Optimizer& opt, const NamedTensors& saved, const Json& counters, const std::string& file,

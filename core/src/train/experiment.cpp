@@ -27,6 +27,7 @@ const OptionSchema& RunRequest::schema() {
                                     .string("runs_dir", "runs", "where run folders go")
                                     .integer("every", 0, "on_step is called at most every N steps; 0 = at every train event", 0)
                                     .boolean("resume", false, "continue the run `name` from its newest valid checkpoint; a fresh run when it does not exist")
+                                    .string("branch", "", "start a new run from another run's checkpoint (runs/r/checkpoints/step-N, or a run folder: its newest) under this run's steps and schedule; \"\" = from scratch")
                                     .extend(TrainConfig::schema());
   return s;
 }
@@ -36,7 +37,8 @@ void RunRequest::set_options(const Json& options, const std::string& owner,
   Json o = schema().validate(options, owner, also_known);
   name = o["name"], runs_dir = o["runs_dir"], listen_every = o["every"];
   if (o["resume"].get<bool>()) resume = true;  // `orrery run --resume` may have set it already
-  for (const char* own : {"name", "runs_dir", "every", "resume"}) o.erase(own);
+  branch = o["branch"];
+  for (const char* own : {"name", "runs_dir", "every", "resume", "branch"}) o.erase(own);
   train = TrainConfig::from_json(o, owner);
 }
 
@@ -137,9 +139,10 @@ Json run_training(const RunRequest& r, const Registry& registry,
   Json data_json = r.data.to_json();
   if (Json d = data->describe(); !d.empty()) data_json["describe"] = d;
   const int64_t world_size = r.world ? r.world->size() : 1;
-  const Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
-                       {"routing", routing}, {"train", cfg.to_json()}, {"world_size", world_size},
-                       {"seed_streams", kSeedStreams}, {"scales", scale_table(model)}};
+  Json config = {{"model", model.describe()}, {"data", data_json}, {"optimizer", r.optimizer},
+                 {"routing", routing}, {"train", cfg.to_json()}, {"world_size", world_size},
+                 {"seed_streams", kSeedStreams}, {"scales", scale_table(model)}};
+  if (!r.branch.empty()) config["branch"] = r.branch;
   // Data parallel: rank 0 leads (it claims and writes the run folder, logs and checkpoints);
   // the other ranks train alongside it and write nothing.
   const bool lead = !r.world || r.world->rank() == 0;
@@ -156,7 +159,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
     return start.finished;
   }
   if (lead && from)  // said even when quiet: where a run goes on from is not a progress line
-    std::printf("run %s: resuming at step %lld/%lld from %s\n", r.name.c_str(),
+    std::printf("run %s: %s at step %lld/%lld from %s\n", r.name.c_str(), start.branched ? "branching" : "resuming",
                 static_cast<long long>(from->state.step), static_cast<long long>(cfg.steps), from->dir.c_str());
   else if (lead && !cfg.quiet)
     std::printf("run %s: %lld parameters%s, writing %s\n", r.name.c_str(),
@@ -176,7 +179,8 @@ Json run_training(const RunRequest& r, const Registry& registry,
     });
   if (from) bus.publish(make_event(EventKind::resume, {{"step", from->state.step}, {"checkpoint", from->dir}}));
   const Json identity = {{"parameters", model.num_parameters()}, {"run_dir", run_dir},
-                         {"resumed_from", from ? Json(from->state.step) : Json(nullptr)},
+                         {"resumed_from", from && !start.branched ? Json(from->state.step) : Json(nullptr)},
+                         {"branched_from", from && start.branched ? Json(from->dir) : Json(nullptr)},
                          {"world_size", world_size}};
   TrainHooks hooks;
   if (from) hooks.resume = &from->state;

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "orrery/error.h"
@@ -106,6 +107,40 @@ std::string first_difference(const Json& a, const Json& b, const std::string& at
   return at + " is " + text(a) + " on rank 0, " + text(b) + " on rank " + std::to_string(rank);
 }
 
+// The checkpoint a branch starts from: RunRequest::branch names a step-<N> folder, or a run
+// folder (its newest valid checkpoint). Its run must be this one in everything a resume fixes.
+Checkpoint load_branch(const std::string& branch, const Json& config, Model& model, Optimizer& optimizer,
+                       bool share, const std::function<void(const std::string&)>& warn) {
+  std::error_code ec;
+  if (!fs::is_directory(branch, ec))
+    throw Error("branch: no such folder: " + branch + " (a run's checkpoint, runs/NAME/checkpoints/step-N, "
+                "or a run folder to start from its newest)");
+  std::string dir = branch;
+  if (!fs::exists(fs::path(branch) / "checkpoint.json", ec)) {  // a run folder: its newest valid checkpoint
+    const std::vector<std::string> all = list_checkpoints(branch);
+    if (all.empty())
+      throw Error("branch: " + branch + " holds no checkpoint (give a run folder trained with checkpoints on, "
+                  "e.g. checkpoint_every = N, or one of its checkpoints/step-N folders)");
+    dir.clear();
+    for (auto it = all.rbegin(); it != all.rend() && dir.empty(); ++it) {
+      try {
+        read_checkpoint_record(*it);
+        dir = *it;
+      } catch (const Error& e) {
+        warn("skipping checkpoint " + *it + ": " + e.what());
+      }
+    }
+    if (dir.empty()) throw Error("branch: every checkpoint of " + branch + " fails its checks");
+  }
+  const Json saved = read_checkpoint_record(dir).config;
+  const RunDifferences diff = compare_runs(saved, config);
+  if (!diff.refused.empty())
+    throw Error("cannot branch from " + dir + ": this run differs from the one it branches off (" +
+                RunDifferences::join(diff.refused) + "); a branch changes steps, schedules and optimizer "
+                "options only");
+  return load_checkpoint(dir, model, optimizer, share);
+}
+
 void warn(const std::string& message) {
   std::fprintf(stderr, "warning: %s\n", message.c_str());
   std::fflush(stderr);
@@ -122,6 +157,7 @@ RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimi
   std::error_code ec;
   std::unique_ptr<RunStore> store;
   std::optional<Checkpoint> from;
+  bool branched = false;
   Json decision;
   // Every rank must ask for the same run: rank 0 compares their configs before deciding (not
   // what each rank's data source describes: with shard_files each reads files of its own).
@@ -161,7 +197,10 @@ RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimi
           store = std::make_unique<RunStore>(dir);
           from = load_latest_checkpoint(dir, model, optimizer, warn, share);
           store->cut_back(from ? from->metrics_bytes : 0, from ? from->forecasts_bytes : 0);
-          if (!from) {
+          if (!from && !r.branch.empty()) {  // a branch killed before its first checkpoint
+            from = load_branch(r.branch, config, model, optimizer, share, warn);
+            branched = true;
+          } else if (!from) {
             warn("run " + dir + " has no checkpoint to resume from: it starts over");
           } else if (from->threads != at::get_num_threads()) {
             warn("checkpoint " + from->dir + " was written with " + std::to_string(from->threads) +
@@ -171,9 +210,12 @@ RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimi
           write_json_file(dir + "/config.json", config);  // the options that may change, as they now are
         }
       } else {
+        if (!r.branch.empty()) from = load_branch(r.branch, config, model, optimizer, share, warn), branched = true;
         store = std::make_unique<RunStore>(r.runs_dir, r.name, config);
       }
-      if (store) decision = {{"run_dir", store->dir()}, {"resume", from.has_value()}, {"finished", nullptr}};
+      if (store)
+        decision = {{"run_dir", store->dir()}, {"resume", from.has_value()}, {"finished", nullptr},
+                    {"checkpoint", from ? Json(from->dir) : Json(nullptr)}, {"branched", branched}};
     } catch (...) {
       if (r.world) r.world->share(Json{{"error", current_exception_text()}}.dump());  // the others stop too
       throw;
@@ -185,8 +227,11 @@ RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimi
       throw Error("rank 0 could not start the run: " + decision["error"].get<std::string>());
     // The checkpoint rank 0 loaded: on a shared filesystem, the same folder (start_together
     // checks the step).
-    if (!decision["finished"].is_null() || decision.value("resume", false))
+    if (!decision["finished"].is_null())
       from = load_latest_checkpoint(decision["run_dir"].get<std::string>(), model, optimizer, {}, share);
+    else if (decision.value("resume", false))  // the checkpoint rank 0 loaded, its own or a branch's
+      from = load_checkpoint(decision["checkpoint"].get<std::string>(), model, optimizer, share);
+    branched = decision.value("branched", false);
   }
   const std::string run_dir = decision["run_dir"].get<std::string>();
   if (!decision["finished"].is_null()) {
@@ -195,7 +240,7 @@ RunStart start_run(const RunRequest& r, const Json& config, Model& model, Optimi
       throw Error("run " + run_dir + " finished at step " + std::to_string(steps) + " but has no checkpoint of that " +
                   "step to load its model from (it ran with checkpoints off); give the script another name to train anew");
   }
-  return {run_dir, std::move(store), std::move(from), decision["finished"]};
+  return {run_dir, std::move(store), std::move(from), branched, decision["finished"]};
 }
 
 }  // namespace orrery

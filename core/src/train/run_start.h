@@ -20,6 +20,7 @@ struct RunStart {
   std::string run_dir;
   std::unique_ptr<RunStore> store;  // rank 0 of a run it trains: the folder's writer (and lock)
   std::optional<Checkpoint> from;   // the checkpoint loaded, if any
+  bool branched = false;            // `from` is another run's (RunRequest::branch)
   Json finished;                    // a finished run: its summary, the model loaded (nothing to
                                     // train); else null
 };

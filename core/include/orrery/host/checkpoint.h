@@ -27,6 +27,7 @@ struct Checkpoint {
   TrainState state;
   int64_t metrics_bytes = 0, forecasts_bytes = 0;
   int threads = 0;  // LibTorch's intra-op threads when it was written
+  Json config;      // the config.json of the run that wrote it
 };
 
 // What a checkpoint records besides the weights and the optimizer.
@@ -54,6 +55,11 @@ std::optional<Checkpoint> load_latest_checkpoint(const std::string& run_dir, Mod
                                                  const std::function<void(const std::string&)>& warn,
                                                  bool share = false);
 
+// The checkpoint in `dir` (a step-<N> folder), checked and loaded; an error naming it and what
+// is wrong when it is damaged or does not fit.
+Checkpoint load_checkpoint(const std::string& dir, Model& model, Optimizer& optimizer, bool share = false);
+// Its checkpoint.json, checked against its files, nothing loaded: throws saying what is wrong.
+Checkpoint read_checkpoint_record(const std::string& dir);
 // After a diverged run (TrainingDiverged): the checkpoints of step `from` and later hold weights
 // that gave non-finite losses, so each is renamed diverged-step-<N> (kept for inspection, never
 // loaded by a resume). Returns the steps set aside.

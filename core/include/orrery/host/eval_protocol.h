@@ -59,6 +59,10 @@ std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 
 struct EvalProtocol {
   std::vector<Term> terms{Term::short_term};
+  // GIFT-Eval's validation split instead of its test windows: per series the one window of the
+  // prediction length just before the test windows, its history everything before it. What a
+  // search tunes on, so that the test windows stay unseen until the tuned model is scored.
+  bool validation = false;
   std::vector<double> levels{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
 };
 
@@ -66,8 +70,9 @@ struct EvalProtocol {
 // Returns {"protocol", "skipped": [{dataset, term, why}] (too short for a medium or long term),
 // "configurations": [{dataset, frequency, term, horizon, windows, items,
 // season}], "rows": [{dataset, frequency, term, model, mase, crps, coverage, mase_ratio,
-// crps_ratio}], "summary": [{model, mase, crps, coverage, configurations}]} where the summary's
-// mase and crps are geometric means of the ratios to seasonal naive.
+// crps_ratio}], "summary": [{model, mase, crps, score, coverage, configurations}]} where the
+// summary's mase and crps are geometric means of the ratios to seasonal naive, and score the
+// geometric mean of (mase_ratio + crps_ratio) / 2 (Toto 2.0's search objective, the M4 OWA's form).
 Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalForecaster*>& forecasters,
               const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress = {},
               const Interrupt* interrupt = nullptr);

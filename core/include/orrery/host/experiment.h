@@ -33,6 +33,8 @@ struct RunRequest {
                                          // steps (0 = every one logged) and at the last step
   bool resume = false;                   // continue runs_dir/name from its newest valid
                                          // checkpoint (a fresh run when there is no such folder)
+  std::string branch;                    // a new run that starts from another run's checkpoint
+                                         // (a step-<N> folder, or a run folder: its newest)
   ProcessGroup* world = nullptr;         // data parallel: the processes training together
                                          // (trainer.h); null = this one alone
 
@@ -66,6 +68,13 @@ struct RunRequest {
 // bit, with the same thread count. Without a checkpoint the run starts over in its folder. A run
 // whose summary says it finished its steps is not trained again: its final checkpoint is loaded
 // into the model and its summary returned; asking for more steps trains it on from there.
+//
+// With `branch`, a new run starts where another run's checkpoint stands: its weights, optimizer
+// state, step, data position and masks, under this request's steps and schedules. The same
+// things must match as for a resume. The decays of a warmup-stable-decay schedule branch this
+// way off one stable run (a WSD schedule holds its rate until its decay, so the branch's first
+// steps see the rate the stable run saw); the source run is only read. Resumed, a branched run
+// goes on from its own newest checkpoint, or from the branch point when it has none.
 Json run_training(const RunRequest& request, const Registry& registry,
                   const std::function<void(const Json&)>& listener = {},
                   const Interrupt* interrupt = nullptr);
