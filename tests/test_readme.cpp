@@ -60,6 +60,12 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=2,4,8 widths=128 alphas=0.5",
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon depths=1,2 widths=32 alphas=0.5 seeds=1 steps=2",
      "from depth 1 to 2"},
+    {"build/bin/orrery run scripts/proxy_search.lua",
+     "build/bin/orrery run scripts/proxy_search.lua trials=2 steps=6 final_seeds=2", "tuned configuration:"},
+    {"build/bin/orrery run scripts/scaling.lua recipe=runs/proxy_search/proxy_search.json",
+     "build/bin/orrery run scripts/scaling.lua recipe=runs/proxy_search/proxy_search.json shapes=16x1,32x1,48x1 "
+     "points_per_param=0.5 bootstrap=10 val_batches=1",
+     "L(N, D) = E + A N^-alpha + B D^-beta"},
     // docs/depth-transfer.md
     {"build/bin/orrery run scripts/coord_check.lua depths=2,4,8,16,32 width=128",
      "build/bin/orrery run scripts/coord_check.lua depths=1,2 width=32 seeds=1 steps=1", "max/min across depths"},

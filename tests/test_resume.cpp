@@ -31,7 +31,7 @@ local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads 
 local run = orrery.train{
   model = m, data = {"synthetic"}, steps = args.steps, batch_size = args.batch or 4, context_length = 64,
   log_every = 1, val_every = 5, checkpoint_every = args.every, name = args.name, runs_dir = args.runs or "runs",
-  quiet = true, branch = args.branch, schedule = args.decay and {kind = "wsd", warmup = 1, decay = tonumber(args.decay)},
+  quiet = true, branch = args.branch, checkpoint_at = args.at and {args.at}, schedule = args.decay and {kind = "wsd", warmup = 1, decay = tonumber(args.decay)},
   data_workers = 2, prefetch = 3,
   optimizer = {{"normuon", lr = 0.01, params = {role = "hidden"}}, {"adamw", lr = 1e-3}},
   on_step = function(ev) if args.fail_at and ev.step >= args.fail_at then error("stopped at step " .. ev.step, 0) end end,
@@ -236,8 +236,13 @@ TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses a
 
 TEST_CASE("a branch starts a new run at another run's checkpoint: the same schedule continues it bit for bit") {
   Run r("resume-branch");
-  REQUIRE(r.go("steps=20 every=5 name=stable").status == 0);
+  REQUIRE(r.go("steps=20 every=5 at=7 name=stable").status == 0);
   const std::string stable = r.run_dir("stable");
+  // checkpoint_at: step 7 is kept beside the newest three, step 5 is not.
+  const auto kept = orrery::list_checkpoints(stable);
+  REQUIRE(kept.size() == 4);
+  CHECK(fs::path(kept[0]).filename() == "step-000000007");
+  CHECK(fs::path(kept[1]).filename() == "step-000000010");
   const std::string metrics_before = test::read_text(stable + "/metrics.jsonl");
   const std::string ten = "runs/stable/checkpoints/step-000000010";
 
@@ -372,7 +377,7 @@ TEST_CASE("every optimizer's state round-trips: a reloaded optimizer steps exact
     orrery::TrainState st;
     st.step = 3;
     st.masking_rng = "00";
-    orrery::write_checkpoint(dir, *a, oa, {st, 0, 0, Json::object()}, 1);
+    orrery::write_checkpoint(dir, *a, oa, {st, 0, 0, Json::object(), {}}, 1);
     const auto loaded = orrery::load_latest_checkpoint(dir, *b, ob, {});
     REQUIRE(loaded);
     CHECK(loaded->state.step == 3);

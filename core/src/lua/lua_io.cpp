@@ -1,4 +1,4 @@
-// Files: orrery.read_csv, orrery.write_json, orrery.experiment_dir.
+// Files: orrery.read_csv, orrery.read_json, orrery.write_json, orrery.experiment_dir.
 #include "orrery/host/lua_binding.h"
 
 #include "orrery/host/csv.h"
@@ -26,6 +26,12 @@ int l_read_csv(lua_State* L) {
   return 1;
 }
 
+// orrery.read_json(path): the file's value as Lua (objects as tables, arrays as lists).
+int l_read_json(lua_State* L) {
+  push_json(L, read_json_file(to_string(L, 1, "orrery.read_json: path")));
+  return 1;
+}
+
 // orrery.write_json(path, value), atomically.
 int l_write_json(lua_State* L) {
   const std::string path = to_string(L, 1, "orrery.write_json: path");
@@ -45,6 +51,7 @@ int l_experiment_dir(lua_State* L) {
 
 void open_io_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg functions[] = {{"read_csv", ORRERY_LUA(l_read_csv)},
+                                       {"read_json", ORRERY_LUA(l_read_json)},
                                        {"write_json", ORRERY_LUA(l_write_json)},
                                        {"experiment_dir", ORRERY_LUA(l_experiment_dir)},
                                        {nullptr, nullptr}};

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -151,6 +152,18 @@ int LuaSession::run_file(const std::string& path, const std::map<std::string, st
   lua_newtable(L_);
   for (const auto& [k, v] : args) push_arg(L_, v), lua_setfield(L_, -2, k.c_str());
   lua_setglobal(L_, "args");
+  // Modules beside the script come first: require("lib.proxy") in scripts/x.lua reads
+  // scripts/lib/proxy.lua, wherever the script is run from.
+  {
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    lua_getglobal(L_, "package");
+    lua_getfield(L_, -1, "path");
+    const std::string was = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "";
+    lua_pop(L_, 1);
+    lua_pushstring(L_, ((parent.empty() ? "." : parent) + "/?.lua;" + was).c_str());
+    lua_setfield(L_, -2, "path");
+    lua_pop(L_, 1);
+  }
 
   // Text only: a binary chunk could crash the interpreter.
   if (luaL_loadbufferx(L_, code.data(), code.size(), ("@" + path).c_str(), "t") != LUA_OK) {

@@ -172,7 +172,8 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
         throw bad("one of " + join(shown));
       }
     } else if (s->type == "number_list") {
-      if (!v.is_array() || v.empty()) throw bad("a non-empty list of numbers");
+      // Empty is allowed only where it is the default (none, as in checkpoint_at = {}).
+      if (!v.is_array() || (v.empty() && !s->default_value.empty())) throw bad("a non-empty list of numbers");
       for (auto& e : v)
         if (!e.is_number() || !std::isfinite(e.get<double>())) throw bad("a list of finite numbers");
     } else if (s->type == "table") {

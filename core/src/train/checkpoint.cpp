@@ -173,10 +173,13 @@ void write_checkpoint(const std::string& run_dir, const Model& model, const Name
   sync_path(root.string());
   remove_tree(old, ec);
 
-  // The newest `keep` stay. A folder is renamed out of the way before it is removed, so a crash
-  // mid-removal leaves a leftover, not a damaged checkpoint.
+  // The newest `keep` stay, and those of keep_steps. A folder is renamed out of the way before it
+  // is removed, so a crash mid-removal leaves a leftover, not a damaged checkpoint.
   const std::vector<std::string> all = list_checkpoints(run_dir);
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) {
+    if (std::find(r.keep_steps.begin(), r.keep_steps.end(), step_of(fs::path(all[i]).filename().string())) !=
+        r.keep_steps.end())
+      continue;
     const fs::path gone = root / (".old." + fs::path(all[i]).filename().string());
     fs::rename(all[i], gone, ec);
     if (!ec) remove_tree(gone, ec);

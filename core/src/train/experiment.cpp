@@ -191,7 +191,8 @@ Json run_training(const RunRequest& r, const Registry& registry,
       const NamedTensors state = sharded ? sharded->gather_state() : optimizer.state_tensors();
       if (store)
         write_checkpoint(store->dir(), model, state, optimizer.counters(),
-                         {st, store->metrics_bytes(), store->forecasts_bytes(), config}, cfg.checkpoint_keep);
+                         {st, store->metrics_bytes(), store->forecasts_bytes(), config, cfg.checkpoint_at},
+                         cfg.checkpoint_keep);
     };
   TrainConfig own = cfg;  // the other ranks print nothing and leave validation to rank 0
   if (!lead) own.quiet = true, own.val_batches = 0, own.forecast_series = 0;

@@ -1,6 +1,7 @@
 // The training options (their one schema), the state a checkpoint keeps, and the result, as JSON.
 #include "orrery/host/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "orrery/error.h"
@@ -34,6 +35,8 @@ const OptionSchema& TrainConfig::schema() {
           .integer("checkpoint_every", 0, "a checkpoint (weights, optimizer, data and random state) every N steps; 0 = not by steps", 0)
           .number("checkpoint_minutes", 30.0, "and every M minutes of training (and on Ctrl-C); 0 = not by time; both 0 = no checkpoints", 0.0)
           .integer("checkpoint_keep", 3, "checkpoints kept, the newest", 1, 1 << 20)
+          .number_list("checkpoint_at", {}, "checkpoints also at these steps, kept whatever checkpoint_keep says: "
+                                            "where decays branch off (a run's `branch`)")
           .integer("max_skipped_steps", 10, "steps with a non-finite loss or gradient (each skipped) that stop the run as "
                                              "diverged: this many in a row, or among the last twice as many steps", 1)
           .number("spike_factor", 4.0, "a step loss above this x the running median is reported as a spike; 0 = off", 0.0)
@@ -62,6 +65,13 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.data_workers = o["data_workers"], c.prefetch = o["prefetch"];
   c.checkpoint_every = o["checkpoint_every"], c.checkpoint_minutes = o["checkpoint_minutes"];
   c.checkpoint_keep = o["checkpoint_keep"], c.max_skipped_steps = o["max_skipped_steps"];
+  for (const Json& v : o["checkpoint_at"]) {
+    const double step = v.get<double>();
+    if (!(step >= 1) || step != std::floor(step) || step > 1e15)
+      throw Error(owner + " option 'checkpoint_at': " + json_text(v) + " is not a step (a whole number from 1)");
+    c.checkpoint_at.push_back(static_cast<int64_t>(step));
+  }
+  std::sort(c.checkpoint_at.begin(), c.checkpoint_at.end());
   c.spike_factor = o["spike_factor"];
   c.precision = parse_precision(o["precision"], owner + " option 'precision'");
   c.graph = o["graph"];
@@ -79,7 +89,7 @@ Json TrainConfig::to_json() const {
           {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
           {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch},
           {"checkpoint_every", checkpoint_every}, {"checkpoint_minutes", checkpoint_minutes},
-          {"checkpoint_keep", checkpoint_keep}, {"max_skipped_steps", max_skipped_steps},
+          {"checkpoint_keep", checkpoint_keep}, {"checkpoint_at", checkpoint_at}, {"max_skipped_steps", max_skipped_steps},
           {"spike_factor", spike_factor}, {"precision", precision_name(precision)}, {"graph", graph},
           {"shard_optimizer", shard_optimizer}, {"quiet", quiet}};
 }

@@ -96,6 +96,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
     if (!outcome.fault) report.applied(outcome, lr_factor, elapsed(), batches.stats());
     report.pause(held_out.after(st.step, false, elapsed));
     if ((cfg.checkpoint_every > 0 && st.step % cfg.checkpoint_every == 0) ||
+        std::binary_search(cfg.checkpoint_at.begin(), cfg.checkpoint_at.end(), st.step) ||
         (cfg.checkpoint_minutes > 0 && start.clock - last_checkpoint >= 60 * cfg.checkpoint_minutes))
       checkpoint(start.clock);
   }

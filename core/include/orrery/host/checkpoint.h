@@ -35,6 +35,7 @@ struct CheckpointRecord {
   TrainState state;
   int64_t metrics_bytes = 0, forecasts_bytes = 0;
   Json config = Json::object();  // the run's config.json
+  std::vector<int64_t> keep_steps;  // checkpoints of these steps are kept beyond `keep`
 };
 
 // Writes the checkpoint of `record.state.step` under run_dir/checkpoints (replacing one of the

@@ -43,6 +43,8 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;     // a checkpoint every N steps; 0 = not by steps
   double checkpoint_minutes = 30;   // and every M minutes of training; 0 = not by time
   int64_t checkpoint_keep = 3;      // the newest K are kept
+  std::vector<int64_t> checkpoint_at;  // and checkpoints at these steps, always kept: where
+                                       // decays branch off (RunRequest::branch)
   int64_t max_skipped_steps = 10;   // non-finite steps in a row, or among the last 2 x as many,
                                     // that stop the run
   double spike_factor = 4;          // a loss above this x the running median is a spike; 0 = off
@@ -50,7 +52,7 @@ struct TrainConfig {
   bool graph = false;  // record a micro-batch's forward and backward once, replay it (graphed_call.h)
   bool shard_optimizer = false;  // data parallel: optimizer state split over the ranks (zero.h)
   bool quiet = false;
-  bool checkpoints() const { return checkpoint_every > 0 || checkpoint_minutes > 0; }
+  bool checkpoints() const { return checkpoint_every > 0 || checkpoint_minutes > 0 || !checkpoint_at.empty(); }
   // Every option above: name, type, default, range and what it does. The one list that
   // from_json, orrery.train and the docs test read.
   static const OptionSchema& schema();

@@ -1,0 +1,108 @@
+// The section-4 scripts end to end at a toy size: scripts/proxy_search.lua (four chained search
+// rounds, the decay round branched off one stable run) and scripts/scaling.lua (budgets
+// branched off one run per size, both laws fitted). Run again, each reads its work back and
+// trains nothing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "orrery/json.h"
+#include "support.h"
+
+namespace fs = std::filesystem;
+using orrery::Json;
+
+namespace {
+
+// A scratch folder laid out like a checkout: scripts/ (with lib/) and assets/.
+std::string checkout(const std::string& name) {
+  const std::string dir = test::temp_dir(name);
+  fs::create_directory_symlink(std::string(ORRERY_SOURCE_DIR) + "/scripts", dir + "/scripts");
+  fs::create_directory_symlink(std::string(ORRERY_SOURCE_DIR) + "/assets", dir + "/assets");
+  return dir;
+}
+
+std::set<std::string> folders(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+test::CommandResult run(const std::string& dir, const std::string& args) {
+  return test::run_command("cd '" + dir + "' && " + test::orrery_cmd("run " + args));
+}
+
+}  // namespace
+
+TEST_CASE("proxy_search.lua chains four rounds, branches the decays, and resumes without training again") {
+  const std::string dir = checkout("proxy-search");
+  const std::string cmd = "scripts/proxy_search.lua trials=3 steps=8 final_seeds=2";
+  const auto first = run(dir, cmd);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const Json r = Json::parse(test::read_text(dir + "/runs/proxy_search/proxy_search.json"));
+  REQUIRE(r["rounds"].size() == 4);
+  for (const auto& round : r["rounds"]) {
+    CHECK(round["trials"] == 3);
+    // Each round runs the previous round's best first, so its best is never worse than that.
+    CHECK(round["best"].get<double>() <= round["start"].get<double>());
+  }
+  // Each round's study holds the tuned value of its own dimensions.
+  CHECK(r["config"]["decay"] == r["rounds"][3]["params"]["decay"]);
+  CHECK(r["config"]["lr"] == r["rounds"][2]["params"]["lr"]);
+  // The decay trials branch off the stable run's checkpoint at 8 x (1 - 0.5) = step 4.
+  const Json decay = Json::parse(test::read_text(dir + "/runs/proxy_search/runs/decay-t001/summary.json"));
+  CHECK(decay["branched_from"] == "runs/proxy_search/runs/decay-stable-s0/checkpoints/step-000000004");
+  for (const char* split : {"validation", "test"}) {
+    CHECK(r["final"]["default"][split].size() == 2);
+    CHECK(r["final"][std::string(split) + "_difference"].contains("verdict"));
+  }
+
+  const auto runs_before = folders(dir + "/runs/proxy_search/runs");
+  const auto again = run(dir, cmd);
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(folders(dir + "/runs/proxy_search/runs") == runs_before);  // nothing trained anew
+  const Json r2 = Json::parse(test::read_text(dir + "/runs/proxy_search/proxy_search.json"));
+  CHECK(r2["config"] == r["config"]);
+  CHECK(r2["final"] == r["final"]);
+}
+
+TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits both laws") {
+  const std::string dir = checkout("scaling");
+  const std::string cmd = "scripts/scaling.lua shapes=16x1,32x1,48x1,64x1 points_per_param=2 bootstrap=20 val_batches=1";
+  const auto first = run(dir, cmd);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const Json r = Json::parse(test::read_text(dir + "/runs/scaling/scaling.json"));
+  CHECK(r["size"]["law"] == "size");
+  CHECK(r["joint"]["law"] == "joint");
+  CHECK(r["size"]["intervals"]["alpha"].size() == 2);
+  CHECK(r["size"].contains("holdout"));
+  // 64x1: 2 points per parameter of ~197k parameters at 16 x 256 points a step is 97 steps, with
+  // budgets of a quarter and a half (24 and 49 steps) branched off its checkpoints at their decay
+  // starts (steps 19 and 39 under a 20% decay).
+  std::vector<int64_t> budgets;
+  for (const auto& p : r["points"])
+    if (p["run"] == "64x1") budgets.push_back(p["budget"]);
+  REQUIRE(budgets.size() == 3);
+  CHECK(budgets[0] * 4 == Approx(budgets[2]).margin(2));
+  CHECK(budgets[1] * 2 == Approx(budgets[2]).margin(2));
+  const Json half = Json::parse(test::read_text(dir + "/runs/scaling/runs/64x1-" + std::to_string(budgets[1]) +
+                                                "/summary.json"));
+  const int64_t start = static_cast<int64_t>(std::floor(budgets[1] * 0.8 + 0.5));
+  char expected[128];
+  std::snprintf(expected, sizeof expected, "runs/scaling/runs/64x1-full/checkpoints/step-%09lld",
+                static_cast<long long>(start));
+  CHECK(half["branched_from"] == expected);
+  CHECK(half["steps"] == budgets[1]);
+
+  const auto runs_before = folders(dir + "/runs/scaling/runs");
+  const auto again = run(dir, cmd);
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(folders(dir + "/runs/scaling/runs") == runs_before);
+  const Json r2 = Json::parse(test::read_text(dir + "/runs/scaling/scaling.json"));
+  CHECK(r2["points"] == r["points"]);
+}
