@@ -21,7 +21,8 @@
 -- and several processes (a Slurm job array, `orrery launch`) running the same command share each
 -- round's study (runs/<name>/<round>/journal.jsonl) without taking the same trial. Run again, the
 -- script resumes: finished rounds are read back, the unfinished one goes on.
--- Results: runs/<name>/proxy_search.json and a table.
+-- Results: runs/<name>/proxy_search.json, a table, and each round's search.svg (the dashboard's
+-- Search tab: objective by trial, importance, objective against every dimension) in its folder.
 
 local function arg_number(key, default)
   local v = args[key]
@@ -143,6 +144,7 @@ for index, round in ipairs(rounds) do
   print(string.format("\r%-9s %d trials: validation score %.4f -> %.4f (%ds)%s", round, #study.trials, before or 0 / 0,
                       study.best.value, os.time() - t0, string.rep(" ", 30)))
   orrery.write_json(dir .. "/proxy_search.json", merged(results, {config = config}))
+  orrery.plot(study.dir, study.dir)   -- search.svg beside the study's journal
 end
 
 -- The tuned configuration against the untuned default, with seeds no trial used, on the

@@ -19,7 +19,7 @@
 --   orrery run scripts/scaling.lua shapes=256x4,512x6,1024x24,1536x36 head_dim=64 batch=64 \
 --       context=4096 recipe=runs/proxy_search/proxy_search.json proxy_depth=12 device=cuda
 -- Run again, it resumes: finished runs are read back (their checkpoints), unfinished ones go on.
--- Results: runs/<name>/scaling.json and a table.
+-- Results: runs/<name>/scaling.json, a table, and plots/scaling.svg.
 
 local proxy = require("lib.proxy")
 
@@ -147,4 +147,5 @@ end
 local results = {shapes = shapes, points = all, size = size_law, joint = joint_law, points_per_param = ppp,
                  recipe = recipe, recipe_from = args.recipe, proxy_depth = proxy_depth, seconds = os.time() - t0}
 orrery.write_json(dir .. "/scaling.json", results)
+orrery.plot(dir)   -- runs/<name>/plots/scaling.svg (the dashboard's Scaling tab), and the runs' loss curves
 print(string.format("\n%d s; written: %s/scaling.json", os.time() - t0, dir))

@@ -54,6 +54,10 @@ TEST_CASE("proxy_search.lua chains four rounds, branches the decays, and resumes
   // The decay trials branch off the stable run's checkpoint at 8 x (1 - 0.5) = step 4.
   const Json decay = Json::parse(test::read_text(dir + "/runs/proxy_search/runs/decay-t001/summary.json"));
   CHECK(decay["branched_from"] == "runs/proxy_search/runs/decay-stable-s0/checkpoints/step-000000004");
+  for (const char* round : {"arch", "mix", "optimizer", "decay"}) {  // the Search tab's views, as SVG
+    CHECK(fs::exists(dir + "/runs/proxy_search/" + round + "/search.svg"));
+    CHECK(Json::parse(test::read_text(dir + "/runs/proxy_search/" + round + "/study.json"))["trials"].size() == 3);
+  }
   for (const char* split : {"validation", "test"}) {
     CHECK(r["final"]["default"][split].size() == 2);
     CHECK(r["final"][std::string(split) + "_difference"].contains("verdict"));
@@ -97,6 +101,7 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
                 static_cast<long long>(start));
   CHECK(half["branched_from"] == expected);
   CHECK(half["steps"] == budgets[1]);
+  CHECK(fs::exists(dir + "/runs/scaling/plots/scaling.svg"));
 
   const auto runs_before = folders(dir + "/runs/scaling/runs");
   const auto again = run(dir, cmd);

@@ -525,3 +525,97 @@ TEST_CASE("the evaluation view: a row per configuration, a dot per model, the ru
   CHECK(none.str().find("orrery eval") != std::string::npos);
   orrery::remove_tree(root);
 }
+
+namespace {
+
+// A study.json as orrery.search writes it: x drives the objective, y and c do not.
+Json study_json(int n) {
+  Json space = Json::array({{{"name", "x"}, {"kind", "real"}, {"low", 0.0}, {"high", 1.0}, {"log", false}},
+                            {{"name", "y"}, {"kind", "real"}, {"low", 1e-3}, {"high", 1.0}, {"log", true}},
+                            {{"name", "c"}, {"kind", "categorical"}, {"choices", {"a", "b"}}},
+                            {{"name", "mix"}, {"kind", "simplex"}, {"parts", {"p", "q"}}, {"caps", {1.0, 1.0}}}});
+  Json trials = Json::array();
+  for (int i = 0; i < n; ++i) {
+    const double x = std::fmod(i * 0.618034, 1.0), y = std::exp(-6.9 * std::fmod(i * 0.41421, 1.0));
+    const std::string state = i == n - 1 ? "running" : i == n - 2 ? "pruned" : i == n - 3 ? "failed" : "complete";
+    Json t = {{"number", i}, {"state", state}, {"lost", false},
+              {"params", {{"x", x}, {"y", y}, {"c", i % 2 ? "b" : "a"}, {"mix", {{"p", 0.25}, {"q", 0.75}}}}},
+              {"intermediate", Json::array()}};
+    t["value"] = state == "complete" ? Json(10 * x) : Json(nullptr);
+    if (state == "pruned" || state == "running") t["intermediate"] = {{1, 4.5}, {2, 4.0}};
+    trials.push_back(t);
+  }
+  return {{"name", "toy"}, {"direction", "minimize"}, {"space", space}, {"trials", trials}, {"best", nullptr}};
+}
+
+}  // namespace
+
+TEST_CASE("a study.json becomes a study: dimensions (a simplex's parts), states, the best so far, importance") {
+  const ui::SearchStudy s = ui::parse_study(study_json(24), "studies/toy");
+  REQUIRE(s.dims.size() == 5);
+  CHECK(s.dims[1].log);
+  CHECK(s.dims[2].categorical);
+  CHECK(s.dims[3].name == "mix.p");
+  REQUIRE(s.trials.size() == 24);
+  CHECK(s.trials[1].values[2] == 1.0);  // "b" is choice 1
+  CHECK(s.trials[0].values[3] == 0.25);
+  CHECK(s.trials[5].texts[0] == "0.09017");  // 4 significant digits in the table
+  // Pruned and running trials are drawn at their last report, failed ones not at all.
+  CHECK(ui::study_trial_y(s.trials[22]) == 4.0);
+  CHECK(ui::study_trial_y(s.trials[23]) == 4.0);
+  CHECK(std::isnan(ui::study_trial_y(s.trials[21])));
+  const auto best = ui::best_so_far(s);
+  for (size_t i = 1; i < best.size(); ++i) CHECK(best[i] <= best[i - 1]);
+  CHECK(best[0] == 0.0);  // trial 0 has x = 0
+  // The objective is 10x: x explains all of its variance, y and the choice little.
+  const auto share = ui::main_effect_importance(s);
+  CHECK(share[0] > 0.9);
+  CHECK(share[1] < 0.35);
+  CHECK(share[2] < 0.1);
+  CHECK(share[3] == 0.0);  // never varies
+  CHECK(std::isnan(ui::main_effect_importance(ui::parse_study(study_json(5), "few"))[0]));  // 2 complete
+  CHECK_THROWS(ui::parse_study(Json{{"trials", 3}}, "bad"));
+}
+
+TEST_CASE("the watcher finds studies and scaling studies; the report draws them") {
+  auto root = test::fresh_dir("studies");
+  test::write_text(root / "proxy" / "arch" / "study.json", study_json(12).dump());
+  test::write_text(root / "proxy" / "mix" / "study.json", "{\"trials\": [");  // half-written: skipped
+  Json points = Json::array(), boot = Json::array();
+  const double E = 0.2, A = 3, alpha = 0.3;
+  int k = 0;
+  for (double n : {1e4, 3e4, 1e5, 3e5}) {
+    for (int b : {25, 50, 100})
+      points.push_back({{"params", n}, {"tokens", b * 4096.0}, {"loss", E + A * std::pow(n, -alpha) + 0.01 / b},
+                        {"budget", b}, {"run", "s" + std::to_string(k)}});
+    ++k;
+  }
+  for (int i = 0; i < 20; ++i) boot.push_back({{"E", E}, {"A", A}, {"alpha", alpha + 0.001 * (i - 10)}});
+  const Json law = {{"law", "size"}, {"E", E}, {"A", A}, {"alpha", alpha}, {"intervals", {{"alpha", {0.29, 0.31}}}},
+                    {"bootstrap", boot}, {"holdout", {{"error", 0.01}, {"law", {{"E", E}, {"A", A}, {"alpha", 0.31}}}}}};
+  test::write_text(root / "scaling" / "scaling.json",
+                   Json{{"points", points}, {"size", law}, {"joint", law}, {"points_per_param", 20}}.dump());
+  ui::RunWatcher w(root.string());
+  w.poll();
+  const auto ws = w.snapshot();
+  REQUIRE(ws->studies.size() == 1);
+  CHECK(ws->studies[0]->name == "proxy/arch");
+  REQUIRE(ws->scalings.size() == 1);
+  const ui::ScalingStudy& s = *ws->scalings[0];
+  CHECK(s.sizes == std::vector<std::string>{"s0", "s1", "s2", "s3"});
+  CHECK(s.size.bootstrap.size() == 20);
+  CHECK(s.size.predict(1e5, kNaN) == Approx(E + A * std::pow(1e5, -alpha)));
+  // The mix study finishes writing: found on the next poll.
+  test::write_text(root / "proxy" / "mix" / "study.json", study_json(6).dump());
+  CHECK(w.poll());
+  CHECK(w.snapshot()->studies.size() == 2);
+
+  auto files = ui::write_svg_report(*w.snapshot(), (root / "plots").string());
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(std::filesystem::path(f).filename().string());
+  CHECK(names == std::vector<std::string>{"search-proxy-arch.svg", "search-proxy-mix.svg", "scaling.svg"});
+  const std::string svg = slurp(root / "plots" / "search-proxy-arch.svg");
+  CHECK(svg.find("toy: 12 trials (9 complete, 1 pruned, 1 failed, 1 running)") != std::string::npos);
+  CHECK(slurp(root / "plots" / "scaling.svg").find("fit without s3 (ring): 1.00% off") != std::string::npos);
+  orrery::remove_tree(root);
+}

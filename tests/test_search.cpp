@@ -400,8 +400,21 @@ TEST_CASE("a study lives in its journal: reopened, it has every trial; a torn la
   auto t = third.ask();
   REQUIRE(t);
   CHECK(t->number == 25);
+  // study.json follows every change: trial 25 running with its external parameters, then done.
+  {
+    const Json s = Json::parse(test_read(dir + "/study.json"));
+    REQUIRE(s["trials"].size() == 26);
+    CHECK(s["trials"][25]["state"] == "running");
+    CHECK(s["trials"][25]["params"] == third.params_of(*t));
+    CHECK(s["best"] == third.best()->number);
+    CHECK(s["direction"] == "minimize");
+    CHECK(s["space"] == quadratic_config().space.to_json());
+  }
+  third.report(t->number, 1, 12.0);
+  CHECK(Json::parse(test_read(dir + "/study.json"))["trials"][25]["intermediate"] == Json::array({Json::array({1, 12.0})}));
   third.tell(t->number, search::TrialState::complete, 9.0);
   CHECK(third.trials().size() == 26);
+  CHECK(Json::parse(test_read(dir + "/study.json"))["trials"][25]["value"] == 9.0);
   // Another space under the same name is refused.
   auto other = quadratic_config();
   other.space = search::SearchSpace({search::Dimension::of("x", search::Distribution::real(-1, 1))});

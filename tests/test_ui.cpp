@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "plot/theme.h"
 #include "runs/run_watcher.h"
 #include "ui_fixtures.h"
 #include "views/views.h"
@@ -226,6 +227,35 @@ TEST_CASE("the Evaluation tab puts each model's dot in its colour at its ratio")
     }
   }
   CHECK(distinct.size() == 4);
+  orrery::remove_tree(root);
+}
+
+TEST_CASE("the Search tab puts each complete trial at its value, the pruned at their last report") {
+  auto root = test::fresh_dir("search");
+  // Eight trials, the objective falling with x; trial 6 pruned at 4.0, trial 7 failed.
+  orrery::Json trials = orrery::Json::array();
+  for (int i = 0; i < 8; ++i) {
+    const double x = 0.1 * (i + 1);
+    orrery::Json t = {{"number", i}, {"state", i == 6 ? "pruned" : i == 7 ? "failed" : "complete"},
+                      {"value", i < 6 ? orrery::Json(10 - 8 * x) : orrery::Json(nullptr)}, {"lost", false},
+                      {"params", {{"x", x}}}, {"intermediate", i == 6 ? orrery::Json{{1, 4.0}} : orrery::Json::array()}};
+    trials.push_back(t);
+  }
+  test::write_text(root / "study" / "study.json",
+                   orrery::Json{{"name", "toy"}, {"direction", "minimize"}, {"best", 5}, {"trials", trials},
+                                {"space", {{{"name", "x"}, {"kind", "real"}, {"low", 0.0}, {"high", 1.0}}}}}.dump());
+  const std::string png = (root / "search.png").string(), layout_path = (root / "layout.json").string();
+  REQUIRE(run("ui " + root.string() + " --view search --screenshot " + png + " --layout " + layout_path) == 0);
+  Image img(png);
+  std::ifstream lf(layout_path);
+  const Json f = frame(Json::parse(lf), "toy: 8 trials (6 complete, 1 pruned, 1 failed, 0 running)");
+  const auto fan = orrery::plot::theme().fan, muted = orrery::plot::theme().muted;
+  for (int i = 0; i < 6; ++i) {
+    INFO("trial " << i);
+    CHECK(colour_near(img, pixel(f, i, 10 - 0.8 * (i + 1)), {fan.r, fan.g, fan.b}));
+  }
+  CHECK(colour_near(img, pixel(f, 6, 4.0), {muted.r, muted.g, muted.b}));
+  CHECK_FALSE(colour_near(img, pixel(f, 7, 4.0), {fan.r, fan.g, fan.b}));  // a failed trial has no point
   orrery::remove_tree(root);
 }
 

@@ -19,7 +19,9 @@ Tab parse_tab(const std::string& name) {
   if (name == "lr" || name == "lr_transfer") return Tab::lr;
   if (name == "diagnostics") return Tab::diagnostics;
   if (name == "eval" || name == "evaluation") return Tab::eval;
-  throw Error("ui: --view must be loss, forecasts, lr, diagnostics or eval, got '" + name + "'");
+  if (name == "search") return Tab::search;
+  if (name == "scaling") return Tab::scaling;
+  throw Error("ui: --view must be loss, forecasts, lr, diagnostics, eval, search or scaling, got '" + name + "'");
 }
 
 namespace {
@@ -114,6 +116,8 @@ void App::frame(const Workspace& ws, const std::string& job_line) {
     if (tab("LR transfer", Tab::lr)) lr_tab(shown), ImGui::EndTabItem();
     if (tab("Diagnostics", Tab::diagnostics)) diagnostics_tab(ws, selected), ImGui::EndTabItem();
     if (tab("Evaluation", Tab::eval)) eval_tab(shown), ImGui::EndTabItem();
+    if (tab("Search", Tab::search)) search_tab(ws), ImGui::EndTabItem();
+    if (tab("Scaling", Tab::scaling)) scaling_tab(ws), ImGui::EndTabItem();
     ImGui::EndTabBar();
   }
   ImGui::EndChild();
@@ -468,6 +472,120 @@ void App::eval_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
       ImGui::EndTooltip();
     }
   ImGui::EndChild();
+}
+
+// A combo over the studies of one kind (their folders), newest by default; -1 when there are none.
+template <class T>
+int pick_study(const char* label, const std::vector<std::shared_ptr<const T>>& all, std::string& chosen) {
+  if (all.empty()) return -1;
+  int index = static_cast<int>(all.size()) - 1;
+  for (int i = 0; i < static_cast<int>(all.size()); ++i)
+    if (all[i]->name == chosen) index = i;
+  ImGui::SetNextItemWidth(320);
+  if (ImGui::BeginCombo(label, all[index]->name.c_str())) {
+    for (int i = 0; i < static_cast<int>(all.size()); ++i)
+      if (ImGui::Selectable(all[i]->name.c_str(), i == index)) index = i, chosen = all[i]->name;
+    ImGui::EndCombo();
+  }
+  return index;
+}
+
+void App::search_tab(const Workspace& ws) {
+  const int index = pick_study("study", ws.studies, study_);
+  if (index < 0) {
+    ImGui::TextDisabled("no study under this folder: orrery.search{} writes one (runs/<name>/study.json)");
+    return;
+  }
+  const SearchStudy& s = *ws.studies[static_cast<size_t>(index)];
+  ImGui::SameLine();
+  if (s.best >= 0)
+    for (const auto& t : s.trials)
+      if (t.number == s.best) ImGui::Text("best: trial %lld, %.5g", static_cast<long long>(t.number), t.value);
+  // The plots above, the trials table below.
+  const float table_h = std::min(260.f, ImGui::GetContentRegionAvail().y * 0.35f);
+  ImGui::BeginChild("search plots", {0, -table_h}, false);
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const auto frames = draw_search_view(canvas, claim_region(), s);
+  if (!frames.empty() && hovering(frames[0])) {
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const StudyTrial* hit = nullptr;
+    float best_d = 10;
+    for (const auto& t : s.trials) {
+      const plot::Vec2 p = frames[0].to_pixel(static_cast<double>(t.number), study_trial_y(t));
+      const float d = std::hypot(p.x - m.x, p.y - m.y);
+      if (d < best_d) best_d = d, hit = &t;
+    }
+    if (hit) {
+      ImGui::BeginTooltip();
+      ImGui::Text("trial %lld: %s%s, %.5g", static_cast<long long>(hit->number), hit->state.c_str(),
+                  hit->lost ? " (its worker died)" : "", study_trial_y(*hit));
+      for (size_t k = 0; k < s.dims.size(); ++k)
+        if (!hit->texts[k].empty()) ImGui::Text("%s = %s", s.dims[k].name.c_str(), hit->texts[k].c_str());
+      ImGui::EndTooltip();
+    }
+  }
+  ImGui::EndChild();
+  const int columns = 3 + static_cast<int>(std::min<size_t>(s.dims.size(), 60));
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("trials", columns, flags)) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("#");
+  ImGui::TableSetupColumn("state");
+  ImGui::TableSetupColumn("value");
+  for (int k = 3; k < columns; ++k) ImGui::TableSetupColumn(s.dims[static_cast<size_t>(k - 3)].name.c_str());
+  ImGui::TableHeadersRow();
+  for (auto it = s.trials.rbegin(); it != s.trials.rend(); ++it) {  // the newest on top
+    const StudyTrial& t = *it;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%lld%s", static_cast<long long>(t.number), t.number == s.best ? " *" : "");
+    ImGui::TableNextColumn();
+    const ImVec4 color = t.state == "complete"  ? ImVec4{0.75f, 0.77f, 0.82f, 1}
+                         : t.state == "running" ? ImVec4{0.45f, 0.85f, 0.45f, 1}
+                         : t.state == "pruned"  ? ImVec4{0.93f, 0.79f, 0.28f, 1}
+                                                : ImVec4{0.95f, 0.40f, 0.40f, 1};
+    ImGui::TextColored(color, "%s", t.state.c_str());
+    ImGui::TableNextColumn();
+    const double y = study_trial_y(t);
+    if (std::isfinite(y)) ImGui::Text("%.5g", y);
+    for (int k = 3; k < columns; ++k) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(t.texts[static_cast<size_t>(k - 3)].c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
+void App::scaling_tab(const Workspace& ws) {
+  const int index = pick_study("scaling study", ws.scalings, scaling_);
+  if (index < 0) {
+    ImGui::TextDisabled("no scaling study under this folder: scripts/scaling.lua writes one (runs/scaling/scaling.json)");
+    return;
+  }
+  const ScalingStudy& s = *ws.scalings[static_cast<size_t>(index)];
+  ImGui::SameLine();
+  ImGui::TextDisabled("%zu sizes, %zu runs' budgets; held-out loss", s.sizes.size(), s.points.size());
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const auto frames = draw_scaling_view(canvas, claim_region(), s);
+  for (size_t f = 0; f < frames.size(); ++f) {
+    if (!hovering(frames[f])) continue;
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const ScalingPoint* hit = nullptr;
+    float best_d = 10;
+    for (const auto& p : s.points) {
+      const plot::Vec2 px = frames[f].to_pixel(f == 0 ? p.params : 6 * p.params * p.tokens, p.loss);
+      const float d = std::hypot(px.x - m.x, px.y - m.y);
+      if (d < best_d) best_d = d, hit = &p;
+    }
+    if (hit) {
+      ImGui::BeginTooltip();
+      ImGui::Text("%s: %.4g parameters, %lld steps, %.3g points", hit->run.c_str(), hit->params,
+                  static_cast<long long>(hit->budget), hit->tokens);
+      ImGui::Text("held-out loss %.5f; L(N, D) predicts %.5f", hit->loss, s.joint.predict(hit->params, hit->tokens));
+      ImGui::EndTooltip();
+    }
+  }
 }
 
 }  // namespace orrery::ui

@@ -13,7 +13,7 @@
 
 namespace orrery::ui {
 
-enum class Tab { loss, forecasts, lr, diagnostics, eval };
+enum class Tab { loss, forecasts, lr, diagnostics, eval, search, scaling };
 Tab parse_tab(const std::string& name);  // errors name the option
 
 class App {
@@ -33,6 +33,8 @@ class App {
   void lr_tab(const std::vector<std::shared_ptr<const Run>>& shown);
   void diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& selected);
   void eval_tab(const std::vector<std::shared_ptr<const Run>>& shown);
+  void search_tab(const Workspace& ws);
+  void scaling_tab(const Workspace& ws);
   plot::Color color_of(const std::string& name);
 
   Tab first_tab_;
@@ -48,6 +50,7 @@ class App {
   bool latest_snapshot_ = true, grid_ = false;
   int coord_index_ = 0, coord_step_ = -1;
   EvalViewOptions eval_;
+  std::string study_, scaling_;  // the folders picked in the Search and Scaling tabs
   double now_ = 0;
 };
 

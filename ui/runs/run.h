@@ -140,11 +140,16 @@ struct CoordCheck {
 };
 CoordCheck parse_coord_check(const Json& j, std::string name);
 
+struct SearchStudy;   // study.h
+struct ScalingStudy;
+
 // Everything under one watched folder at one moment. Immutable once published.
 struct Workspace {
   std::string root;
   std::vector<std::shared_ptr<const Run>> runs;  // sorted by name
   std::vector<std::shared_ptr<const CoordCheck>> coord_checks;  // oldest first
+  std::vector<std::shared_ptr<const SearchStudy>> studies;      // orrery.search's study.json, oldest first
+  std::vector<std::shared_ptr<const ScalingStudy>> scalings;    // scaling.lua's scaling.json, oldest first
   uint64_t version = 0;  // grows whenever anything changed
 };
 

@@ -1,5 +1,7 @@
 #include "run_watcher.h"
 
+#include "study.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -40,10 +42,45 @@ bool is_run_dir(const fs::path& p) {
   return is_training_run(p) || fs::exists(p / "eval.json", ec);
 }
 
+// Result files an experiment writes whole (coord_check.json, study.json, scaling.json): each
+// parsed again when its stamp changes, and left out while it is not the layout `parse` reads.
+// Returns whether anything changed; `into` is the newest set, oldest written first.
+template <class T>
+bool refresh_results(const std::vector<fs::path>& files, const fs::path& root, ResultCache<T>& cache,
+                     T (*parse)(const Json&, std::string), std::vector<std::shared_ptr<const T>>& into) {
+  bool changed = false;
+  ResultCache<T> kept;
+  std::error_code ec;
+  for (const auto& f : files) {
+    const std::string key = f.string(), s = stamp(f);
+    auto it = cache.find(key);
+    if (it != cache.end() && it->second.first == s) {
+      kept[key] = it->second;
+      continue;
+    }
+    Json j = read_json(f);
+    if (j.is_discarded() || j.is_null()) continue;  // half-written: tried again next poll
+    const std::string name = fs::relative(f.parent_path(), root, ec).string();
+    try {
+      auto r = std::make_shared<T>(parse(j, name.empty() ? "." : name));
+      stamp(f, &r->written);
+      kept[key] = {s, r};
+      changed = true;
+    } catch (const std::exception&) {
+    }
+  }
+  changed |= kept.size() != cache.size();
+  cache = std::move(kept);
+  into.clear();
+  for (const auto& [key, c] : cache) into.push_back(c.second);
+  std::sort(into.begin(), into.end(), [](const auto& a, const auto& b) {
+    return a->written != b->written ? a->written < b->written : a->name < b->name;
+  });
+  return changed;
+}
+
 }  // namespace
 
-// The lines appended to a file since the last read; a file that shrank was replaced and is
-// read again from the start.
 // The lines appended to a file since the last read; a file that shrank or was replaced (a new
 // inode) is read again from the start. At most kMaxRead bytes a poll, so a huge file streams in.
 struct RunWatcher::FileState {
@@ -96,7 +133,7 @@ struct RunWatcher::Tracked {
 };
 
 RunWatcher::RunWatcher(std::string root) : root_(std::move(root)) {
-  snapshot_ = std::make_shared<Workspace>(Workspace{root_, {}, {}, 0});
+  snapshot_ = std::make_shared<Workspace>(Workspace{root_, {}, {}, {}, {}, 0});
 }
 
 RunWatcher::~RunWatcher() { stop(); }
@@ -171,7 +208,7 @@ bool RunWatcher::refresh(Tracked& t) {
 
 bool RunWatcher::poll() {
   std::lock_guard poll_lock(poll_mutex_);  // the thread's polls and a caller's never overlap
-  std::vector<fs::path> run_dirs, coord_files;
+  std::vector<fs::path> run_dirs, coord_files, study_files, scaling_files;
   std::error_code ec;
   const fs::path root(root_);
   if (is_training_run(root)) {
@@ -193,6 +230,10 @@ bool RunWatcher::poll() {
           else self(self, p, depth + 1);
         } else if (leaf == "coord_check.json") {
           coord_files.push_back(p);
+        } else if (leaf == "study.json") {
+          study_files.push_back(p);
+        } else if (leaf == "scaling.json") {
+          scaling_files.push_back(p);
         }
       }
     };
@@ -222,27 +263,12 @@ bool RunWatcher::poll() {
   changed |= kept.size() != runs_.size();
   runs_ = std::move(kept);
 
-  std::map<std::string, std::pair<std::string, std::shared_ptr<const CoordCheck>>> coord;
-  for (const auto& f : coord_files) {
-    const std::string key = f.string(), s = stamp(f);
-    auto it = coord_.find(key);
-    if (it != coord_.end() && it->second.first == s) {
-      coord[key] = it->second;
-      continue;
-    }
-    Json j = read_json(f);
-    if (j.is_discarded() || j.is_null()) continue;
-    const std::string name = fs::relative(f.parent_path(), root, ec).string();
-    try {
-      auto cc = std::make_shared<CoordCheck>(parse_coord_check(j, name.empty() ? "." : name));
-      stamp(f, &cc->written);
-      coord[key] = {s, cc};
-      changed = true;
-    } catch (const std::exception&) {  // not the layout coord_check.lua writes: leave it out
-    }
-  }
-  changed |= coord.size() != coord_.size();
-  coord_ = std::move(coord);
+  std::vector<std::shared_ptr<const CoordCheck>> coord_checks;
+  std::vector<std::shared_ptr<const SearchStudy>> studies;
+  std::vector<std::shared_ptr<const ScalingStudy>> scalings;
+  changed |= refresh_results(coord_files, root, coord_, &parse_coord_check, coord_checks);
+  changed |= refresh_results(study_files, root, studies_, &parse_study, studies);
+  changed |= refresh_results(scaling_files, root, scalings_, &parse_scaling, scalings);
 
   if (!changed) return false;
   auto ws = std::make_shared<Workspace>();
@@ -251,9 +277,9 @@ bool RunWatcher::poll() {
   for (const auto& [key, t] : runs_)
     if (t->published) ws->runs.push_back(t->published);  // a folder with nothing readable yet waits
   std::sort(ws->runs.begin(), ws->runs.end(), [](const auto& a, const auto& b) { return a->name < b->name; });
-  for (const auto& [key, c] : coord_) ws->coord_checks.push_back(c.second);
-  std::sort(ws->coord_checks.begin(), ws->coord_checks.end(),
-            [](const auto& a, const auto& b) { return a->written < b->written; });  // newest last
+  ws->coord_checks = std::move(coord_checks);  // newest last
+  ws->studies = std::move(studies);
+  ws->scalings = std::move(scalings);
   std::lock_guard lock(mutex_);
   snapshot_ = std::move(ws);
   return true;

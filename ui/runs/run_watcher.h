@@ -15,6 +15,10 @@
 
 namespace orrery::ui {
 
+// A result file's stamp and what was parsed from it, by path.
+template <class T>
+using ResultCache = std::map<std::string, std::pair<std::string, std::shared_ptr<const T>>>;
+
 class RunWatcher {
  public:
   // `root` is a runs folder (runs and experiment folders below it, up to 3 levels deep) or a
@@ -40,7 +44,9 @@ class RunWatcher {
 
   std::string root_;
   std::map<std::string, std::unique_ptr<Tracked>> runs_;                 // by run folder
-  std::map<std::string, std::pair<std::string, std::shared_ptr<const CoordCheck>>> coord_;  // path -> (stamp, data)
+  ResultCache<CoordCheck> coord_;
+  ResultCache<SearchStudy> studies_;
+  ResultCache<ScalingStudy> scalings_;
   uint64_t version_ = 0;
 
   std::mutex poll_mutex_;     // one poll at a time (the thread's, or a caller's)

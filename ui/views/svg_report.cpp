@@ -74,6 +74,25 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
     draw_eval_view(c, {16, 16, W - 16, h - 16}, table, EvalViewOptions{});
     save(c, "eval.svg");
   }
+  // Studies: one file each, named by its folder when the workspace holds several.
+  const auto file_for = [](const std::string& kind, const std::string& folder, size_t count) {
+    if (count == 1) return kind + ".svg";
+    std::string name = folder;
+    std::replace(name.begin(), name.end(), '/', '-');
+    return kind + "-" + name + ".svg";
+  };
+  for (const auto& s : ws.studies) {
+    const size_t lines = (s->dims.size() + 4) / 5;
+    const float h = std::max(H, 380 + 230.f * static_cast<float>(lines));
+    plot::SvgCanvas c(W * 1.25f, h, plot::theme().background);
+    draw_search_view(c, {16, 16, W * 1.25f - 16, h - 16}, *s);
+    save(c, file_for("search", s->name, ws.studies.size()).c_str());
+  }
+  for (const auto& s : ws.scalings) {
+    plot::SvgCanvas c(W, H * 0.7f, plot::theme().background);
+    draw_scaling_view(c, {16, 16, W - 16, H * 0.7f - 16}, *s);
+    save(c, file_for("scaling", s->name, ws.scalings.size()).c_str());
+  }
   return written;
 }
 

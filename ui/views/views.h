@@ -11,6 +11,7 @@
 
 #include "../plot/plot.h"
 #include "../runs/run.h"
+#include "../runs/study.h"
 
 namespace orrery::ui {
 
@@ -145,6 +146,25 @@ std::optional<EvalHit> eval_hit(const EvalTable& t, const plot::PlotFrame& f, pl
 // empty. Frames: {the plot}.
 std::vector<plot::PlotFrame> draw_eval_view(plot::Canvas& c, plot::Rect r, const EvalTable& t,
                                             const EvalViewOptions& o);
+
+// ---- hyper-parameter search (study.json) ----------------------------------------------------
+// Where a trial is drawn: a complete trial's value, a pruned or running one's last report; NaN
+// for a failed trial or one that reported nothing.
+double study_trial_y(const StudyTrial& t);
+// The best complete value up to each trial (NaN before the first).
+std::vector<double> best_so_far(const SearchStudy& s);
+// Top: the objective by trial (pruned trials crosses, running ones rings, the best large) with
+// the best so far, and each dimension's main-effect importance as bars; below: the objective
+// against every dimension (a simplex's components each), sharing the y axis. Frames: {by trial,
+// importance, one per dimension}.
+std::vector<plot::PlotFrame> draw_search_view(plot::Canvas& c, plot::Rect r, const SearchStudy& s);
+
+// ---- scaling (scaling.json) ------------------------------------------------------------------
+// Left: held-out loss against parameters (log-log), each size's full budget large (the held-out
+// largest a ring), its shorter budgets faint, the L(N) fit with its 90% bootstrap band and the fit
+// without the largest size dashed; right: every budget against compute 6ND, coloured by size, with
+// the joint law along each size's budgets. Frames: {by parameters, by compute}.
+std::vector<plot::PlotFrame> draw_scaling_view(plot::Canvas& c, plot::Rect r, const ScalingStudy& s);
 
 // Splits r into n columns (or rows) with a gap.
 std::vector<plot::Rect> split_columns(plot::Rect r, size_t n, float gap = 12);

@@ -153,6 +153,7 @@ FitReport fit_with_intervals(const std::vector<Point>& pts, bool joint, size_t b
       draws["E"].push_back(l.E), draws["A"].push_back(l.A), draws["alpha"].push_back(l.alpha);
       if (joint) draws["B"].push_back(l.B), draws["beta"].push_back(l.beta);
       ++report.bootstrap_fits;
+      report.bootstrap_laws.push_back(l);
     } catch (const Error&) {
       // a resample with too few sizes says nothing about the law: skipped, and counted
     }

@@ -179,6 +179,8 @@ int l_fit_scaling(lua_State* L) {
   out["intervals"] = Json::object();
   for (const auto& [k, iv] : r.intervals) out["intervals"][k] = {iv.lo, iv.hi};
   out["bootstrap_fits"] = r.bootstrap_fits;
+  out["bootstrap"] = Json::array();
+  for (const auto& l : r.bootstrap_laws) out["bootstrap"].push_back(law_json(l));
   if (r.holdout_error) out["holdout"] = {{"error", *r.holdout_error}, {"law", law_json(*r.holdout_law)}};
   push_json(L, out);
   return 1;

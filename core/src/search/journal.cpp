@@ -103,6 +103,7 @@ void Journal::transact(const std::function<std::vector<Json>(const std::vector<J
   if (created) sync_path(dir_);
   offset_ += static_cast<long long>(text.size());
   events_.insert(events_.end(), add.begin(), add.end());
+  if (after_) after_(events_);
 }
 
 std::vector<Json> Journal::events() {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "orrery/atomic_file.h"
 #include "orrery/error.h"
 
 namespace orrery::search {
@@ -71,6 +72,9 @@ Study::Study(const std::string& dir, StudyConfig config) : config_(std::move(con
                 config_.pruner + "'");
   if (config_.sampler == "grid") grid_points(config_.space);  // refuses a space without a grid now
   journal_.worker();
+  journal_.on_append([this](const std::vector<Json>& events) {
+    write_file_atomically(journal_.dir() + "/study.json", [&](std::ostream& o) { o << summary(events).dump(1) << "\n"; });
+  });
   journal_.transact([&](const std::vector<Json>& events) {
     if (events.empty()) return std::vector<Json>{config_.to_json()};
     const Json& first = events.front();
@@ -281,6 +285,26 @@ void Study::enqueue(const Json& params) {
 }
 
 std::vector<Trial> Study::trials() { return replay(journal_.events(), config_.space); }
+
+Json Study::summary(const std::vector<Json>& events) const {
+  const Json& first = events.front();
+  Json trials = Json::array();
+  const Trial* best = nullptr;
+  const std::vector<Trial> all = replay(events, config_.space);
+  for (const Trial& t : all) {
+    Json intermediate = Json::array();
+    for (const auto& [step, v] : t.intermediate) intermediate.push_back({step, number_or_null(v)});
+    trials.push_back({{"number", t.number}, {"state", state_name(t.state)}, {"value", number_or_null(t.value)},
+                      {"params", config_.space.external(t.params)}, {"intermediate", intermediate}, {"lost", t.lost}});
+    if (t.state == TrialState::complete &&
+        (!best || (config_.direction == Direction::minimize ? t.value < best->value : t.value > best->value)))
+      best = &t;
+  }
+  return {{"name", first.value("name", config_.name)}, {"direction", first.value("direction", "minimize")},
+          {"space", first.value("space", Json())}, {"sampler", first.value("sampler", Json())},
+          {"pruner", first.value("pruner", Json())}, {"trials", trials},
+          {"best", best ? Json(best->number) : Json(nullptr)}};
+}
 
 std::optional<Trial> Study::best() {
   std::optional<Trial> best;

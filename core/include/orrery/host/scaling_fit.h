@@ -40,6 +40,7 @@ struct FitReport {
   Law law;
   std::map<std::string, Interval> intervals;  // 90% bootstrap interval of E, A, alpha (B, beta)
   size_t bootstrap_fits = 0;                  // resamples that could be fitted
+  std::vector<Law> bootstrap_laws;            // their laws (a plot's interval band)
   // Fitted without the largest size, the largest size's points predicted (mean relative error).
   std::optional<double> holdout_error;
   std::optional<Law> holdout_law;

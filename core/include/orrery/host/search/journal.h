@@ -28,6 +28,9 @@ class Journal {
   void transact(const std::function<std::vector<Json>(const std::vector<Json>& events)>& decide);
   // Every event so far, under the lock (a consistent snapshot).
   std::vector<Json> events();
+  // Called with every event, still under the lock, after each transaction that appended some:
+  // what keeps a derived file (the study's study.json) in the order of the journal's changes.
+  void on_append(std::function<void(const std::vector<Json>& events)> after) { after_ = std::move(after); }
 
   const std::string& dir() const { return dir_; }
   const std::string& path() const { return path_; }
@@ -45,6 +48,7 @@ class Journal {
   int worker_fd_ = -1;
   std::vector<Json> events_;
   long long offset_ = 0;  // bytes of the journal read into events_
+  std::function<void(const std::vector<Json>&)> after_;
 };
 
 }  // namespace orrery::search

@@ -6,6 +6,11 @@
 // sampler's random stream for a trial is seeded by (seed, the number of trials before it that did
 // not fail), so a resumed study proposes what the uninterrupted one would have, given the same
 // trial results.
+//
+// Beside the journal, study.json holds the study as a reader wants it (the dashboard, a
+// notebook): {name, direction, space, sampler, pruner, trials: [{number, state, value, params
+// (external values), intermediate: [[step, value], ...], lost}], best}, rewritten atomically
+// under the journal's lock after every change, so it always matches some prefix of the journal.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -60,6 +65,8 @@ class Study {
 
   // Replays a journal's events into trials (for the dashboard and tests).
   static std::vector<Trial> replay(const std::vector<Json>& events, const SearchSpace& space);
+  // What study.json holds, from a journal's events.
+  Json summary(const std::vector<Json>& events) const;
 
  private:
   std::vector<Json> fail_dead_workers(const std::vector<Json>& events);
