@@ -78,11 +78,15 @@ local function score(model, split)
 end
 
 -- Trains configuration c from scratch (or, with `branch`, from a stable run's checkpoint) and
--- scores it. `trial` gets the training loss as intermediate values when pruning is on.
-local function train_and_score(c, seed, run_name, trial, branch)
+-- scores it. With prune=median, `trial` gets the training loss as intermediate values -- in the
+-- architecture and mix rounds only: the stable-phase loss ranks partly by learning rate, so
+-- pruning the optimizer round would stop the high rates that gain most from the decay
+-- (docs/search.md), and the decay trials are short branches already.
+local prunable = {arch = true, mix = true}
+local function train_and_score(c, seed, run_name, trial, branch, round)
   local model = model_of(c, seed)
   local options = merged(train_options(c, seed, run_name), {model = model, branch = branch})
-  if trial and args.prune then
+  if trial and args.prune and prunable[round] then
     options.log_every = math.max(1, steps // 10)
     options.on_step = function(ev)
       trial:report(ev.step, ev.loss)
@@ -123,10 +127,10 @@ for index, round in ipairs(rounds) do
   local branch = round == "decay" and stable_checkpoint(config, 0) or nil
   local study = orrery.search{
     name = round, runs_dir = dir, trials = trials, space = spaces[round], enqueue = {enqueue},
-    sampler = {"tpe", seed = index}, pruner = args.prune, quiet = true,
+    sampler = {"tpe", seed = index}, pruner = prunable[round] and args.prune or nil, quiet = true,
     objective = function(trial)
       local c = merged(config, trial.params)
-      local value = train_and_score(c, 0, string.format("%s-t%03d", round, trial.number), trial, branch)
+      local value = train_and_score(c, 0, string.format("%s-t%03d", round, trial.number), trial, branch, round)
       best_so_far = math.min(value or math.huge, best_so_far or math.huge)
       io.write(string.format("\r%-9s trial %3d/%d  score %s  best %.4f  (%ds)   ", round, trial.number + 1, trials,
                              value and string.format("%.4f", value) or "pruned", best_so_far, os.time() - t0))

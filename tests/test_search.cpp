@@ -428,6 +428,43 @@ TEST_CASE("a study lives in its journal: reopened, it has every trial; a torn la
         << text.substr(0, second) << "\xff\xfe{not json\n" << text.substr(second);
   }
   CHECK_THROWS_WITH(search::Study(dir, quadratic_config()), Catch::Contains("journal.jsonl line 2 is not JSON"));
+  // JSON, but not an event: named by its line too, never a crash or a silently dropped trial.
+  {
+    const std::string text = test_read(dir + "/journal.jsonl");
+    const size_t first = text.find('\n') + 1, second = text.find('\n', first) + 1;
+    std::ofstream(dir + "/journal.jsonl", std::ios::trunc)
+        << text.substr(0, first) << text.substr(second, text.find('\n', second) + 1 - second)
+        << "{\"event\": \"report\", \"step\": 3}\n";
+  }
+  CHECK_THROWS_WITH(search::Study(dir, quadratic_config()), Catch::Contains("journal line 3 is not a study event"));
+}
+
+TEST_CASE("a journal that is empty, torn in its first line, or holds one huge line opens as what it holds") {
+  // Empty (a worker killed before its first write) and torn before its first newline: a new study.
+  for (const std::string& start : {std::string(), std::string(R"({"event":"study","na)")}) {
+    const std::string dir = fresh_dir("journal-start");
+    std::ofstream(dir + "/journal.jsonl") << start;
+    search::Study s(dir, quadratic_config());
+    CHECK(s.trials().empty());
+    auto t = s.ask();
+    REQUIRE(t);
+    s.tell(t->number, search::TrialState::complete, 1.0);
+    search::Study again(dir, quadratic_config());
+    CHECK(again.trials().size() == 1);
+    const std::string text = test_read(dir + "/journal.jsonl");
+    CHECK(Json::parse(text.substr(0, text.find('\n')))["event"] == "study");  // the torn line is gone
+  }
+  // A 4 MB error message in one line: read back whole.
+  const std::string dir = fresh_dir("journal-huge");
+  {
+    search::Study s(dir, quadratic_config());
+    auto t = s.ask();
+    s.tell(t->number, search::TrialState::failed, NAN, std::string(4 << 20, 'x'));
+  }
+  search::Study again(dir, quadratic_config());
+  REQUIRE(again.trials().size() == 1);
+  CHECK(again.trials()[0].state == search::TrialState::failed);
+  CHECK(again.events().back()["error"].get<std::string>().size() == (4u << 20));
 }
 
 TEST_CASE("after kill -9 a study resumes with no completed trial lost and proposes what it would have") {

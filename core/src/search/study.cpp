@@ -113,8 +113,9 @@ std::vector<Trial> Study::replay(const std::vector<Json>& events, const SearchSp
     if (n < 0 || n >= static_cast<int64_t>(trials.size())) throw Error("the journal names trial " + std::to_string(n) + " before it began");
     return trials[static_cast<size_t>(n)];
   };
-  for (const Json& e : events) {
-    const std::string kind = e.value("event", "");
+  for (size_t line = 0; line < events.size(); ++line) try {
+    const Json& e = events[line];
+    const std::string kind = e.is_object() ? e.value("event", "") : "";
     if (kind == "trial") {
       Trial t;
       t.number = static_cast<int64_t>(trials.size());
@@ -134,6 +135,11 @@ std::vector<Trial> Study::replay(const std::vector<Json>& events, const SearchSp
       t.value = e.at("value").is_null() ? NAN : e["value"].get<double>();
       t.lost = e.value("lost", false);
     }
+  } catch (const Json::exception& x) {  // JSON, but not an event this journal writes
+    std::string text = events[line].dump();
+    if (text.size() > 120) text = text.substr(0, 120) + "...";
+    throw Error("journal line " + std::to_string(line + 1) + " is not a study event (" + text + "): " + x.what() +
+                "; the journal was edited: restore it or start a new study");
   }
   return trials;
 }
