@@ -14,8 +14,8 @@
 --       [batch=16] [context=256] [final_seeds=3] [rounds=arch,mix,optimizer,decay]
 --       [data=assets/data] [device=cpu|cuda] [prune=median] [name=proxy_search] [runs_dir=runs]
 --
--- The default budget (24 trials a round, a 2-layer width-64 proxy, 500 steps) takes about half
--- an hour on 2 CPU cores. Toto 2.0's own proxy is 12 layers of width 256 trained 30,000 steps:
+-- The default budget (24 trials a round, a 2-layer width-64 proxy, 500 steps) takes about 18
+-- minutes on 2 CPU cores. Toto 2.0's own proxy is 12 layers of width 256 trained 30,000 steps:
 --   orrery run scripts/proxy_search.lua width=256 depth=12 steps=30000 batch=64 context=4096 \
 --       trials=60 device=cuda
 -- and several processes (a Slurm job array, `orrery launch`) running the same command share each
@@ -69,13 +69,7 @@ local function train_options(c, seed, run_name)
 end
 local function model_of(c, seed) return proxy.model(c, shape, seed, device) end
 
--- The objective: the benchmark's score on its validation (or test) windows, below 1 beats
--- seasonal naive.
-local function score(model, split)
-  local ev = orrery.eval{model = model, name = "proxy", data = benchmark, baselines = {}, split = split,
-                         context = context, quiet = true}
-  return ev.summary[1].score
-end
+local function score(model, split) return proxy.score(model, benchmark, context, split) end
 
 -- Trains configuration c from scratch (or, with `branch`, from a stable run's checkpoint) and
 -- scores it. With prune=median, `trial` gets the training loss as intermediate values -- in the

@@ -79,6 +79,15 @@ function proxy.train_options(c, run)
   }
 end
 
+-- The search objective: a trained model's score on a benchmark's validation windows (the window
+-- before each series' test windows; split = "test" scores those), the geometric mean over its
+-- data sets of (MASE + CRPS) / 2 relative to seasonal naive. Below 1 beats seasonal naive.
+function proxy.score(model, benchmark, context, split)
+  local ev = orrery.eval{model = model, name = "proxy", data = benchmark, baselines = {}, split = split or "validation",
+                         context = context, quiet = true}
+  return ev.summary[1].score
+end
+
 -- Mean and a 90% bootstrap interval of the mean of x (a deterministic resampler, so a rerun
 -- prints the same interval).
 function proxy.bootstrap_mean(x, resamples)
