@@ -14,8 +14,8 @@
 --       [recipe=runs/proxy_search/proxy_search.json] [proxy_depth=2] [val_batches=16]
 --       [bootstrap=1000] [device=cpu|cuda] [name=scaling] [runs_dir=runs]
 --
--- The default, five sizes from 40k to 1M parameters at 20 points per parameter, takes about
--- 25 minutes on 2 CPU cores. Toto 2.0's own shapes on GPUs:
+-- The default, five sizes from 78k to 1.15M parameters at 20 points per parameter, takes about
+-- 11 minutes on 2 CPU cores. Toto 2.0's own shapes on GPUs:
 --   orrery run scripts/scaling.lua shapes=256x4,512x6,1024x24,1536x36 head_dim=64 batch=64 \
 --       context=4096 recipe=runs/proxy_search/proxy_search.json proxy_depth=12 device=cuda
 -- Run again, it resumes: finished runs are read back (their checkpoints), unfinished ones go on.

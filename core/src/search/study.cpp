@@ -72,9 +72,10 @@ Study::Study(const std::string& dir, StudyConfig config) : config_(std::move(con
                 config_.pruner + "'");
   if (config_.sampler == "grid") grid_points(config_.space);  // refuses a space without a grid now
   journal_.worker();
-  journal_.on_append([this](const std::vector<Json>& events) {
+  const auto write_summary = [this](const std::vector<Json>& events) {
     write_file_atomically(journal_.dir() + "/study.json", [&](std::ostream& o) { o << summary(events).dump(1) << "\n"; });
-  });
+  };
+  journal_.on_append(write_summary);
   journal_.transact([&](const std::vector<Json>& events) {
     if (events.empty()) return std::vector<Json>{config_.to_json()};
     const Json& first = events.front();
@@ -87,7 +88,11 @@ Study::Study(const std::string& dir, StudyConfig config) : config_(std::move(con
     if (config_.pruner == "halving" && !config_.halving.min_resource)
       for (const Json& e : events)
         if (e.value("event", "") == "min_resource") config_.halving.min_resource = e["value"].get<int64_t>();
-    return fail_dead_workers(events);
+    std::vector<Json> add = fail_dead_workers(events);
+    // Nothing to append, so on_append will not run: study.json is written here, still under the
+    // lock (a journal from before study.json existed gets one).
+    if (add.empty()) write_summary(events);
+    return add;
   });
 }
 
