@@ -345,7 +345,7 @@ print(select(2, pcall(orrery.model, {"toto2"})))
   CHECK(r.output.find("option 'steps' of orrery.train must be <= 1e+12") != std::string::npos);
   CHECK(r.output.find("option 'steps' of orrery.train must be an integer, got number 2.5") != std::string::npos);
   CHECK(r.output.find("unknown option 'stepz' for orrery.train (did you mean 'steps'?)") != std::string::npos);
-  CHECK(r.output.find("model, data, optimizer, on_step, name, runs_dir, every, resume, steps") != std::string::npos);
+  CHECK(r.output.find("model, data, optimizer, on_step, name, runs_dir, every, resume, branch, steps") != std::string::npos);
   CHECK(r.output.find("option 'warmup' of the learning-rate schedule must be a finite number") != std::string::npos);
   CHECK(r.output.find("model:forecast: values is empty: there is nothing to forecast from") != std::string::npos);
   CHECK(r.output.find("model:forecast: series[2] has no observed value") != std::string::npos);

@@ -64,7 +64,7 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/proxy_search.lua trials=2 steps=6 final_seeds=2", "tuned configuration:"},
     {"build/bin/orrery run scripts/scaling.lua recipe=runs/proxy_search/proxy_search.json",
      "build/bin/orrery run scripts/scaling.lua recipe=runs/proxy_search/proxy_search.json shapes=16x1,32x1,48x1 "
-     "points_per_param=0.5 bootstrap=10 val_batches=1",
+     "points_per_param=2 bootstrap=10 val_batches=1",
      "L(N, D) = E + A N^-alpha + B D^-beta"},
     // docs/depth-transfer.md
     {"build/bin/orrery run scripts/coord_check.lua depths=2,4,8,16,32 width=128",
