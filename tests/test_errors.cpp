@@ -174,6 +174,8 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive,theeta --data daily.csv"; }},
       {"cli-eval-context", 1, "orrery: evaluation: context must be at least 1 step, got 0",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --context 0"; }},
+      {"cli-eval-split", 1, "orrery: eval: --split must be test or validation, got 'bogus'",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --split bogus"; }},
       {"eval-constant-series", 1,
        "orrery: data set 'flat': series 'flat' does not change (at lag 12) in the 24 steps before test window 1, so its "
        "MASE is undefined (its seasonal error is 0); leave the series out of the data set",
@@ -247,6 +249,11 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          write(d, "daily.csv", kDaily);
          return script(d, "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, context = -1, quiet = true}\n");
+       }},
+      {"opt-eval-split", 1, "orrery: script.lua:1: orrery.eval: split must be \"test\" or \"validation\", got \"bogus\"",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         return script(d, "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, split = \"bogus\", quiet = true}\n");
        }},
       {"opt-plugin-kind", 1,
        "orrery: script.lua:1: orrery.plugins: unknown kind \"parametrization\" (did you mean 'parametrisation'?); the kinds are architecture, head, optimizer, parametrisation and data",
@@ -479,11 +486,15 @@ const std::vector<Row>& rows() {
        },
        Need::parquet},
 
-      // CSV files read whole: orrery.read_csv and orrery forecast --input.
+      // Files read whole: orrery.read_csv, orrery.read_json and orrery forecast --input.
       {"read-csv-missing", 1, "orrery: script.lua:1: cannot open sales.csv: No such file or directory",
        [](auto& d) { return script(d, "orrery.read_csv(\"sales.csv\")\n"); }},
       {"read-csv-ragged", 1, "orrery: script.lua:1: ragged.csv:3: expected 2 fields, found 1",
        [](auto& d) { write(d, "ragged.csv", "a,b\n1,2\n3\n"); return script(d, "orrery.read_csv(\"ragged.csv\")\n"); }},
+      {"read-json-missing", 1, "orrery: script.lua:1: cannot open results.json: No such file or directory",
+       [](auto& d) { return script(d, "orrery.read_json(\"results.json\")\n"); }},
+      {"read-json-invalid", 1, "orrery: script.lua:1: cut.json: not valid JSON: [json.exception.parse_error.101] parse error at line 2",
+       [](auto& d) { write(d, "cut.json", "{\"a\": [1, 2\n"); return script(d, "orrery.read_json(\"cut.json\")\n"); }},
       {"forecast-input-empty-column", 1,
        "orrery: empty.csv: column \"b\" has no observed value: there is nothing to forecast from",
        [](auto& d) { return forecast_input(d, "empty.csv", "time,a,b\n1,5,\n2,6,NA\n3,7,\n"); }},
@@ -685,6 +696,32 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: option 'checkpoint_keep' of orrery.train must be >= 1, got number 0",
        [](auto& d) {
          return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_keep = 0}");
+       }},
+      {"checkpoint-at-zero", 1,
+       "orrery: script.lua:2: orrery.train option 'checkpoint_at': 0 is not a step (a whole number from 1)",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_at = {0}}");
+       }},
+      {"checkpoint-at-fraction", 1,
+       "orrery: script.lua:2: orrery.train option 'checkpoint_at': 1.5 is not a step (a whole number from 1)",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_at = {1.5}}");
+       }},
+      {"checkpoint-at-huge", 1,
+       "orrery: script.lua:2: orrery.train option 'checkpoint_at': 1e+30 is not a step (a whole number from 1)",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_at = {1e30}}");
+       }},
+      {"branch-all-damaged", 1,
+       "orrery: script.lua:2: branch: every checkpoint of runs/r fails its checks (the warnings above say why); branch "
+       "from another run",
+       [](auto& d) {
+         resumable(d);
+         write(d, "branch.lua", kModel + "orrery.train{model = m, steps = 4, batch_size = 2, context_length = 64, "
+                                          "quiet = true, name = \"b\", branch = \"runs/r\"}\n");
+         return std::string("\"$ORRERY\" run script.lua steps=2 && for c in runs/r/checkpoints/step-*; do "
+                            "printf x | dd of=$c/model.safetensors bs=1 seek=100 conv=notrunc 2>/dev/null; done; "
+                            "cp branch.lua script.lua && \"$ORRERY\" run script.lua");
        }},
 
       // Data parallel: orrery launch, and the variables torchrun and Slurm set.

@@ -33,6 +33,18 @@ test::CommandResult run(const std::string& dir, const std::string& args) {
   return test::run_command("cd '" + dir + "' && " + test::orrery_cmd("run " + args));
 }
 
+// Runs the script again: it must succeed and train nothing (no new folder under `runs`).
+// Returns the result file it wrote again, for the caller to compare with the first.
+Json rerun_without_training(const std::string& dir, const std::string& cmd, const std::string& runs,
+                            const std::string& result) {
+  const auto before = folders(dir + "/" + runs);
+  const auto again = run(dir, cmd);
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(folders(dir + "/" + runs) == before);
+  return Json::parse(test::read_text(dir + "/" + result));
+}
+
 }  // namespace
 
 TEST_CASE("proxy_search.lua chains four rounds, branches the decays, and resumes without training again") {
@@ -63,12 +75,7 @@ TEST_CASE("proxy_search.lua chains four rounds, branches the decays, and resumes
     CHECK(r["final"][std::string(split) + "_difference"].contains("verdict"));
   }
 
-  const auto runs_before = folders(dir + "/runs/proxy_search/runs");
-  const auto again = run(dir, cmd);
-  INFO(again.output);
-  REQUIRE(again.status == 0);
-  CHECK(folders(dir + "/runs/proxy_search/runs") == runs_before);  // nothing trained anew
-  const Json r2 = Json::parse(test::read_text(dir + "/runs/proxy_search/proxy_search.json"));
+  const Json r2 = rerun_without_training(dir, cmd, "runs/proxy_search/runs", "runs/proxy_search/proxy_search.json");
   CHECK(r2["config"] == r["config"]);
   CHECK(r2["final"] == r["final"]);
 }
@@ -103,11 +110,6 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
   CHECK(half["steps"] == budgets[1]);
   CHECK(fs::exists(dir + "/runs/scaling/plots/scaling.svg"));
 
-  const auto runs_before = folders(dir + "/runs/scaling/runs");
-  const auto again = run(dir, cmd);
-  INFO(again.output);
-  REQUIRE(again.status == 0);
-  CHECK(folders(dir + "/runs/scaling/runs") == runs_before);
-  const Json r2 = Json::parse(test::read_text(dir + "/runs/scaling/scaling.json"));
+  const Json r2 = rerun_without_training(dir, cmd, "runs/scaling/runs", "runs/scaling/scaling.json");
   CHECK(r2["points"] == r["points"]);
 }

@@ -619,3 +619,32 @@ TEST_CASE("the watcher finds studies and scaling studies; the report draws them"
   CHECK(slurp(root / "plots" / "scaling.svg").find("fit without s3 (ring): 1.00% off") != std::string::npos);
   orrery::remove_tree(root);
 }
+
+TEST_CASE("a scaling.json whose points have fields of the wrong type is refused, naming the point") {
+  const Json point = {{"params", 1e4}, {"tokens", 1e5}, {"loss", 0.3}, {"budget", 25}, {"run", "s0"}};
+  const Json law = {{"law", "size"}, {"E", 0.2}, {"A", 3}, {"alpha", 0.3}};
+  auto study = [&](const Json& p) { return Json{{"points", {point, p}}, {"size", law}}; };
+  CHECK(ui::parse_scaling(study(point), "ok").points.size() == 2);
+  auto with = [&](const char* key, const Json& v) {
+    Json p = point;
+    p[key] = v;
+    return study(p);
+  };
+  CHECK_THROWS_WITH(ui::parse_scaling(with("params", "1e4"), "x"), "scaling.json: point 2: 'params' is not a number");
+  CHECK_THROWS_WITH(ui::parse_scaling(with("loss", nullptr), "x"), "scaling.json: point 2: 'loss' is not a number");
+  CHECK_THROWS_WITH(ui::parse_scaling(with("budget", 2.5), "x"), "scaling.json: point 2: 'budget' is not a whole number");
+  CHECK_THROWS_WITH(ui::parse_scaling(with("run", 3), "x"), "scaling.json: point 2: 'run' is not a text");
+  CHECK_THROWS_WITH(ui::parse_scaling(study(Json::array()), "x"), "scaling.json: point 2: not an object");
+  Json bad_law = study(point);
+  bad_law["size"]["law"] = 5;  // a law's name of the wrong type: the file is not the layout
+  CHECK_THROWS(ui::parse_scaling(bad_law, "x"));
+  // Beside a good study, the watcher leaves such a file out and shows the good one.
+  auto root = test::fresh_dir("bad-scaling");
+  test::write_text(root / "good" / "scaling.json", study(point).dump());
+  test::write_text(root / "bad" / "scaling.json", with("params", "1e4").dump());
+  ui::RunWatcher w(root.string());
+  w.poll();
+  REQUIRE(w.snapshot()->scalings.size() == 1);
+  CHECK(w.snapshot()->scalings[0]->name == "good");
+  orrery::remove_tree(root);
+}

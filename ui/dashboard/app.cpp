@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "imgui_canvas.h"
 #include "orrery/error.h"
@@ -59,6 +60,22 @@ size_t nearest(const std::vector<double>& xs, double x) {
   if (it == xs.end()) return xs.size() - 1;
   if (it != xs.begin() && x - *(it - 1) < *it - x) --it;
   return static_cast<size_t>(it - xs.begin());
+}
+
+// The item whose point lands nearest the mouse on a plot, closer than `within` pixels (which
+// it lowers to the distance found, so one radius can serve several lists); nullptr if none.
+// `xy(item)` gives the point's data coordinates.
+template <class Items, class XY>
+auto nearest_point(const plot::PlotFrame& frame, const Items& items, XY xy, float& within) {
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const typename Items::value_type* hit = nullptr;
+  for (const auto& item : items) {
+    const auto [x, y] = xy(item);
+    const plot::Vec2 p = frame.to_pixel(x, y);
+    const float d = std::hypot(p.x - m.x, p.y - m.y);
+    if (d < within) within = d, hit = &item;
+  }
+  return hit;
 }
 
 }  // namespace
@@ -388,16 +405,12 @@ void App::lr_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
   const auto frames = draw_lr_transfer(canvas, claim_region(), panels);
   for (size_t k = 0; k < frames.size() && k < panels.size(); ++k) {
     if (!hovering(frames[k])) continue;
-    const ImVec2 m = ImGui::GetIO().MousePos;
     const SweepPoint* best = nullptr;
     int64_t best_width = 0;
-    float best_d = 12;
+    float within = 12;
     for (const auto& c : panels[k].curves)
-      for (const auto& p : c.points) {
-        const plot::Vec2 px = frames[k].to_pixel(p.log2_lr, p.loss);
-        const float d = std::hypot(px.x - m.x, px.y - m.y);
-        if (d < best_d) best_d = d, best = &p, best_width = c.width;
-      }
+      if (const auto* p = nearest_point(frames[k], c.points, [](const SweepPoint& q) { return std::pair{q.log2_lr, q.loss}; }, within))
+        best = p, best_width = c.width;
     if (best) {
       ImGui::BeginTooltip();
       ImGui::Text("width %lld, lr 2^%.2f = %.3g", static_cast<long long>(best_width), best->log2_lr, std::exp2(best->log2_lr));
@@ -507,15 +520,9 @@ void App::search_tab(const Workspace& ws) {
   ImGuiCanvas canvas(ImGui::GetWindowDrawList());
   const auto frames = draw_search_view(canvas, claim_region(), s);
   if (!frames.empty() && hovering(frames[0])) {
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    const StudyTrial* hit = nullptr;
-    float best_d = 10;
-    for (const auto& t : s.trials) {
-      const plot::Vec2 p = frames[0].to_pixel(static_cast<double>(t.number), study_trial_y(t));
-      const float d = std::hypot(p.x - m.x, p.y - m.y);
-      if (d < best_d) best_d = d, hit = &t;
-    }
-    if (hit) {
+    float within = 10;
+    const auto by_number = [](const StudyTrial& t) { return std::pair{static_cast<double>(t.number), study_trial_y(t)}; };
+    if (const StudyTrial* hit = nearest_point(frames[0], s.trials, by_number, within)) {
       ImGui::BeginTooltip();
       ImGui::Text("trial %lld: %s%s, %.5g", static_cast<long long>(hit->number), hit->state.c_str(),
                   hit->lost ? " (its worker died)" : "", study_trial_y(*hit));
@@ -570,15 +577,9 @@ void App::scaling_tab(const Workspace& ws) {
   const auto frames = draw_scaling_view(canvas, claim_region(), s);
   for (size_t f = 0; f < frames.size(); ++f) {
     if (!hovering(frames[f])) continue;
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    const ScalingPoint* hit = nullptr;
-    float best_d = 10;
-    for (const auto& p : s.points) {
-      const plot::Vec2 px = frames[f].to_pixel(f == 0 ? p.params : 6 * p.params * p.tokens, p.loss);
-      const float d = std::hypot(px.x - m.x, px.y - m.y);
-      if (d < best_d) best_d = d, hit = &p;
-    }
-    if (hit) {
+    float within = 10;
+    const auto at = [f](const ScalingPoint& p) { return std::pair{f == 0 ? p.params : 6 * p.params * p.tokens, p.loss}; };
+    if (const ScalingPoint* hit = nearest_point(frames[f], s.points, at, within)) {
       ImGui::BeginTooltip();
       ImGui::Text("%s: %.4g parameters, %lld steps, %.3g points", hit->run.c_str(), hit->params,
                   static_cast<long long>(hit->budget), hit->tokens);

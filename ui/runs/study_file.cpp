@@ -169,10 +169,19 @@ ScalingStudy parse_scaling(const Json& j, std::string name) {
     throw std::runtime_error("not a scaling.json");
   ScalingStudy s;
   s.name = std::move(name);
-  for (const Json& p : j["points"]) {
-    if (!p.is_object()) continue;
+  // A point is the fit's data: one of the wrong type is refused, not plotted somewhere wrong.
+  for (size_t i = 0; i < j["points"].size(); ++i) {
+    const Json& p = j["points"][i];
+    auto bad = [&](const char* what) {
+      return std::runtime_error("scaling.json: point " + std::to_string(i + 1) + ": " + what);
+    };
+    if (!p.is_object()) throw bad("not an object");
+    for (const char* key : {"params", "tokens", "loss"})
+      if (!p.contains(key) || !p[key].is_number()) throw bad((std::string("'") + key + "' is not a number").c_str());
+    if (p.contains("budget") && !p["budget"].is_number_integer()) throw bad("'budget' is not a whole number");
+    if (!p.contains("run") || !p["run"].is_string()) throw bad("'run' is not a text");
     ScalingPoint sp{number(p, "params"), number(p, "tokens"), number(p, "loss"), p.value("budget", int64_t{0}),
-                    p.value("run", std::string())};
+                    p["run"].get<std::string>()};
     s.points.push_back(sp);
     if (std::find(s.sizes.begin(), s.sizes.end(), sp.run) == s.sizes.end()) s.sizes.push_back(sp.run);
   }

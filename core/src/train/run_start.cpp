@@ -127,10 +127,12 @@ Checkpoint load_branch(const std::string& branch, const Json& config, Model& mod
         read_checkpoint_record(*it);
         dir = *it;
       } catch (const Error& e) {
-        warn("skipping checkpoint " + *it + ": " + e.what());
+        warn(std::string("skipping ") + e.what());  // e names the checkpoint
       }
     }
-    if (dir.empty()) throw Error("branch: every checkpoint of " + branch + " fails its checks");
+    if (dir.empty())
+      throw Error("branch: every checkpoint of " + branch + " fails its checks (the warnings above say why); "
+                  "branch from another run");
   }
   const Json saved = read_checkpoint_record(dir).config;
   const RunDifferences diff = compare_runs(saved, config);
