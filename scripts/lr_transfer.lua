@@ -200,13 +200,6 @@ local function mean_curve(per_seed, picks)
   return curve
 end
 
-local function quantile(sorted, q)
-  local pos = 1 + q * (#sorted - 1)
-  local lo = math.floor(pos)
-  local hi = math.min(lo + 1, #sorted)
-  return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo])
-end
-
 local results = {config = {optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
                            alphas = args.alphas and alphas or nil, base_depth = base_depth,
                            widths = widths, depths = depths, shapes = axis == "shape" and points_along or nil,
@@ -276,25 +269,16 @@ local function run_variant(v, index)
   local doublings = math.log(points_along[#points_along][size] / points_along[1][size], 2)
   local per_seed = {}
   for s = 1, seeds do per_seed[s] = last.seed_optima[s] - first.seed_optima[s] end
-  local draws = {}
-  local state = 12345
-  local function uniform_seed()  -- a small LCG: reproducible and independent of Lua's math.random
-    state = (1103515245 * state + 12345) % 2147483648
-    return 1 + (state // 65536) % seeds
-  end
-  for _ = 1, 1000 do
-    local picks = {}
-    for i = 1, seeds do picks[i] = uniform_seed() end
+  local boot = orrery.bootstrap{n = seeds, statistic = function(picks)
     local a = optimum(mean_curve(order[1].per_seed, picks))
     local b = optimum(mean_curve(order[#order].per_seed, picks))
-    if a and b then draws[#draws + 1] = b - a end
-  end
-  table.sort(draws)
+    if a and b then return b - a end
+  end}
   local shift = last.fitted_log2_lr - first.fitted_log2_lr
   results.shift[v.label] = {
     axis = axis, from = point_name(points_along[1]), to = point_name(points_along[#points_along]), octaves = shift,
     per_doubling = doublings > 0 and shift / doublings or 0, seeds = per_seed,
-    bootstrap_90 = #draws > 0 and {quantile(draws, 0.05), quantile(draws, 0.95)} or nil,
+    bootstrap_90 = boot.lo and {boot.lo, boot.hi} or nil,
     within_half_octave = math.abs(shift) <= 0.5,
   }
   orrery.write_json(dir .. "/lr_transfer.json", results)

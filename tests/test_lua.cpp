@@ -476,3 +476,51 @@ TEST_CASE("orrery.search resumes by name, fails bad trials without stopping, and
   CHECK(other.status == 1);
   CHECK(other.output.find("was created with another search space") != std::string::npos);
 }
+
+TEST_CASE("orrery.bootstrap resamples units with replacement, skips nil, and refuses bad arguments") {
+  auto dir = test::temp_dir("lua-bootstrap");
+  auto r = run_script(dir, "b.lua", R"(
+local seen, calls = {}, 0
+local boot = orrery.bootstrap{n = 4, resamples = 300, statistic = function(picks)
+  calls = calls + 1
+  assert(#picks == 4, "n picks")
+  for _, p in ipairs(picks) do assert(math.type(p) == "integer" and p >= 1 and p <= 4, "pick range"); seen[p] = true end
+  if picks[1] == picks[2] then return nil end  -- a resample that says nothing
+  return picks[1]
+end}
+assert(calls == 300 and #seen == 4, "every unit drawn")
+assert(#boot.draws + boot.skipped == 300 and boot.skipped > 30 and boot.skipped < 120, "skipped " .. boot.skipped)
+for i = 2, #boot.draws do assert(boot.draws[i - 1] <= boot.draws[i], "ascending") end
+assert(boot.lo == 1 and boot.hi == 4, "interval over picks")
+-- The same seed gives the same draws; another seed others.
+local function mean_of(x) return function(picks) local t = 0 for _, i in ipairs(picks) do t = t + x[i] end return t / #picks end end
+local x = {0.3, -0.1, 0.5, 0.2, 0.0}
+local a = orrery.bootstrap{n = 5, statistic = mean_of(x)}
+local b = orrery.bootstrap{n = 5, statistic = mean_of(x)}
+local c = orrery.bootstrap{n = 5, statistic = mean_of(x), seed = 7}
+assert(a.lo == b.lo and a.hi == b.hi, "deterministic")
+assert(a.lo ~= c.lo or a.hi ~= c.hi, "seeded")
+assert(a.lo < 0.18 and a.hi > 0.18 and a.lo > -0.1 and a.hi < 0.5, "interval around the mean")
+local wide = orrery.bootstrap{n = 5, statistic = mean_of(x), level = 0.99}
+assert(wide.lo <= a.lo and wide.hi >= a.hi, "a wider level, a wider interval")
+print("ok")
+)");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("ok") != std::string::npos);
+  const std::pair<const char*, const char*> bad[] = {
+      {"orrery.bootstrap{statistic = function() return 1 end}", "orrery.bootstrap: n = the number of paired units"},
+      {"orrery.bootstrap{n = 3}", "orrery.bootstrap: statistic = function(picks) return a number end is required"},
+      {"orrery.bootstrap{n = 3, statistic = function() return 'x' end}", "statistic returned a string, not a number"},
+      {"orrery.bootstrap{n = 3, statistic = function() return 1 end, level = 1}", "level must be between 0 and 1"},
+      {"orrery.bootstrap{n = 3, statistic = function() return 1 end, resamples = 0}", "resamples must be at least 1, got 0"},
+      {"orrery.bootstrap{n = 3, statistic = function() return 1 end, sed = 1}", "unknown field 'sed'"},
+      {"orrery.bootstrap{n = 3, statistic = function() error('inside') end}", "bad.lua:1: inside"},
+  };
+  for (const auto& [lua, message] : bad) {
+    auto e = run_script(dir, "bad.lua", std::string(lua) + "\n");
+    INFO(lua << "\n" << e.output);
+    CHECK(e.status == 1);
+    CHECK(e.output.find(message) != std::string::npos);
+  }
+}

@@ -88,21 +88,14 @@ function proxy.score(model, benchmark, context, split)
   return ev.summary[1].score
 end
 
--- Mean and a 90% bootstrap interval of the mean of x (a deterministic resampler, so a rerun
--- prints the same interval).
+-- Mean and a 90% bootstrap interval of the mean of x (orrery.bootstrap: deterministic, so a
+-- rerun prints the same interval).
 function proxy.bootstrap_mean(x, resamples)
-  local n, state, means = #x, 12345, {}
-  local function mean(v) local t = 0 for _, e in ipairs(v) do t = t + e end return t / #v end
-  for b = 1, resamples or 2000 do
-    local sample = {}
-    for i = 1, n do
-      state = (state * 1103515245 + 12345) % 2147483648
-      sample[i] = x[(state // 65536) % n + 1]  -- the high bits: an LCG's low bits cycle fast
-    end
-    means[b] = mean(sample)
-  end
-  table.sort(means)
-  return mean(x), means[math.floor(0.05 * #means) + 1], means[math.ceil(0.95 * #means)]
+  local function mean(picks) local t = 0 for _, i in ipairs(picks) do t = t + x[i] end return t / #picks end
+  local all = {}
+  for i = 1, #x do all[i] = i end
+  local boot = orrery.bootstrap{n = #x, statistic = mean, resamples = resamples or 2000}
+  return mean(all), boot.lo, boot.hi
 end
 
 return proxy

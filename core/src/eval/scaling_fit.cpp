@@ -1,5 +1,7 @@
 #include "orrery/host/scaling_fit.h"
 
+#include "orrery/host/bootstrap.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,6 +9,7 @@
 
 #include "baselines/nelder_mead.h"
 #include "orrery/error.h"
+#include "orrery/host/bootstrap.h"
 #include "orrery/host/search/parzen_estimator.h"
 
 namespace orrery::scaling {
@@ -160,12 +163,7 @@ FitReport fit_with_intervals(const std::vector<Point>& pts, bool joint, size_t b
   }
   for (auto& [name, v] : draws) {
     std::sort(v.begin(), v.end());
-    auto q = [&](double p) {
-      const double pos = p * static_cast<double>(v.size() - 1);
-      const size_t i = static_cast<size_t>(pos);
-      return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
-    };
-    report.intervals[name] = {q(0.05), q(0.95)};
+    report.intervals[name] = {orrery::bootstrap::quantile(v, 0.05), orrery::bootstrap::quantile(v, 0.95)};
   }
   if (hold_out_largest) {
     double largest = 0;

@@ -141,6 +141,14 @@ std::optional<int64_t> integer_field(lua_State* L, int idx, const char* key, con
   return v;
 }
 
+std::optional<double> number_field(lua_State* L, int idx, const char* key, const std::string& fn) {
+  if (!field(L, idx, key)) return std::nullopt;
+  if (lua_type(L, -1) != LUA_TNUMBER) wrong_type(L, -1, fn + ": " + key, "a number");
+  const double v = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
 std::optional<std::string> string_field(lua_State* L, int idx, const char* key, const std::string& fn) {
   if (!field(L, idx, key)) return std::nullopt;
   std::string v = to_string(L, -1, fn + ": " + key);

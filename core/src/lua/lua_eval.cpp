@@ -1,11 +1,13 @@
 // orrery.eval{...}: models and classical baselines on a benchmark, the GIFT-Eval way;
 // orrery.backtest{...}: a model on the last windows of given series, at a chosen horizon; and
-// orrery.fit_scaling{...}: a scaling law through measured losses, with bootstrap intervals.
+// orrery.fit_scaling{...}: a scaling law through measured losses, with bootstrap intervals; and
+// orrery.bootstrap{...}: a percentile interval of any statistic over resampled paired units.
 #include "orrery/host/lua_binding.h"
 
 #include <algorithm>
 
 #include "orrery/host/backtest.h"
+#include "orrery/host/bootstrap.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/host/eval_protocol.h"
 #include "orrery/host/load_model.h"
@@ -186,11 +188,56 @@ int l_fit_scaling(lua_State* L) {
   return 1;
 }
 
+// orrery.bootstrap{n = units, statistic = function(picks) ... end, resamples = 1000, level = 0.9,
+//                  seed = 12345} -> {lo =, hi =, draws = {...ascending}, skipped = k}
+// picks is a list of n unit numbers (1..n) drawn with replacement; statistic returns a number,
+// or nil where the resample says nothing (skipped and counted).
+int l_bootstrap(lua_State* L) {
+  const std::string fn = "orrery.bootstrap";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_fields(L, 1, fn, {"n", "statistic", "resamples", "level", "seed"});
+  const int64_t n = integer_field(L, 1, "n", fn).value_or(0);
+  if (n < 1) throw Error(fn + ": n = the number of paired units (seeds, data sets), at least 1, is required");
+  const int64_t resamples = integer_field(L, 1, "resamples", fn).value_or(1000);
+  if (resamples < 1) throw Error(fn + ": resamples must be at least 1, got " + std::to_string(resamples));
+  const double level = number_field(L, 1, "level", fn).value_or(0.9);
+  if (!(level > 0 && level < 1)) throw Error(fn + ": level must be between 0 and 1, got " + std::to_string(level));
+  const int64_t seed = integer_field(L, 1, "seed", fn).value_or(12345);
+  if (seed < 0) throw Error(fn + ": seed must be >= 0");
+  if (!field(L, 1, "statistic") || lua_type(L, -1) != LUA_TFUNCTION)
+    throw Error(fn + ": statistic = function(picks) return a number end is required");
+  const int statistic = lua_gettop(L);
+  const auto draws = bootstrap::resample(
+      static_cast<size_t>(n),
+      [&](const std::vector<size_t>& picks) -> std::optional<double> {
+        lua_pushvalue(L, statistic);
+        lua_createtable(L, static_cast<int>(picks.size()), 0);
+        for (size_t i = 0; i < picks.size(); ++i)
+          lua_pushinteger(L, static_cast<lua_Integer>(picks[i] + 1)), lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+        if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+          const std::string msg = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error in the statistic";
+          throw LocatedError(msg);
+        }
+        std::optional<double> v;
+        if (lua_type(L, -1) == LUA_TNUMBER) v = lua_tonumber(L, -1);
+        else if (!lua_isnil(L, -1))
+          throw Error(fn + ": statistic returned a " + luaL_typename(L, -1) + ", not a number (or nil to skip)");
+        lua_pop(L, 1);
+        return v;
+      },
+      static_cast<size_t>(resamples), static_cast<uint64_t>(seed), level);
+  Json out = {{"draws", draws.values}, {"skipped", draws.skipped}};
+  if (!draws.values.empty()) out["lo"] = draws.lo, out["hi"] = draws.hi;
+  push_json(L, out);
+  return 1;
+}
+
 }  // namespace
 
 void open_eval_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg functions[] = {{"eval", ORRERY_LUA(l_eval)}, {"backtest", ORRERY_LUA(l_backtest)},
-                                       {"fit_scaling", ORRERY_LUA(l_fit_scaling)}, {nullptr, nullptr}};
+                                       {"fit_scaling", ORRERY_LUA(l_fit_scaling)}, {"bootstrap", ORRERY_LUA(l_bootstrap)},
+                                       {nullptr, nullptr}};
   set_functions(L, h, functions);
 }
 

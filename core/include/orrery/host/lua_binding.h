@@ -93,6 +93,7 @@ std::vector<double> to_numbers(lua_State* L, int idx, const std::string& what);
 
 // t[key] read with one of the readers above; nullopt when nil. `fn` prefixes the field's name.
 std::optional<int64_t> integer_field(lua_State* L, int idx, const char* key, const std::string& fn);
+std::optional<double> number_field(lua_State* L, int idx, const char* key, const std::string& fn);
 std::optional<std::string> string_field(lua_State* L, int idx, const char* key, const std::string& fn);
 std::optional<bool> boolean_field(lua_State* L, int idx, const char* key, const std::string& fn);
 
