@@ -17,6 +17,8 @@
 #include "orrery/data_source.h"
 #include "orrery/error.h"
 #include "orrery/host/registry.h"
+#include "state_space.h"
+#include "../core/src/eval/baselines/ets_model.h"  // fit_ets: the fit that should recover a draw
 
 using orrery::Batch;
 using orrery::DataContext;
@@ -107,7 +109,8 @@ double spread(const std::vector<double>& y) {
   return *hi - *lo;
 }
 
-const std::vector<std::string> kFamilies = {"classic", "kernel_synth", "waves", "steps", "spikes", "ou", "intermittent"};
+const std::vector<std::string> kFamilies = {"classic", "kernel_synth", "waves", "steps", "spikes",
+                                            "ou",      "intermittent", "ets",   "arima"};
 const std::vector<std::string> kKinds = {"utilisation", "memory", "rate", "latency", "errors", "counter"};
 
 Batch family_batch(const std::string& family, int64_t length = 1024, uint64_t seed = 7) {
@@ -254,9 +257,11 @@ TEST_CASE("synthetic: families is a table of known names; describe() gives the n
   CHECK_THROWS_AS(source("synthetic", {{"periods", Json::array()}}), orrery::Error);
 
   const Json all = source("synthetic")->describe()["families"];
-  REQUIRE(all.size() == kFamilies.size());
+  REQUIRE(all.size() == kFamilies.size() - 2);  // ets and arima are drawn only when named
+  CHECK(!all.contains("ets"));
+  CHECK(!all.contains("arima"));
   double total = 0;
-  for (const auto& f : kFamilies) total += all[f].get<double>();
+  for (const auto& f : kFamilies) total += all.value(f, 0.0);
   CHECK(total == Approx(1));
   CHECK(all["kernel_synth"].get<double>() == Approx(3 / 14.2));
   CHECK(all["ou"].get<double>() == Approx(3.2 / 14.2));
@@ -383,3 +388,94 @@ TEST_CASE("data sources: milliseconds per 64 x 2048 batch (printed)") {
   SUCCEED();
 }
 
+
+namespace {
+std::vector<double> simulate(const orrery::synth::EtsModel& m, uint64_t seed, int64_t length) {
+  orrery::synth::Rng rng(seed);
+  std::vector<double> y(static_cast<size_t>(length));
+  orrery::synth::simulate_ets(m, rng, y, 2 * m.period + 20);
+  return y;
+}
+
+// y_t - y_{t-lag}.
+std::vector<double> difference(const std::vector<double>& y, size_t lag) {
+  std::vector<double> d;
+  for (size_t t = lag; t < y.size(); ++t) d.push_back(y[t] - y[t - lag]);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("ets family: fitting the drawn form recovers the drawn smoothing parameters") {
+  using namespace orrery;
+  namespace bl = orrery::baselines;
+  synth::Settings s;
+  s.periods = {4, 12};
+  std::vector<double> alpha_err, beta_err, gamma_err;
+  int forms_seen[3] = {0, 0, 0};
+  for (uint64_t seed = 0; alpha_err.size() < 24 && seed < 200; ++seed) {
+    synth::Rng rng(seed);
+    const synth::EtsModel m = synth::draw_ets_model(rng, s, 800);
+    const std::vector<double> y = simulate(m, seed + 1000, 800);
+    if (!std::isfinite(y[0])) continue;  // a path the sampler would redraw
+    ++forms_seen[m.season];
+    const bl::EtsForm form{m.multiplicative_error ? bl::Component::multiplicative : bl::Component::additive,
+                           m.trend ? bl::Component::additive : bl::Component::none,
+                           m.season == 0 ? bl::Component::none
+                                         : m.season == 1 ? bl::Component::additive : bl::Component::multiplicative,
+                           m.damped};
+    const auto fit = bl::fit_ets(y, m.period, form);
+    REQUIRE(fit);
+    alpha_err.push_back(std::fabs(fit->params.alpha - m.alpha));
+    if (m.trend) beta_err.push_back(std::fabs(fit->params.beta - m.beta));
+    if (m.season) gamma_err.push_back(std::fabs(fit->params.gamma - m.gamma));
+  }
+  REQUIRE(alpha_err.size() == 24);
+  CHECK(forms_seen[0] > 0);
+  CHECK(forms_seen[1] > 0);
+  CHECK(forms_seen[2] > 0);
+  INFO("median |error|: alpha " << median(alpha_err) << ", beta " << median(beta_err) << ", gamma " << median(gamma_err));
+  CHECK(median(alpha_err) < 0.05);
+  CHECK(median(beta_err) < 0.05);
+  CHECK(median(gamma_err) < 0.05);
+}
+
+TEST_CASE("ets family: a multiplicative model's path stays positive; an additive one centres its season") {
+  orrery::synth::EtsModel m;
+  m.multiplicative_error = true, m.season = 2, m.period = 12, m.alpha = 0.3, m.gamma = 0.1, m.sigma = 0.05;
+  m.seasonal.assign(12, 1.0);
+  for (int j = 0; j < 12; ++j) m.seasonal[static_cast<size_t>(j)] = 1 + 0.3 * std::sin(2 * M_PI * j / 12);
+  const auto y = simulate(m, 5, 2000);
+  CHECK(*std::min_element(y.begin(), y.end()) > 0);
+  orrery::synth::Settings s;
+  s.periods = {7};
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    orrery::synth::Rng rng(seed);
+    const auto d = orrery::synth::draw_ets_model(rng, s, 100);
+    if (d.season != 1) continue;
+    double sum = 0;
+    for (double v : d.seasonal) sum += v;
+    CHECK(std::fabs(sum) < 1e-9 * d.level);
+  }
+}
+
+TEST_CASE("arima family: the airline model's differences have its MA autocorrelations; a random walk its drift") {
+  using namespace orrery::synth;
+  ArimaModel m;
+  m.D = 1, m.period = 12, m.theta = -0.4, m.seasonal_theta = -0.6;
+  std::vector<double> y(20000);
+  Rng rng(3);
+  simulate_arima(m, rng, y, 50);
+  const auto w = difference(difference(y, 1), 12);
+  // (1 + theta B)(1 + Theta B^12): lag 1 theta / (1 + theta^2), lag 12 Theta / (1 + Theta^2).
+  CHECK(acf(w, 1) == Approx(-0.4 / 1.16).margin(0.03));
+  CHECK(acf(w, 12) == Approx(-0.6 / 1.36).margin(0.03));
+  CHECK(std::fabs(acf(w, 5)) < 0.03);
+  ArimaModel walk;
+  walk.drift = 0.3;
+  Rng rng2(4);
+  simulate_arima(walk, rng2, y, 0);
+  const auto steps = difference(y, 1);
+  double mean = 0;
+  for (double v : steps) mean += v / static_cast<double>(steps.size());
+  CHECK(mean == Approx(0.3).margin(4 / std::sqrt(20000.0)));  // 4 standard errors of sigma 1
+}

@@ -40,5 +40,9 @@ void spikes(Rng&, std::span<double> y, const Settings&);
 void ou(Rng&, std::span<double> y, const Settings&);
 // families/intermittent.cpp
 void intermittent(Rng&, std::span<double> y, const Settings&);
+// families/ets.cpp
+void ets(Rng&, std::span<double> y, const Settings&);
+// families/arima.cpp
+void arima(Rng&, std::span<double> y, const Settings&);
 
 }  // namespace orrery::synth

@@ -12,6 +12,8 @@
 //   spikes        2.5  spike 1 + anomaly 1 + audio_network_topology 0.5 (bursts)
 //   ou            3.2  ou_process 3 + audio_financial_volatility 0.1 + audio_multi_scale_fractal 0.1
 //   intermittent  1    not in TempoPFN: ours, for the zero-inflated series of GIFT-Eval and BOOM
+//   ets           0    classical state-space families (issue 28's prior): drawn only when named,
+//   arima         0    until their effect on the zero-shot benchmark is measured
 // TempoPFN's augmented_per_sample_2048 (2) and augmented_temp_batch_2048 (2) augment other
 // generators' series rather than generate their own; they have no family here, so their
 // share goes to the others by normalisation.
@@ -36,7 +38,7 @@ using namespace orrery;
 using synth::Family;
 using synth::Rng;
 
-constexpr std::array<Family, 7> kFamilies{{
+constexpr std::array<Family, 9> kFamilies{{
     {"classic", 1, false, "trend, up to three harmonic seasonalities, AR(1) noise, shifts, spikes", synth::classic},
     {"kernel_synth", 3, true, "Gaussian-process paths from KernelSynth's kernel bank", synth::kernel_synth},
     {"waves", 2.5, true, "sine (AM/FM), sawtooth and square waves", synth::waves},
@@ -44,6 +46,9 @@ constexpr std::array<Family, 7> kFamilies{{
     {"spikes", 2.5, true, "spikes and periodic anomalies on a flat baseline", synth::spikes},
     {"ou", 3.2, true, "regime-switching Ornstein-Uhlenbeck processes and random walks", synth::ou},
     {"intermittent", 1, false, "zero-inflated Poisson / negative-binomial counts", synth::intermittent},
+    // Appended with weight 0, so the default mix draws exactly the series it drew before.
+    {"ets", 0, true, "exponential-smoothing state-space paths: A/M error and season, N/A/Ad trend", synth::ets},
+    {"arima", 0, true, "random walks with drift, ARIMA(1,1,1), the airline model; trend breaks", synth::arima},
 }};
 
 // The families and their default weights, as the `families` option reads them.
@@ -144,7 +149,7 @@ OptionSchema schema() {
       .table("families",
              "family name = weight, e.g. {waves = 1, ou = 2}: only the families named are drawn. Default "
              "(TempoPFN's generator mix): classic 1, kernel_synth 3, waves 2.5, steps 1, spikes 2.5, ou 3.2, "
-             "intermittent 1")
+             "intermittent 1; ets and arima (classical state-space paths) are drawn only when named")
       .number_list("periods", {4, 7, 12, 24, 52, 96, 168},
                    "seasonal periods in steps: classic draws from them 70% of the time, waves 40%, "
                    "intermittent cycles 25%")
@@ -159,7 +164,7 @@ std::unique_ptr<DataSource> make(const Json& o, const DataContext& ctx) {
 
 }  // namespace
 
-ORRERY_PLUGIN(data, "synthetic", "0.2.0",
+ORRERY_PLUGIN(data, "synthetic", "0.3.0",
               "Seeded synthetic prior: trend/seasonal, KernelSynth GP, waves, steps, spikes, OU and random "
-              "walks, intermittent counts; missing values",
+              "walks, intermittent counts, ETS and ARIMA state-space paths; missing values",
               schema, make)

@@ -201,6 +201,12 @@ Candidate fit_form(const std::vector<double>& y, int64_t m, const EtsForm& form,
 
 }  // namespace
 
+std::optional<EtsFit> fit_ets(const std::vector<double>& y, int64_t m, const EtsForm& form) {
+  double beta_upper = kUpper, gamma_upper = kUpper;  // a fit of its own: the box unnarrowed
+  const Candidate c = fit_form(y, m, form, beta_upper, gamma_upper);
+  return c.ok ? std::optional<EtsFit>(c.fit) : std::nullopt;
+}
+
 std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m) {
   const size_t n = y.size();
   if (n <= 6) return std::nullopt;  // statsforecast: "tiny datasets" are not fitted

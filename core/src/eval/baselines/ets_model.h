@@ -64,5 +64,8 @@ struct EtsFit {
 // statsforecast's AutoETS: every allowed form fitted by likelihood and the lowest AICc kept;
 // nullopt when the history is too short for any (statsforecast raises there). ets_fit.cpp.
 std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m);
+// One form fitted by likelihood, as auto_ets fits each of its candidates (the same starting
+// values and box); nullopt when it cannot be. ets_fit.cpp.
+std::optional<EtsFit> fit_ets(const std::vector<double>& y, int64_t m, const EtsForm& form);
 
 }  // namespace orrery::baselines
