@@ -148,6 +148,37 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   CHECK(r["summary"][0]["configurations"] == 2);
   // The search objective: the geometric mean of each configuration's (MASE + CRPS) / 2.
   CHECK(r["summary"][0]["score"].get<double>() == Approx(std::sqrt((ma + ca) / 2 * (mb + cb) / 2)).epsilon(1e-12));
+  // Both are yearly: one bucket, the same means.
+  REQUIRE(r["buckets"].size() == 1);
+  CHECK(r["buckets"][0]["bucket"] == "yearly");
+  CHECK(r["buckets"][0]["mase"].get<double>() == Approx(r["summary"][0]["mase"].get<double>()).epsilon(1e-12));
+  // As monthly and quarterly they fall in two buckets, each its own data set's ratio; the table
+  // shows them, and relative to ets when ets is scored.
+  EvalDataset qa = da, mb_ = db;
+  qa.frequency = Frequency::parse("Q"), mb_.frequency = Frequency::parse("M");
+  const Json split = run_eval({qa, mb_}, {&either}, EvalProtocol{});
+  REQUIRE(split["buckets"].size() == 2);
+  CHECK(split["buckets"][0]["bucket"] == "quarterly");  // in the report's order: yearly, quarterly, monthly, higher
+  CHECK(split["buckets"][1]["bucket"] == "monthly");
+  CHECK(split["buckets"][0]["configurations"] == 1);
+  // The overall mean is the geometric mean of the buckets' weighted by their configurations.
+  const double q = split["buckets"][0]["crps"], m = split["buckets"][1]["crps"];
+  CHECK(split["summary"][0]["crps"].get<double>() == Approx(std::sqrt(q * m)).epsilon(1e-12));
+  const std::string table = format_eval_table(split);
+  CHECK_THAT(table, Catch::Contains("by frequency:"));
+  CHECK_THAT(table, Catch::Contains("  quarterly (1)"));
+  CHECK_THAT(table, !Catch::Contains("relative to ets"));
+  Json with_ets = split;
+  for (Json* part : {&with_ets["summary"], &with_ets["buckets"]}) {
+    const Json copy = *part;
+    for (Json e : copy) {
+      e["model"] = "ets", e["mase"] = e["mase"].get<double>() * 2, e["crps"] = e["crps"].get<double>() * 4;
+      part->push_back(e);
+    }
+  }
+  const std::string rel = format_eval_table(with_ets);
+  CHECK_THAT(rel, Catch::Contains("relative to ets:\n  quarterly (1)"));
+  CHECK_THAT(rel, Catch::Contains("  0.500   0.250    1.000   1.000"));  // either / ets, then ets / ets
 }
 
 TEST_CASE("the validation split is the one window before the test windows, which it never touches") {

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +23,20 @@ namespace orrery {
 namespace fs = std::filesystem;
 
 // ---- data sets ----------------------------------------------------------------------------
+
+namespace {
+
+// The frequency buckets of a report: low frequencies apart, where classical models are
+// strongest and most of the bundled benchmark lives, and everything from weekly up together.
+constexpr const char* kFrequencyBuckets[] = {"yearly", "quarterly", "monthly", "higher"};
+const char* frequency_bucket(const Frequency& f) {
+  if (f.base == "A") return "yearly";
+  if (f.base == "Q") return "quarterly";
+  if (f.base == "M") return "monthly";
+  return "higher";
+}
+
+}  // namespace
 
 namespace {
 
@@ -288,6 +304,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   auto normaliser = baseline_forecaster("seasonal_naive");
   Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array();
   std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, mean_ratios, coverages;
+  // The same ratios by frequency bucket: bucket -> model -> (MASE, CRPS, mean) ratios.
+  std::map<std::string, std::map<std::string, std::array<std::vector<double>, 3>>> bucketed;
   for (const auto& d : datasets)
     for (Term term : protocol.terms) {
       if (!has_term(d.frequency, term)) continue;
@@ -325,7 +343,11 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
         // said so (the table marks it, the result lists it).
         if (std::isfinite(mr)) mase_ratios[f->name()].push_back(mr);
         if (std::isfinite(cr)) crps_ratios[f->name()].push_back(cr);
-        if (std::isfinite(mr) && std::isfinite(cr)) mean_ratios[f->name()].push_back((mr + cr) / 2);
+        if (std::isfinite(mr) && std::isfinite(cr)) {
+          mean_ratios[f->name()].push_back((mr + cr) / 2);
+          auto& b = bucketed[frequency_bucket(d.frequency)][f->name()];
+          b[0].push_back(mr), b[1].push_back(cr), b[2].push_back((mr + cr) / 2);
+        }
         if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
         char buf[96];
         std::snprintf(buf, sizeof buf, "  %s %.3f/%.3f", f->name().c_str(), mr, cr);
@@ -349,14 +371,61 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
                        {"coverage", coverages[f->name()].empty() ? NAN : cov / static_cast<double>(coverages[f->name()].size())},
                        {"configurations", mase_ratios[f->name()].size()}});
   }
+  Json buckets = Json::array();
+  for (const char* bucket : kFrequencyBuckets)
+    if (bucketed.count(bucket))
+      for (EvalForecaster* f : forecasters) {
+        const auto& b = bucketed[bucket][f->name()];
+        buckets.push_back({{"bucket", bucket}, {"model", f->name()}, {"mase", geometric_mean(b[0])},
+                           {"crps", geometric_mean(b[1])}, {"score", geometric_mean(b[2])},
+                           {"configurations", b[0].size()}});
+      }
   Json terms = Json::array();
   for (Term t : protocol.terms) terms.push_back(term_name(t));
   return {{"protocol", {{"name", "GIFT-Eval"}, {"split", protocol.validation ? "validation" : "test"},
                         {"terms", terms}, {"levels", protocol.levels},
                         {"normaliser", "seasonal_naive"}, {"aggregate", "geometric mean of ratios"}}},
           {"configurations", configs}, {"skipped", skipped}, {"unscaled", unscaled}, {"rows", rows},
-          {"summary", summary}};
+          {"summary", summary}, {"buckets", buckets}};
 }
+
+namespace {
+
+// The geometric means by frequency bucket, and where ets was scored, each model's relative to
+// ets's in the same bucket (Orrery's zero-shot goal is set against ETS, bucket by bucket).
+std::string format_buckets(const Json& r, const std::vector<std::string>& models, size_t width) {
+  if (!r.contains("buckets") || r["buckets"].empty()) return "";
+  std::map<std::string, std::map<std::string, Json>> at;  // bucket -> model -> entry
+  for (const auto& b : r["buckets"]) at[b["bucket"]][b["model"]] = b;
+  auto num = [](const Json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : NAN; };
+  const bool with_ets = std::find(models.begin(), models.end(), "ets") != models.end() && models.size() > 1;
+  std::string out;
+  char buf[256];
+  for (int relative = 0; relative <= (with_ets ? 1 : 0); ++relative) {
+    out += relative ? "relative to ets:\n" : "by frequency:\n";
+    for (const char* bucket : kFrequencyBuckets) {
+      if (!at.count(bucket)) continue;
+      const auto& row = at[bucket];
+      auto entry = [&](const std::string& m) { return row.count(m) ? row.at(m) : Json::object(); };
+      const Json ets = entry("ets");
+      const std::string label = std::string("  ") + bucket + " (" +
+                                std::to_string(row.begin()->second.value("configurations", size_t{0})) + ")";
+      std::snprintf(buf, sizeof buf, "%-*s", static_cast<int>(width), label.c_str());
+      out += buf;
+      for (const auto& m : models) {
+        const Json e = entry(m);
+        double a = num(e, "mase"), c = num(e, "crps");
+        if (relative) a /= num(ets, "mase"), c /= num(ets, "crps");
+        std::snprintf(buf, sizeof buf, "  %7.3f %7.3f", a, c);
+        out += buf;
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string format_eval_table(const Json& r) {
   std::vector<std::string> models;
@@ -407,7 +476,9 @@ std::string format_eval_table(const Json& r) {
   out += buf;
   for (const auto& s : r["summary"])
     std::snprintf(buf, sizeof buf, "  %15.3f", s["coverage"].is_number() ? s["coverage"].get<double>() : NAN), out += buf;
-  out += "\n(ratios to seasonal naive on the same windows; below 1 is better)\n";
+  out += "\n";
+  out += format_buckets(r, models, width);
+  out += "(ratios to seasonal naive on the same windows; below 1 is better)\n";
   if (r["protocol"].value("split", "test") == "validation")
     out += "(validation windows: the one window before each series' test windows)\n";
   if (r.contains("unscaled"))

@@ -72,13 +72,16 @@ struct EvalProtocol {
 // season}], "rows": [{dataset, frequency, term, model, mase, crps, coverage, mase_ratio,
 // crps_ratio}], "summary": [{model, mase, crps, score, coverage, configurations}]} where the
 // summary's mase and crps are geometric means of the ratios to seasonal naive, and score the
-// geometric mean of (mase_ratio + crps_ratio) / 2 (Toto 2.0's search objective, the M4 OWA's form).
+// geometric mean of (mase_ratio + crps_ratio) / 2 (Toto 2.0's search objective, the M4 OWA's form),
+// and "buckets": [{bucket, model, mase, crps, score, configurations}], the same means by
+// frequency bucket (yearly, quarterly, monthly, higher: weekly and up).
 Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalForecaster*>& forecasters,
               const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress = {},
               const Interrupt* interrupt = nullptr);
 
 // The results as a table: one row per configuration, two columns per model (MASE and CRPS
-// ratios), then the geometric means.
+// ratios), then the geometric means, overall and by frequency bucket (and relative to ets's
+// when ets is among the models).
 std::string format_eval_table(const Json& result);
 // eval.json (everything) and eval.csv (the rows) in `dir`, written atomically.
 void write_eval(const Json& result, const std::string& dir);
