@@ -12,31 +12,12 @@ local benchmark = args.data or (here .. "../assets/data")
 local device = args.device or "cpu"
 local context = tonumber(args.context) or 512
 
-local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4}
-if args.preset then arch = {"toto2", preset = args.preset} end
-
-local model = orrery.model{arch = arch, head = "quantile", param = "sp", seed = 0, device = device}
-
--- Toto 2.0's pretraining mix: 57.5% synthetic, 42.5% observability-like series, with contexts
--- of every length from 64 steps up so the model learns to forecast from short histories too.
-local mixture = {"mixture", min_context = 64, sources = {
-  {"synthetic", weight = 57.5},
-  {"observability", weight = 42.5},
-}}
-
-local run = orrery.train{
-  model          = model,
-  data           = mixture,
-  optimizer      = {"adamw", lr = 2e-3, weight_decay = 0.01},
-  steps          = tonumber(args.steps) or 6000,
-  max_seconds    = args.seconds,
-  batch_size     = tonumber(args.batch) or 32,
-  context_length = context,
-  schedule       = {warmup = 100, decay = 0.3},
-  cpm_max_span   = 4,
-  name           = args.name or "zero_shot",
-  log_every      = 100,
-}
+local zs = require("lib.zero_shot")
+local model = zs.model{preset = args.preset, device = device}
+local run = orrery.train(zs.train_fields{
+  model = model, data = zs.mixture(), steps = tonumber(args.steps), seconds = args.seconds,
+  batch = tonumber(args.batch), context = context, name = args.name or "zero_shot",
+})
 model:save(run.run_dir .. "/model.safetensors")
 
 -- Never trained on any of it: every window of the benchmark is new to the model.

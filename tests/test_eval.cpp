@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "orrery/error.h"
@@ -148,16 +149,21 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   CHECK(r["summary"][0]["configurations"] == 2);
   // The search objective: the geometric mean of each configuration's (MASE + CRPS) / 2.
   CHECK(r["summary"][0]["score"].get<double>() == Approx(std::sqrt((ma + ca) / 2 * (mb + cb) / 2)).epsilon(1e-12));
-  // Both are yearly: one bucket, the same means.
-  REQUIRE(r["buckets"].size() == 1);
+  // Both are yearly, and every window has 48 to 128 steps of history: one bucket of each kind,
+  // with the overall means.
+  REQUIRE(r["buckets"].size() == 2);
+  CHECK(r["buckets"][0]["by"] == "frequency");
   CHECK(r["buckets"][0]["bucket"] == "yearly");
-  CHECK(r["buckets"][0]["mase"].get<double>() == Approx(r["summary"][0]["mase"].get<double>()).epsilon(1e-12));
+  CHECK(r["buckets"][1]["by"] == "context");
+  CHECK(r["buckets"][1]["bucket"] == "context 48-128");
+  for (const auto& b : r["buckets"])
+    CHECK(b["mase"].get<double>() == Approx(r["summary"][0]["mase"].get<double>()).epsilon(1e-12));
   // As monthly and quarterly they fall in two buckets, each its own data set's ratio; the table
   // shows them, and relative to ets when ets is scored.
   EvalDataset qa = da, mb_ = db;
   qa.frequency = Frequency::parse("Q"), mb_.frequency = Frequency::parse("M");
   const Json split = run_eval({qa, mb_}, {&either}, EvalProtocol{});
-  REQUIRE(split["buckets"].size() == 2);
+  REQUIRE(split["buckets"].size() == 3);  // quarterly, monthly; context 48-128
   CHECK(split["buckets"][0]["bucket"] == "quarterly");  // in the report's order: yearly, quarterly, monthly, higher
   CHECK(split["buckets"][1]["bucket"] == "monthly");
   CHECK(split["buckets"][0]["configurations"] == 1);
@@ -165,7 +171,8 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   const double q = split["buckets"][0]["crps"], m = split["buckets"][1]["crps"];
   CHECK(split["summary"][0]["crps"].get<double>() == Approx(std::sqrt(q * m)).epsilon(1e-12));
   const std::string table = format_eval_table(split);
-  CHECK_THAT(table, Catch::Contains("by frequency:"));
+  CHECK_THAT(table, Catch::Contains("by frequency, and by the history a window has:"));
+  CHECK_THAT(table, Catch::Contains("  context 48-128 (2)"));
   CHECK_THAT(table, Catch::Contains("  quarterly (1)"));
   CHECK_THAT(table, !Catch::Contains("relative to ets"));
   Json with_ets = split;
@@ -179,6 +186,51 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   const std::string rel = format_eval_table(with_ets);
   CHECK_THAT(rel, Catch::Contains("relative to ets:\n  quarterly (1)"));
   CHECK_THAT(rel, Catch::Contains("  0.500   0.250    1.000   1.000"));  // either / ets, then ets / ets
+}
+
+TEST_CASE("the context buckets score each window with its history's length bucket") {
+  // Two hourly series, one window of 48 each (as each would have alone): 32 steps of history
+  // (under 48) and 252 (128 to 512).
+  std::vector<double> a, b;
+  for (int t = 0; t < 80; ++t) a.push_back(20 + 0.1 * t + 3 * std::sin(t));
+  for (int t = 0; t < 300; ++t) b.push_back(500 + 2 * t + 9 * std::cos(0.3 * t));
+  auto hourly = [](std::vector<double> y) {
+    EvalDataset d = yearly(std::move(y));
+    d.frequency = Frequency::parse("H");
+    return d;
+  };
+  // Forecasts the truth, off by 1 after a short history and by 3 after a long one.
+  struct ByLength final : EvalForecaster {
+    std::vector<std::vector<double>> all;
+    std::string name() const override { return "by_length"; }
+    std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& hs, int64_t,
+                                                           int64_t H, const std::vector<double>& l) override {
+      std::vector<std::vector<std::vector<double>>> out;
+      for (const auto& h : hs)
+        for (const auto& y : all)
+          if (y[0] == h[0]) {
+            std::vector<double> next(y.begin() + static_cast<long>(h.size()), y.begin() + static_cast<long>(h.size()) + H);
+            for (double& v : next) v += h.size() < 48 ? 1 : 3;
+            out.emplace_back(l.size(), next);
+          }
+      return out;
+    }
+  } f;
+  f.all = {a, b};
+  EvalDataset both = hourly(a);
+  both.series.push_back({"b", b, 1});
+  const Json r = run_eval({both}, {&f}, EvalProtocol{});
+  std::map<std::string, double> crps;
+  for (const auto& x : r["buckets"]) crps[x["bucket"]] = x["crps"];
+  REQUIRE(crps.count("context <48"));
+  REQUIRE(crps.count("context 128-512"));
+  CHECK(!crps.count("context 48-128"));
+  // Each bucket's ratio is the one its series alone would get.
+  const Json ra = run_eval({hourly(a)}, {&f}, EvalProtocol{}), rb = run_eval({hourly(b)}, {&f}, EvalProtocol{});
+  CHECK(rb["configurations"][0]["windows"] == 1);
+  CHECK(crps["context <48"] == Approx(ra["summary"][0]["crps"].get<double>()).epsilon(1e-12));
+  CHECK(crps["context 128-512"] == Approx(rb["summary"][0]["crps"].get<double>()).epsilon(1e-12));
+  CHECK(crps["higher"] == Approx(r["summary"][0]["crps"].get<double>()).epsilon(1e-12));
 }
 
 TEST_CASE("the validation split is the one window before the test windows, which it never touches") {

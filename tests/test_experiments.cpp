@@ -1,7 +1,8 @@
-// The section-4 scripts end to end at a toy size: scripts/proxy_search.lua (four chained search
-// rounds, the decay round branched off one stable run) and scripts/scaling.lua (budgets
-// branched off one run per size, both laws fitted). Run again, each reads its work back and
-// trains nothing.
+// The experiment scripts end to end at a toy size: scripts/proxy_search.lua (four chained search
+// rounds, the decay round branched off one stable run), scripts/scaling.lua (budgets branched
+// off one run per size, both laws fitted) and scripts/prior_ablation.lua (the synthetic prior's
+// families, arm by arm, on paired seeds). Run again, each reads its work back and trains
+// nothing.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -112,4 +113,36 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 
   const Json r2 = rerun_without_training(dir, cmd, "runs/scaling/runs", "runs/scaling/scaling.json");
   CHECK(r2["points"] == r["points"]);
+}
+
+TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
+  const std::string dir = checkout("prior-ablation");
+  const std::string cmd = "scripts/prior_ablation.lua arms=default,ets seeds=2 steps=3 batch=2 context=128";
+  const auto first = run(dir, cmd);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const Json r = Json::parse(test::read_text(dir + "/runs/prior_ablation/prior_ablation.json"));
+  // The ets arm draws a quarter of its synthetic series from ets, the default families in the
+  // rest, in their default proportions.
+  const Json& def = r["families"]["default"];
+  const Json& ets = r["families"]["ets"];
+  CHECK(!def.contains("ets"));
+  CHECK(ets["ets"].get<double>() == Approx(0.25));
+  CHECK(ets["kernel_synth"].get<double>() == Approx(0.75 * def["kernel_synth"].get<double>()));
+  for (const char* arm : {"default", "ets"})
+    for (const char* split : {"validation", "test"}) {
+      INFO(arm << " " << split);
+      REQUIRE(r["scores"][arm][split].size() == 2);  // one entry per seed
+      CHECK(r["scores"][arm][split]["0"].size() == r["scores"]["default"][split]["1"].size());  // the same configurations
+    }
+  CHECK(r["comparison"]["ets"]["test_difference"].contains("verdict"));
+  CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
+  CHECK_THAT(first.output, Catch::Contains("(reference)"));
+
+  const Json r2 = rerun_without_training(dir, cmd, "runs/prior_ablation/runs", "runs/prior_ablation/prior_ablation.json");
+  CHECK(r2["scores"] == r["scores"]);
+  CHECK(r2["comparison"] == r["comparison"]);
+  const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima)"));
 }

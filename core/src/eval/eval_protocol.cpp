@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <span>
 
 #include "orrery/atomic_file.h"
 #include "orrery/host/baselines.h"
@@ -29,6 +31,10 @@ namespace {
 // The frequency buckets of a report: low frequencies apart, where classical models are
 // strongest and most of the bundled benchmark lives, and everything from weekly up together.
 constexpr const char* kFrequencyBuckets[] = {"yearly", "quarterly", "monthly", "higher"};
+// And by the history a window has (a model sees at most its `context` of it): short histories
+// are where a pretrained prior has to stand in for the data.
+constexpr const char* kContextBuckets[] = {"context <48", "context 48-128", "context 128-512", "context >512"};
+size_t context_bucket(size_t steps) { return steps < 48 ? 0 : steps < 128 ? 1 : steps <= 512 ? 2 : 3; }
 const char* frequency_bucket(const Frequency& f) {
   if (f.base == "A") return "yearly";
   if (f.base == "Q") return "quarterly";
@@ -275,10 +281,13 @@ struct Scores {
   double mase = 0, crps = 0, coverage = 0;
 };
 
+// The scores over every window, or over the windows of one context bucket.
 Scores score(const Windows& w, const std::vector<std::vector<std::vector<double>>>& q,
-             const std::vector<double>& levels) {
+             const std::vector<double>& levels, std::optional<size_t> bucket = std::nullopt) {
   ScoreAccumulator acc(levels);
-  for (size_t i = 0; i < w.histories.size(); ++i) acc.add(w.histories[i], w.season, w.targets[i], q[i]);
+  for (size_t i = 0; i < w.histories.size(); ++i)
+    if (!bucket || context_bucket(w.histories[i].size()) == *bucket)
+      acc.add(w.histories[i], w.season, w.targets[i], q[i]);
   return {acc.mase(), acc.crps(), acc.band_coverage(0.1, 0.9)};
 }
 
@@ -324,14 +333,18 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
       configs.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
                          {"horizon", w.horizon}, {"windows", w.count}, {"items", w.histories.size()},
                          {"season", w.season}});
-      const Scores naive = score(w, normaliser->forecast(w.histories, w.season, w.horizon, protocol.levels),
-                                 protocol.levels);
+      const auto naive_q = normaliser->forecast(w.histories, w.season, w.horizon, protocol.levels);
+      const Scores naive = score(w, naive_q, protocol.levels);
+      std::array<bool, 4> has_context{};
+      for (const auto& h : w.histories) has_context[context_bucket(h.size())] = true;
       std::string line = d.name + "/" + d.frequency.str() + "/" + term_name(term) + ": " +
                          std::to_string(w.histories.size()) + " windows of " + std::to_string(w.horizon);
       for (EvalForecaster* f : forecasters) {
         Scores s;
+        std::vector<std::vector<std::vector<double>>> q;
         try {
-          s = score(w, f->forecast(w.histories, w.season, w.horizon, protocol.levels), protocol.levels);
+          q = f->forecast(w.histories, w.season, w.horizon, protocol.levels);
+          s = score(w, q, protocol.levels);
         } catch (const std::exception& e) {
           throw Error(f->name() + " on " + d.name + " (" + term_name(term) + "): " + e.what());
         }
@@ -347,6 +360,14 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
           mean_ratios[f->name()].push_back((mr + cr) / 2);
           auto& b = bucketed[frequency_bucket(d.frequency)][f->name()];
           b[0].push_back(mr), b[1].push_back(cr), b[2].push_back((mr + cr) / 2);
+        }
+        for (size_t k = 0; k < has_context.size(); ++k) {  // the same ratios on each bucket's windows
+          if (!has_context[k]) continue;
+          const Scores sk = score(w, q, protocol.levels, k), nk = score(w, naive_q, protocol.levels, k);
+          const double mk = sk.mase / nk.mase, ck = sk.crps / nk.crps;
+          if (!std::isfinite(mk) || !std::isfinite(ck)) continue;
+          auto& b = bucketed[kContextBuckets[k]][f->name()];
+          b[0].push_back(mk), b[1].push_back(ck), b[2].push_back((mk + ck) / 2);
         }
         if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
         char buf[96];
@@ -372,11 +393,12 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
                        {"configurations", mase_ratios[f->name()].size()}});
   }
   Json buckets = Json::array();
-  for (const char* bucket : kFrequencyBuckets)
+  for (const auto& group : {std::pair{"frequency", std::span(kFrequencyBuckets)}, std::pair{"context", std::span(kContextBuckets)}})
+  for (const char* bucket : group.second)
     if (bucketed.count(bucket))
       for (EvalForecaster* f : forecasters) {
         const auto& b = bucketed[bucket][f->name()];
-        buckets.push_back({{"bucket", bucket}, {"model", f->name()}, {"mase", geometric_mean(b[0])},
+        buckets.push_back({{"by", group.first}, {"bucket", bucket}, {"model", f->name()}, {"mase", geometric_mean(b[0])},
                            {"crps", geometric_mean(b[1])}, {"score", geometric_mean(b[2])},
                            {"configurations", b[0].size()}});
       }
@@ -401,9 +423,11 @@ std::string format_buckets(const Json& r, const std::vector<std::string>& models
   const bool with_ets = std::find(models.begin(), models.end(), "ets") != models.end() && models.size() > 1;
   std::string out;
   char buf[256];
+  std::vector<const char*> order(std::begin(kFrequencyBuckets), std::end(kFrequencyBuckets));
+  order.insert(order.end(), std::begin(kContextBuckets), std::end(kContextBuckets));
   for (int relative = 0; relative <= (with_ets ? 1 : 0); ++relative) {
-    out += relative ? "relative to ets:\n" : "by frequency:\n";
-    for (const char* bucket : kFrequencyBuckets) {
+    out += relative ? "relative to ets:\n" : "by frequency, and by the history a window has:\n";
+    for (const char* bucket : order) {
       if (!at.count(bucket)) continue;
       const auto& row = at[bucket];
       auto entry = [&](const std::string& m) { return row.count(m) ? row.at(m) : Json::object(); };

@@ -1,0 +1,41 @@
+-- Zero-shot pretraining as data: the model, the mix and the training fields that
+-- scripts/zero_shot.lua trains with, and that prior_ablation.lua varies one part of.
+local zs = {}
+
+-- The quickstart's 1.15M-parameter Toto-style model, or a released size (preset = "toto2-4m").
+function zs.model(o)
+  local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4}
+  if o.preset then arch = {"toto2", preset = o.preset} end
+  return orrery.model{arch = arch, head = "quantile", param = "sp", seed = o.seed or 0, device = o.device or "cpu"}
+end
+
+-- Toto 2.0's pretraining mix: 57.5% synthetic, 42.5% observability-like series, with contexts
+-- of every length from 64 steps up so the model learns to forecast from short histories too.
+-- `synthetic` adds options to the synthetic source (e.g. families = {...}).
+function zs.mixture(synthetic)
+  local source = {"synthetic", weight = 57.5}
+  for k, v in pairs(synthetic or {}) do source[k] = v end
+  return {"mixture", min_context = 64, sources = {source, {"observability", weight = 42.5}}}
+end
+
+-- orrery.train's fields: o = {model, data, steps, seconds, batch, context, name, seed, runs_dir, quiet}.
+function zs.train_fields(o)
+  return {
+    model          = o.model,
+    data           = o.data or zs.mixture(),
+    optimizer      = {"adamw", lr = 2e-3, weight_decay = 0.01},
+    steps          = o.steps or 6000,
+    max_seconds    = o.seconds,
+    batch_size     = o.batch or 32,
+    context_length = o.context or 512,
+    schedule       = {warmup = 100, decay = 0.3},
+    cpm_max_span   = 4,
+    name           = o.name,
+    seed           = o.seed,
+    runs_dir       = o.runs_dir,
+    quiet          = o.quiet,
+    log_every      = 100,
+  }
+end
+
+return zs
