@@ -7,6 +7,7 @@
 #include <atomic>
 #include <thread>
 
+#include "orrery/host/augment.h"
 #include "orrery/host/batch_queue.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/error.h"
@@ -118,4 +119,108 @@ TEST_CASE("mixture errors name the source at fault") {
                     Catch::Contains("data source 1 of the mixture ('synthetic')") && Catch::Contains("variates"));
   CHECK_THROWS_WITH(make_data_source(reg, {"mixture", {{"source", Json::array({"synthetic"})}}}, DataContext{}),
                     Catch::Contains("data mixture") && Catch::Contains("sources"));
+}
+
+namespace {
+// One synthetic batch of 2 variates, 96 steps, with missing values in about half the samples
+// (or none); and its augmentation.
+Batch drawn(double missing_prob = 0.5) {
+  return make_data_source(Registry::global(), {"synthetic", {{"variates", 2}, {"missing_prob", missing_prob}}},
+                          DataContext{})
+      ->sample({32, 96, 5});
+}
+Batch augmented(Batch b, const Json& table, uint64_t seed = 9) {
+  b.values = b.values.clone(), b.observed = b.observed.clone();
+  augment(b.values, b.observed, Augmentations::parse(table, "test"), seed);
+  return b;
+}
+}  // namespace
+
+TEST_CASE("augmentations: sign flip and time reversal undo themselves; none leaves a batch as drawn") {
+  const Batch b = drawn();
+  CHECK(same(augmented(b, Json::object()), b));
+  CHECK(same(augmented(b, {{"sign_flip", 0}, {"mixup", 0}}), b));
+  const Batch flipped = augmented(b, {{"sign_flip", 1}});
+  CHECK(at::equal(flipped.values, -b.values));
+  CHECK(same(augmented(flipped, {{"sign_flip", 1}}), b));
+  const Batch reversed = augmented(b, {{"time_reversal", 1}});
+  CHECK(at::equal(reversed.values, b.values.flip({2})));
+  CHECK(at::equal(reversed.observed, b.observed.flip({2})));
+  CHECK(same(augmented(reversed, {{"time_reversal", 1}}), b));
+  // At probability one half, about half the samples are negated; the same seed, the same ones.
+  const Batch half = augmented(b, {{"sign_flip", 0.5}});
+  int negated = 0;
+  for (int64_t i = 0; i < 32; ++i) negated += at::equal(half.values[i], -b.values[i]) && !at::equal(half.values[i], b.values[i]);
+  CHECK(negated > 8);
+  CHECK(negated < 24);
+  CHECK(same(augmented(b, {{"sign_flip", 0.5}}), half));
+}
+
+TEST_CASE("augmentations: mixup, level shifts and missing stretches do what they say") {
+  const Batch b = drawn();
+  auto mean_abs = [&](const at::Tensor& x, const at::Tensor& seen) {
+    return (x.abs() * seen).sum().item<double>() / std::max<double>(1, seen.sum().item<double>());
+  };
+  // Mixup: observed only where the sample and its partners were.
+  const Batch mixed = augmented(b, {{"mixup", 1}});
+  int changed = 0;
+  for (int64_t i = 0; i < 32; ++i) {
+    CHECK((mixed.observed[i].logical_and(b.observed[i].logical_not())).sum().item<int64_t>() == 0);
+    changed += !at::equal(mixed.values[i], b.values[i]);
+  }
+  CHECK(changed == 32);
+  // Fully observed, a convex mix of series of unit mean absolute value, put back on the
+  // sample's own scale, is no larger than the sample on average (the triangle inequality).
+  const Batch full = drawn(0);
+  const Batch full_mixed = augmented(full, {{"mixup", 1}});
+  for (int64_t i = 0; i < 32; ++i)
+    CHECK(mean_abs(full_mixed.values[i], full_mixed.observed[i]) <= mean_abs(full.values[i], full.observed[i]) * 1.0001);
+  // Level shift: in every variate the change is one step, constant from some time on, on the
+  // observed steps.
+  const Batch shifted = augmented(b, {{"level_shift", 1}});
+  for (int64_t i = 0; i < 32; ++i)
+  for (int64_t var = 0; var < 2; ++var) {
+    const at::Tensor d = (shifted.values[i][var] - b.values[i][var]).masked_select(b.observed[i][var]);
+    const auto v = d.to(at::kDouble);
+    const double last = v[-1].item<double>();
+    // float32 rounds x + shift to within a few units in the last place of x.
+    const double ulp = 4e-7 * b.values[i].abs().max().item<double>();
+    bool started = false, step = true;
+    for (int64_t k = 0; k < v.size(0); ++k) {
+      const double x = v[k].item<double>();
+      if (std::fabs(x) > 2 * ulp) started = true;
+      if (started) step = step && std::fabs(x - last) <= 2 * ulp;
+    }
+    INFO("sample " << i << ", shift " << last);
+    CHECK(step);
+  }
+  // Missing: one stretch of at most 15% + 1 of the steps goes unobserved in every variate.
+  const Batch holed = augmented(b, {{"missing", 1}});
+  for (int64_t i = 0; i < 32; ++i) {
+    const int64_t lost = (b.observed[i].logical_and(holed.observed[i].logical_not())).sum().item<int64_t>();
+    CHECK(lost <= 2 * (1 + 96 * 15 / 100));
+    CHECK((holed.observed[i].logical_and(b.observed[i].logical_not())).sum().item<int64_t>() == 0);
+  }
+}
+
+TEST_CASE("a mixture's augment option: applied before the contexts are cut, described, checked") {
+  auto& reg = Registry::global();
+  const Json sources = Json::array({Json{{"name", "synthetic"}, {"options", {{"missing_prob", 0}}}}});
+  auto plain = make_data_source(reg, {"mixture", {{"sources", sources}, {"min_context", 16}}}, DataContext{});
+  auto none = make_data_source(reg, {"mixture", {{"sources", sources}, {"min_context", 16}, {"augment", Json::object()}}},
+                               DataContext{});
+  auto flip = make_data_source(reg, {"mixture", {{"sources", sources}, {"min_context", 16}, {"augment", {{"time_reversal", 1}}}}},
+                               DataContext{});
+  const Batch p = plain->sample({16, 128, 4});
+  CHECK(same(none->sample({16, 128, 4}), p));  // no augmentation: the batch drawn before augment existed
+  const Batch r = flip->sample({16, 128, 4});
+  CHECK(at::equal(r.observed, p.observed));  // the same contexts, cut after the reversal: every sample ends observed
+  CHECK(r.observed.select(2, 127).all().item<bool>());
+  CHECK(flip->describe()["augment"]["time_reversal"] == 1);
+  CHECK_FALSE(plain->describe().contains("augment"));
+  CHECK_THROWS_WITH(make_data_source(reg, {"mixture", {{"sources", sources}, {"augment", {{"mix_up", 0.1}}}}}, DataContext{}),
+                    "data mixture option 'augment': unknown augmentation 'mix_up'; the augmentations are sign_flip, "
+                    "time_reversal, mixup, level_shift and missing");
+  CHECK_THROWS_WITH(make_data_source(reg, {"mixture", {{"sources", sources}, {"augment", {{"mixup", 2}}}}}, DataContext{}),
+                    "data mixture option 'augment': mixup is a probability from 0 to 1, got 2");
 }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "orrery/error.h"
+#include "orrery/host/augment.h"
 #include "orrery/host/registry.h"
 
 namespace orrery {
@@ -17,7 +18,10 @@ const OptionSchema& mixture_schema() {
           .integer("min_context", 0,
                    "shortest observed context of a sample, in steps; 0 = always the full length. Below the batch "
                    "length, each sample keeps its last L steps observed, L log-uniform in [min_context, length]",
-                   0);
+                   0)
+          .table("augment",
+                 "augmentations, each a probability per sample: sign_flip, time_reversal, mixup (TSMixup), "
+                 "level_shift, missing; e.g. {sign_flip = 0.5, mixup = 0.1}. Default none");
   return s;
 }
 
@@ -31,7 +35,8 @@ struct Part {
 
 class Mixture final : public DataSource {
  public:
-  Mixture(std::vector<Part> parts, int64_t min_context) : parts_(std::move(parts)), min_context_(min_context) {
+  Mixture(std::vector<Part> parts, int64_t min_context, Augmentations augment)
+      : parts_(std::move(parts)), min_context_(min_context), augment_(augment) {
     for (const auto& p : parts_) weights_.push_back(p.weight);
   }
 
@@ -78,6 +83,10 @@ class Mixture final : public DataSource {
         const int64_t top = src.series_ids[k].max().item<int64_t>();
         out.series_ids[b].narrow(0, v, V - v).copy_(at::arange(top + 1, top + 1 + V - v, at::kLong));
       }
+    }
+    // Augmented as drawn, before the contexts are cut (a reversed sample still ends observed).
+    augment(out.values, out.observed, augment_, mix_seed(r.seed, 0x61756721));
+    for (int64_t b = 0; b < r.batch; ++b) {
       if (min_context_ > 0 && min_context_ < r.length) {
         const double lo = std::log(static_cast<double>(min_context_)), hi = std::log(static_cast<double>(r.length));
         const auto keep = static_cast<int64_t>(std::ceil(std::exp(lo + (hi - lo) * unit(rng))));
@@ -108,13 +117,16 @@ class Mixture final : public DataSource {
     for (double w : weights_) total += w;
     Json sources = Json::array();
     for (const auto& p : parts_) sources.push_back({{"share", p.weight / total}, {"source", p.source->describe()}});
-    return {{"sources", sources}, {"min_context", min_context_}};
+    Json d = {{"sources", sources}, {"min_context", min_context_}};
+    if (augment_.any()) d["augment"] = augment_.to_json();
+    return d;
   }
 
  private:
   std::vector<Part> parts_;
   std::vector<double> weights_;
   int64_t min_context_;
+  Augmentations augment_;
 };
 
 // One entry of `sources`: "name", or {"name": ..., "options": {..., "weight": w}}.
@@ -166,7 +178,8 @@ std::unique_ptr<DataSource> make_data_source(const Registry& registry, const Plu
     }
     parts.push_back(std::move(p));
   }
-  return std::make_unique<Mixture>(std::move(parts), o["min_context"].get<int64_t>());
+  return std::make_unique<Mixture>(std::move(parts), o["min_context"].get<int64_t>(),
+                                   Augmentations::parse(o["augment"], "data mixture"));
 }
 
 }  // namespace orrery

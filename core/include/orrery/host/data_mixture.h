@@ -8,6 +8,7 @@
 // padded with unobserved variates of their own series id. With min_context below the batch
 // length, each sample keeps only its last L steps observed, L log-uniform in
 // [min_context, length], so a model trains on every context length it will forecast from.
+// augment = {sign_flip = p, ...} transforms samples first (orrery/host/augment.h).
 #include <memory>
 #include <string>
 
