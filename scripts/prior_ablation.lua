@@ -11,16 +11,17 @@
 --       [context=512] [batch=32] [device=cpu|cuda] [data=assets/data] [runs_dir=runs]
 --
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
--- default families keep their proportions in the rest). Results: runs/prior_ablation/
+-- default families keep their proportions in the rest), or augments the default mix. Results: runs/prior_ablation/
 -- prior_ablation.json (rewritten after every run; run again to resume, nothing retrained).
 
 local zs = require("lib.zero_shot")
 
 local arms_known = {
-  default     = {},                        -- the plugin's default families (TempoPFN's mix)
-  state_space = {ets = 0.15, arima = 0.1}, -- the classical state-space families, a quarter
-  ets         = {ets = 0.25},
-  arima       = {arima = 0.25},
+  default     = {},                                       -- the plugin's default families (TempoPFN's mix)
+  state_space = {families = {ets = 0.15, arima = 0.1}},   -- the classical state-space families, a quarter
+  ets         = {families = {ets = 0.25}},
+  arima       = {families = {arima = 0.25}},
+  augmented   = {augment = {sign_flip = 0.5, time_reversal = 0.5, mixup = 0.1}},  -- the default families, augmented
 }
 local function list(s, default)
   if s == nil then return default end
@@ -30,7 +31,7 @@ local function list(s, default)
 end
 local arms = list(args.arms, {"default", "state_space"})
 for _, a in ipairs(arms) do
-  assert(arms_known[a], "unknown arm '" .. a .. "' (arms: default, state_space, ets, arima)")
+  assert(arms_known[a], "unknown arm '" .. a .. "' (arms: default, state_space, ets, arima, augmented)")
 end
 local seeds = tonumber(args.seeds) or 3
 local steps = tonumber(args.steps) or 2000
@@ -44,7 +45,7 @@ local dir = (args.runs_dir or "runs") .. "/prior_ablation"
 local defaults = orrery.data{"synthetic"}:describe().families
 local function families_of(arm)
   local added, out = 0, {}
-  for name, share in pairs(arms_known[arm]) do out[name], added = share, added + share end
+  for name, share in pairs(arms_known[arm].families or {}) do out[name], added = share, added + share end
   for name, share in pairs(defaults) do out[name] = (out[name] or 0) + share * (1 - added) end
   return out
 end
@@ -74,7 +75,8 @@ for _, arm in ipairs(arms) do
     if not results.scores[arm].test[key] then
       local model = zs.model{seed = seed, device = device}
       local run = orrery.train(zs.train_fields{
-        model = model, data = zs.mixture{families = results.families[arm]}, steps = steps, context = context,
+        model = model, data = zs.mixture({families = results.families[arm]}, {augment = arms_known[arm].augment}),
+        steps = steps, context = context,
         batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
       })
       for _, split in ipairs({"validation", "test"}) do

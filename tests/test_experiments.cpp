@@ -117,7 +117,7 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
-  const std::string cmd = "scripts/prior_ablation.lua arms=default,ets seeds=2 steps=3 batch=2 context=128";
+  const std::string cmd = "scripts/prior_ablation.lua arms=default,ets,augmented seeds=2 steps=3 batch=2 context=128";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -136,6 +136,9 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
       CHECK(r["scores"][arm][split]["0"].size() == r["scores"]["default"][split]["1"].size());  // the same configurations
     }
   CHECK(r["comparison"]["ets"]["test_difference"].contains("verdict"));
+  CHECK(r["families"]["augmented"] == def);  // augmented: the default families, augmented in the mix
+  const Json config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/augmented-s0/config.json"));
+  CHECK(config["data"]["options"]["augment"]["mixup"] == 0.1);
   CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
   CHECK_THAT(first.output, Catch::Contains("(reference)"));
 
@@ -144,5 +147,5 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(r2["comparison"] == r["comparison"]);
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima)"));
+  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, augmented)"));
 }

@@ -11,11 +11,14 @@ end
 
 -- Toto 2.0's pretraining mix: 57.5% synthetic, 42.5% observability-like series, with contexts
 -- of every length from 64 steps up so the model learns to forecast from short histories too.
--- `synthetic` adds options to the synthetic source (e.g. families = {...}).
-function zs.mixture(synthetic)
+-- `synthetic` adds options to the synthetic source (e.g. families = {...}), `mixture` to the
+-- mixture (e.g. augment = {...}).
+function zs.mixture(synthetic, mixture)
   local source = {"synthetic", weight = 57.5}
   for k, v in pairs(synthetic or {}) do source[k] = v end
-  return {"mixture", min_context = 64, sources = {source, {"observability", weight = 42.5}}}
+  local mix = {"mixture", min_context = 64, sources = {source, {"observability", weight = 42.5}}}
+  for k, v in pairs(mixture or {}) do mix[k] = v end
+  return mix
 end
 
 -- orrery.train's fields: o = {model, data, steps, seconds, batch, context, name, seed, runs_dir, quiet}.
