@@ -11,7 +11,8 @@
 --       [context=512] [batch=32] [device=cpu|cuda] [data=assets/data] [runs_dir=runs]
 --
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
--- default families keep their proportions in the rest), or augments the default mix. Results: runs/prior_ablation/
+-- default families keep their proportions in the rest), sets another option of the synthetic
+-- source, or augments the default mix. Results: runs/prior_ablation/
 -- prior_ablation.json (rewritten after every run; run again to resume, nothing retrained).
 
 local zs = require("lib.zero_shot")
@@ -21,6 +22,8 @@ local arms_known = {
   state_space = {families = {ets = 0.15, arima = 0.1}},   -- the classical state-space families, a quarter
   ets         = {families = {ets = 0.25}},
   arima       = {families = {arima = 0.25}},
+  kernel_trend = {families = {kernel_trend = 0.25}},      -- KernelSynth on trends (CauKer's mean functions)
+  short       = {synthetic = {short_prob = 0.3}},         -- 30% short series of their own, 24 to 500 steps
   augmented   = {augment = {sign_flip = 0.5, time_reversal = 0.5, mixup = 0.1}},  -- the default families, augmented
 }
 local function list(s, default)
@@ -31,7 +34,7 @@ local function list(s, default)
 end
 local arms = list(args.arms, {"default", "state_space"})
 for _, a in ipairs(arms) do
-  assert(arms_known[a], "unknown arm '" .. a .. "' (arms: default, state_space, ets, arima, augmented)")
+  assert(arms_known[a], "unknown arm '" .. a .. "' (arms: default, state_space, ets, arima, kernel_trend, short, augmented)")
 end
 local seeds = tonumber(args.seeds) or 3
 local steps = tonumber(args.steps) or 2000
@@ -48,6 +51,13 @@ local function families_of(arm)
   for name, share in pairs(arms_known[arm].families or {}) do out[name], added = share, added + share end
   for name, share in pairs(defaults) do out[name] = (out[name] or 0) + share * (1 - added) end
   return out
+end
+
+-- The synthetic source's options for an arm: its families, and any other option it sets.
+local function synthetic_options(arm)
+  local o = {families = families_of(arm)}
+  for k, v in pairs(arms_known[arm].synthetic or {}) do o[k] = v end
+  return o
 end
 
 local results_path = dir .. "/prior_ablation.json"
@@ -75,7 +85,7 @@ for _, arm in ipairs(arms) do
     if not results.scores[arm].test[key] then
       local model = zs.model{seed = seed, device = device}
       local run = orrery.train(zs.train_fields{
-        model = model, data = zs.mixture({families = results.families[arm]}, {augment = arms_known[arm].augment}),
+        model = model, data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment}),
         steps = steps, context = context,
         batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
       })

@@ -109,8 +109,8 @@ double spread(const std::vector<double>& y) {
   return *hi - *lo;
 }
 
-const std::vector<std::string> kFamilies = {"classic", "kernel_synth", "waves", "steps", "spikes",
-                                            "ou",      "intermittent", "ets",   "arima"};
+const std::vector<std::string> kFamilies = {"classic", "kernel_synth", "waves", "steps",        "spikes",
+                                            "ou",      "intermittent", "ets",   "arima", "kernel_trend"};
 const std::vector<std::string> kKinds = {"utilisation", "memory", "rate", "latency", "errors", "counter"};
 
 Batch family_batch(const std::string& family, int64_t length = 1024, uint64_t seed = 7) {
@@ -257,9 +257,10 @@ TEST_CASE("synthetic: families is a table of known names; describe() gives the n
   CHECK_THROWS_AS(source("synthetic", {{"periods", Json::array()}}), orrery::Error);
 
   const Json all = source("synthetic")->describe()["families"];
-  REQUIRE(all.size() == kFamilies.size() - 2);  // ets and arima are drawn only when named
+  REQUIRE(all.size() == kFamilies.size() - 3);  // ets, arima and kernel_trend are drawn only when named
   CHECK(!all.contains("ets"));
   CHECK(!all.contains("arima"));
+  CHECK(!all.contains("kernel_trend"));
   double total = 0;
   for (const auto& f : kFamilies) total += all.value(f, 0.0);
   CHECK(total == Approx(1));
@@ -478,4 +479,43 @@ TEST_CASE("arima family: the airline model's differences have its MA autocorrela
   double mean = 0;
   for (double v : steps) mean += v / static_cast<double>(steps.size());
   CHECK(mean == Approx(0.3).margin(4 / std::sqrt(20000.0)));  // 4 standard errors of sigma 1
+}
+
+TEST_CASE("kernel_trend: KernelSynth paths that trend across the series far more often than KernelSynth's") {
+  auto trend_share = [](const std::string& family) {
+    return share(rows(family_batch(family)), [](const std::vector<double>& y) {
+      // |correlation with time| above 0.5: a trend that shapes the whole path.
+      const double n = static_cast<double>(y.size());
+      double st = 0, sy = 0, stt = 0, syy = 0, sty = 0;
+      for (size_t t = 0; t < y.size(); ++t)
+        st += t, sy += y[t], stt += double(t) * t, syy += y[t] * y[t], sty += t * y[t];
+      const double cov = sty / n - st / n * sy / n, vt = stt / n - st / n * st / n, vy = syy / n - sy / n * sy / n;
+      return vy > 0 && std::fabs(cov) / std::sqrt(vt * vy) > 0.5;
+    });
+  };
+  const double trend = trend_share("kernel_trend"), plain = trend_share("kernel_synth");
+  INFO("kernel_trend " << trend << ", kernel_synth " << plain);
+  CHECK(trend > 2 * plain);
+  CHECK(trend > plain + 0.2);
+}
+
+TEST_CASE("synthetic short_prob: short series of their own, 24 to 500 steps, at the end of the sample") {
+  const int64_t T = 1024;
+  const Batch b = source("synthetic", {{"short_prob", 1}, {"missing_prob", 0}, {"variates", 2}})->sample({64, T, 3});
+  std::vector<int64_t> lengths;
+  for (int64_t i = 0; i < 64; ++i) {
+    const at::Tensor seen = b.observed[i];
+    const int64_t L = seen[0].sum().item<int64_t>();
+    CHECK(at::equal(seen[1], seen[0]));  // one length for every variate of a sample
+    CHECK(L >= 24);
+    CHECK(L <= 500);
+    CHECK(seen[0].narrow(0, T - L, L).all().item<bool>());  // observed at the end, all of it
+    CHECK((b.values[i].narrow(1, 0, T - L) == 0).all().item<bool>());
+    lengths.push_back(L);
+  }
+  // Log-uniform over [24, 500]: the median near sqrt(24 * 500) = 110.
+  CHECK(median(std::vector<double>(lengths.begin(), lengths.end())) == Approx(110).margin(50));
+  // Shorter than 24 steps, a sample is the whole length.
+  const Batch tiny = source("synthetic", {{"short_prob", 1}})->sample({4, 16, 3});
+  CHECK(tiny.observed.sum().item<int64_t>() > 4 * 16 * 8 / 10);
 }

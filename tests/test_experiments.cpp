@@ -117,7 +117,7 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
-  const std::string cmd = "scripts/prior_ablation.lua arms=default,ets,augmented seeds=2 steps=3 batch=2 context=128";
+  const std::string cmd = "scripts/prior_ablation.lua arms=default,ets,augmented,short seeds=2 steps=3 batch=2 context=128";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -139,6 +139,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(r["families"]["augmented"] == def);  // augmented: the default families, augmented in the mix
   const Json config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/augmented-s0/config.json"));
   CHECK(config["data"]["options"]["augment"]["mixup"] == 0.1);
+  const Json short_config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/short-s0/config.json"));
+  CHECK(short_config["data"]["options"]["sources"][0]["options"]["short_prob"] == 0.3);
   CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
   CHECK_THAT(first.output, Catch::Contains("(reference)"));
 
@@ -147,5 +149,5 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(r2["comparison"] == r["comparison"]);
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, augmented)"));
+  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented)"));
 }

@@ -40,6 +40,8 @@ void spikes(Rng&, std::span<double> y, const Settings&);
 void ou(Rng&, std::span<double> y, const Settings&);
 // families/intermittent.cpp
 void intermittent(Rng&, std::span<double> y, const Settings&);
+// families/kernel_trend.cpp
+void kernel_trend(Rng&, std::span<double> y, const Settings&);
 // families/ets.cpp
 void ets(Rng&, std::span<double> y, const Settings&);
 // families/arima.cpp

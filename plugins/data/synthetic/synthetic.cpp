@@ -12,8 +12,9 @@
 //   spikes        2.5  spike 1 + anomaly 1 + audio_network_topology 0.5 (bursts)
 //   ou            3.2  ou_process 3 + audio_financial_volatility 0.1 + audio_multi_scale_fractal 0.1
 //   intermittent  1    not in TempoPFN: ours, for the zero-inflated series of GIFT-Eval and BOOM
-//   ets           0    classical state-space families (issue 28's prior): drawn only when named,
-//   arima         0    until their effect on the zero-shot benchmark is measured
+//   ets           0    classical state-space families, and KernelSynth on a trend (CauKer's
+//   arima         0    mean functions): drawn only when named, until their effect on the
+//   kernel_trend  0    zero-shot benchmark is measured
 // TempoPFN's augmented_per_sample_2048 (2) and augmented_temp_batch_2048 (2) augment other
 // generators' series rather than generate their own; they have no family here, so their
 // share goes to the others by normalisation.
@@ -38,7 +39,7 @@ using namespace orrery;
 using synth::Family;
 using synth::Rng;
 
-constexpr std::array<Family, 9> kFamilies{{
+constexpr std::array<Family, 10> kFamilies{{
     {"classic", 1, false, "trend, up to three harmonic seasonalities, AR(1) noise, shifts, spikes", synth::classic},
     {"kernel_synth", 3, true, "Gaussian-process paths from KernelSynth's kernel bank", synth::kernel_synth},
     {"waves", 2.5, true, "sine (AM/FM), sawtooth and square waves", synth::waves},
@@ -49,6 +50,8 @@ constexpr std::array<Family, 9> kFamilies{{
     // Appended with weight 0, so the default mix draws exactly the series it drew before.
     {"ets", 0, true, "exponential-smoothing state-space paths: A/M error and season, N/A/Ad trend", synth::ets},
     {"arima", 0, true, "random walks with drift, ARIMA(1,1,1), the airline model; trend breaks", synth::arima},
+    {"kernel_trend", 0, true, "KernelSynth paths on a linear, quadratic, exponential, logistic or random-walk mean",
+     synth::kernel_trend},
 }};
 
 // The families and their default weights, as the `families` option reads them.
@@ -61,7 +64,8 @@ data::NamedParts family_parts() {
 class Synthetic final : public DataSource {
  public:
   Synthetic(const Json& o, const DataContext& ctx)
-      : variates_(o["variates"]), missing_prob_(o["missing_prob"]), weights_(family_parts().weights(o["families"])),
+      : variates_(o["variates"]), missing_prob_(o["missing_prob"]), short_prob_(o["short_prob"]),
+        weights_(family_parts().weights(o["families"])),
         // Not the rank: the ranks of a data-parallel run draw different batches by their
         // numbers (trainer.h), so a batch is the same whoever draws it.
         base_(mix_seed(mix_seed(o["seed"].get<uint64_t>(), ctx.seed), 0)) {
@@ -84,16 +88,24 @@ class Synthetic final : public DataSource {
     const uint64_t batch_seed = mix_seed(base_, r.seed);
     for (int64_t b = 0; b < B; ++b) {
       const uint64_t sample_seed = mix_seed(batch_seed, static_cast<uint64_t>(b));
+      // A short series of its own (its length scales relative to it), or the whole length.
+      int64_t L = T;
+      if (short_prob_ > 0) {
+        Rng srng(mix_seed(sample_seed, kShortStream));
+        if (srng.uniform() < short_prob_ && T > kShortest)
+          L = std::min<int64_t>(T, static_cast<int64_t>(std::llround(srng.log_uniform(kShortest, kShortLongest))));
+      }
       for (int64_t c = 0; c < V; ++c) {
         Rng rng(mix_seed(sample_seed, static_cast<uint64_t>(c)));
-        draw(rng, y);
+        draw(rng, std::span<double>(y).subspan(0, static_cast<size_t>(L)));
         const int64_t row = (b * V + c) * T;
-        for (int64_t t = 0; t < T; ++t) out[row + t] = static_cast<float>(y[static_cast<size_t>(t)]);
-        if (rng.uniform() < missing_prob_) {  // one or two missing stretches of up to 15%
+        for (int64_t t = 0; t < T - L; ++t) out[row + t] = 0, seen[row + t] = false;
+        for (int64_t t = T - L; t < T; ++t) out[row + t] = static_cast<float>(y[static_cast<size_t>(t - (T - L))]);
+        if (rng.uniform() < missing_prob_) {  // one or two missing stretches of up to 15% of the series
           const int gaps = 1 + (rng.uniform() < 0.5);
           for (int g = 0; g < gaps; ++g) {
-            const int64_t len = 1 + static_cast<int64_t>(rng.uniform(0, 0.15) * static_cast<double>(T));
-            const int64_t at = static_cast<int64_t>(rng.uniform() * static_cast<double>(T));
+            const int64_t len = 1 + static_cast<int64_t>(rng.uniform(0, 0.15) * static_cast<double>(L));
+            const int64_t at = (T - L) + static_cast<int64_t>(rng.uniform() * static_cast<double>(L));
             for (int64_t t = at; t < std::min(T, at + len); ++t) seen[row + t] = false;
           }
         }
@@ -120,7 +132,7 @@ class Synthetic final : public DataSource {
   // fixed units (log-uniform 0.01 to 1000, as varied as the classic family's 0.1 to 1e4).
   // A path that is not finite or beyond 1e30 is redrawn from the same family (TempoPFN
   // rejects such series too); none of the families is known to produce one.
-  void draw(Rng& rng, std::vector<double>& y) const {
+  void draw(Rng& rng, std::span<double> y) const {
     const Family& family = kFamilies[rng.pick(weights_)];
     for (int attempt = 0; attempt < 10; ++attempt) {
       family.generate(rng, y, settings_);
@@ -135,8 +147,13 @@ class Synthetic final : public DataSource {
     std::fill(y.begin(), y.end(), 0.0);
   }
 
+  // Short series: log-uniform lengths over what evaluation presents (24 to 500 steps), drawn
+  // on a stream of their own so that short_prob = 0 draws what it always drew.
+  static constexpr int64_t kShortest = 24, kShortLongest = 500;
+  static constexpr uint64_t kShortStream = 0x73686f7274;
+
   int64_t variates_;
-  double missing_prob_;
+  double missing_prob_, short_prob_;
   std::vector<double> weights_;
   uint64_t base_;
   synth::Settings settings_;
@@ -149,11 +166,15 @@ OptionSchema schema() {
       .table("families",
              "family name = weight, e.g. {waves = 1, ou = 2}: only the families named are drawn. Default "
              "(TempoPFN's generator mix): classic 1, kernel_synth 3, waves 2.5, steps 1, spikes 2.5, ou 3.2, "
-             "intermittent 1; ets and arima (classical state-space paths) are drawn only when named")
+             "intermittent 1; ets, arima (classical state-space paths) and kernel_trend are drawn only when named")
       .number_list("periods", {4, 7, 12, 24, 52, 96, 168},
                    "seasonal periods in steps: classic draws from them 70% of the time, waves 40%, "
                    "intermittent cycles 25%")
       .number("missing_prob", 0.1, "probability that a series has missing stretches", 0.0, 1.0)
+      .number("short_prob", 0.0,
+              "probability that a sample is a short series of its own: 24 to 500 steps (log-uniform, at most the "
+              "length), generated at that length and placed at the end, the steps before it unobserved",
+              0.0, 1.0)
       .number("shift_rate", 0.3, "expected level shifts per classic series", 0.0)
       .number("noise_max", 0.5, "largest noise std of a classic series relative to its scale", 0.01);
 }
@@ -165,6 +186,6 @@ std::unique_ptr<DataSource> make(const Json& o, const DataContext& ctx) {
 }  // namespace
 
 ORRERY_PLUGIN(data, "synthetic", "0.3.0",
-              "Seeded synthetic prior: trend/seasonal, KernelSynth GP, waves, steps, spikes, OU and random "
+              "Seeded synthetic prior: trend/seasonal, KernelSynth GP (also on trends), waves, steps, spikes, OU and random "
               "walks, intermittent counts, ETS and ARIMA state-space paths; missing values",
               schema, make)
