@@ -102,49 +102,101 @@ for _, arm in ipairs(arms) do
   end
 end
 
--- Each arm against the first: per configuration, the mean over seeds of log score, paired.
-local function mean_log(arm, split, config)
+-- ETS on the same windows, once: the classical model the zero-shot goal is set against, and
+-- each configuration's frequency bucket.
+results.reference = results.reference or {}
+for _, split in ipairs({"validation", "test"}) do
+  if not results.reference[split] then
+    local ev = orrery.eval{data = benchmark, baselines = {"ets"}, split = split, quiet = true}
+    local ref = {}
+    for _, row in ipairs(ev.rows) do
+      local m, c = row.mase_ratio, row.crps_ratio
+      if m == m and c == c then
+        ref[row.dataset .. "/" .. row.frequency .. "/" .. row.term] = {score = (m + c) / 2, bucket = row.bucket}
+      end
+    end
+    results.reference[split] = ref
+    orrery.write_json(results_path, results)
+  end
+end
+
+-- log score of an arm on a configuration (the mean over seeds: seeds are paired), or of ETS.
+local ETS = {}  -- the baseline, as a key no arm's name can be
+local function log_score(who, split, config)
+  if who == ETS then return math.log(results.reference[split][config].score) end
   local t = 0
-  for seed = 0, seeds - 1 do t = t + math.log(results.scores[arm][split][tostring(seed)][config]) end
+  for seed = 0, seeds - 1 do t = t + math.log(results.scores[who][split][tostring(seed)][config]) end
   return t / seeds
 end
--- The configurations in a fixed order, so that sums round the same way on every run.
-local function configurations(arm, split)
+-- The configurations every arm and ETS scored, in a fixed order (sums round the same way).
+local function configurations(split, bucket)
   local configs = {}
-  for config in pairs(results.scores[arm][split]["0"]) do configs[#configs + 1] = config end
+  for config, ref in pairs(results.reference[split]) do
+    local everywhere = bucket == nil or ref.bucket == bucket
+    for _, arm in ipairs(arms) do everywhere = everywhere and results.scores[arm][split]["0"][config] ~= nil end
+    if everywhere then configs[#configs + 1] = config end
+  end
   table.sort(configs)
   return configs
 end
-local function geomean(arm, split)
-  local t, configs = 0, configurations(arm, split)
-  for _, config in ipairs(configs) do t = t + mean_log(arm, split, config) end
-  return math.exp(t / #configs)
+local function geomean(who, split, bucket)
+  local t, configs = 0, configurations(split, bucket)
+  for _, config in ipairs(configs) do t = t + log_score(who, split, config) end
+  return math.exp(t / #configs), #configs
 end
+-- a against b, paired by configuration: the relative change of the geometric mean, with a 90%
+-- bootstrap over configurations.
+local function paired(a, b, split)
+  local d, configs = {}, configurations(split)
+  for i, c in ipairs(configs) do d[i] = log_score(a, split, c) - log_score(b, split, c) end
+  local function mean(picks) local t = 0 for _, i in ipairs(picks) do t = t + d[i] end return t / #picks end
+  local all = {}
+  for i = 1, #d do all[i] = i end
+  local boot = orrery.bootstrap{n = #d, statistic = mean}
+  local diff = {change = math.exp(mean(all)) - 1, low = math.exp(boot.lo) - 1, high = math.exp(boot.hi) - 1}
+  diff.verdict = diff.high < 0 and "better" or diff.low > 0 and "worse" or "no difference"
+  return diff, string.format("%+.1f%% [%+.1f%%, %+.1f%%] %s", 100 * diff.change, 100 * diff.low, 100 * diff.high,
+                             diff.verdict)
+end
+
 results.comparison = {}
-print(string.format("\n\n%-12s %12s %12s   %s", "arm", "validation", "test",
-                    "test: arm / " .. arms[1] .. " - 1, 90% bootstrap over configurations"))
 for _, arm in ipairs(arms) do
-  local row = {validation = geomean(arm, "validation"), test = geomean(arm, "test")}
-  local verdicts = {}
+  local row = {validation = geomean(arm, "validation"), test = geomean(arm, "test"), buckets = {}}
   for _, split in ipairs({"validation", "test"}) do
-    if arm ~= arms[1] then
-      local configs = configurations(arms[1], split)
-      local d = {}
-      for i, c in ipairs(configs) do d[i] = mean_log(arm, split, c) - mean_log(arms[1], split, c) end
-      local function mean(picks) local t = 0 for _, i in ipairs(picks) do t = t + d[i] end return t / #picks end
-      local all = {}
-      for i = 1, #d do all[i] = i end
-      local boot = orrery.bootstrap{n = #d, statistic = mean}
-      local diff = {change = math.exp(mean(all)) - 1, low = math.exp(boot.lo) - 1, high = math.exp(boot.hi) - 1}
-      diff.verdict = diff.high < 0 and "better" or diff.low > 0 and "worse" or "no difference"
-      row[split .. "_difference"] = diff
-      verdicts[split] = string.format("%+.1f%% [%+.1f%%, %+.1f%%] %s", 100 * diff.change, 100 * diff.low,
-                                      100 * diff.high, diff.verdict)
-    end
+    if arm ~= arms[1] then row[split .. "_difference"], row[split .. "_text"] = paired(arm, arms[1], split) end
+    row[split .. "_vs_ets"], row[split .. "_ets_text"] = paired(arm, ETS, split)
+  end
+  for _, bucket in ipairs({"yearly", "quarterly", "monthly", "higher"}) do
+    local g, n = geomean(arm, "test", bucket)
+    if n > 0 then row.buckets[bucket] = {score = g, ets = geomean(ETS, "test", bucket), configurations = n} end
   end
   results.comparison[arm] = row
-  print(string.format("%-12s %12.4f %12.4f   %s", arm, row.validation, row.test, verdicts.test or "(reference)"))
-  if verdicts.validation then print(string.format("%-12s %12s %12s   validation: %s", "", "", "", verdicts.validation)) end
+end
+local function report(title, text_key)
+  print("\n" .. title .. " (90% bootstrap over configurations):")
+  for _, arm in ipairs(arms) do
+    local row = results.comparison[arm]
+    if row["test" .. text_key] then
+      print(string.format("  %-12s test %-36s validation %s", arm, row["test" .. text_key], row["validation" .. text_key]))
+      row["test" .. text_key], row["validation" .. text_key] = nil, nil
+    end
+  end
+end
+print(string.format("\n\n%-14s %10s %10s", "arm", "validation", "test"))
+for _, arm in ipairs(arms) do
+  print(string.format("%-14s %10.4f %10.4f", arm, results.comparison[arm].validation, results.comparison[arm].test))
+end
+print(string.format("%-14s %10.4f %10.4f", "ETS (baseline)", geomean(ETS, "validation"), geomean(ETS, "test")))
+report("arm / " .. arms[1] .. " - 1", "_text")
+report("arm / ETS - 1", "_ets_text")
+print("\ntest windows by frequency, arm / ETS (configurations):")
+for _, bucket in ipairs({"yearly", "quarterly", "monthly", "higher"}) do
+  local line = string.format("  %-10s", bucket)
+  for _, arm in ipairs(arms) do
+    local b = results.comparison[arm].buckets[bucket]
+    if b then line = line .. string.format("  %s %.3f (%d)", arm, b.score / b.ets, b.configurations) end
+  end
+  print(line)
 end
 print("(geometric means over configurations of (MASE + CRPS) / 2 relative to seasonal naive, mean of "
       .. seeds .. " seeds; below 1 beats seasonal naive)")

@@ -142,7 +142,14 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const Json short_config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/short-s0/config.json"));
   CHECK(short_config["data"]["options"]["sources"][0]["options"]["short_prob"] == 0.3);
   CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
-  CHECK_THAT(first.output, Catch::Contains("(reference)"));
+  // ETS on the same windows, once, and every arm against it, overall and by frequency bucket.
+  CHECK(r["reference"]["test"].size() == r["scores"]["default"]["test"]["0"].size());
+  CHECK(r["comparison"]["default"]["test_vs_ets"].contains("verdict"));
+  CHECK(r["comparison"]["ets"]["buckets"]["yearly"]["configurations"] == 8);
+  // The arm named ets is a trained model, not the baseline of that name.
+  CHECK(r["comparison"]["ets"]["test_vs_ets"]["change"] != 0);
+  CHECK_THAT(first.output, Catch::Contains("test windows by frequency, arm / ETS (configurations):"));
+  CHECK_THAT(first.output, Catch::Contains("arm / default - 1 (90% bootstrap over configurations):"));
 
   const Json r2 = rerun_without_training(dir, cmd, "runs/prior_ablation/runs", "runs/prior_ablation/prior_ablation.json");
   CHECK(r2["scores"] == r["scores"]);

@@ -350,8 +350,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
         }
         const double mr = s.mase / naive.mase, cr = s.crps / naive.crps;
         rows.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
-                        {"model", f->name()}, {"mase", s.mase}, {"crps", s.crps}, {"coverage", s.coverage},
-                        {"mase_ratio", mr}, {"crps_ratio", cr}});
+                        {"bucket", frequency_bucket(d.frequency)}, {"model", f->name()}, {"mase", s.mase},
+                        {"crps", s.crps}, {"coverage", s.coverage}, {"mase_ratio", mr}, {"crps_ratio", cr}});
         // A configuration where seasonal naive is exact has no ratio: left out of the means, and
         // said so (the table marks it, the result lists it).
         if (std::isfinite(mr)) mase_ratios[f->name()].push_back(mr);

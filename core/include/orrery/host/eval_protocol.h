@@ -69,8 +69,8 @@ struct EvalProtocol {
 // Every forecaster on every data set and term. `progress` gets a line per configuration.
 // Returns {"protocol", "skipped": [{dataset, term, why}] (too short for a medium or long term),
 // "configurations": [{dataset, frequency, term, horizon, windows, items,
-// season}], "rows": [{dataset, frequency, term, model, mase, crps, coverage, mase_ratio,
-// crps_ratio}], "summary": [{model, mase, crps, score, coverage, configurations}]} where the
+// season}], "rows": [{dataset, frequency, term, bucket, model, mase, crps, coverage, mase_ratio,
+// crps_ratio}] (bucket: the frequency bucket below), "summary": [{model, mase, crps, score, coverage, configurations}]} where the
 // summary's mase and crps are geometric means of the ratios to seasonal naive, and score the
 // geometric mean of (mase_ratio + crps_ratio) / 2 (Toto 2.0's search objective, the M4 OWA's form),
 // and "buckets": [{by, bucket, model, mase, crps, score, configurations}], the same means by
