@@ -3,9 +3,10 @@
 -- synthetic source's families as the arm sets them, once per seed (the seed fixes the initial
 -- weights and the data drawn, so seed s of every arm is paired), and scores it on the bundled
 -- benchmark's validation windows (where a choice is made) and test windows. Every arm is
--- compared with the first on the same configurations (data set x term): the mean over seeds of
--- log((MASE + CRPS) / 2 ratio), arm minus first arm, with a 90% bootstrap over configurations;
--- an interval that holds 0 is reported as no difference.
+-- compared with the first, and with ETS, on the same configurations (data set x term): the mean
+-- over seeds of log((MASE + CRPS) / 2 ratio), arm minus the other, with a 90% bootstrap over
+-- configurations (an interval that holds 0 is reported as no difference); and by frequency
+-- bucket against ETS, where the zero-shot goal is set.
 --
 --   orrery run scripts/prior_ablation.lua [arms=default,state_space] [seeds=3] [steps=2000]
 --       [context=512] [batch=32] [device=cpu|cuda] [data=assets/data] [runs_dir=runs]
@@ -18,13 +19,13 @@
 local zs = require("lib.zero_shot")
 
 local arms_known = {
-  default     = {},                                       -- the plugin's default families (TempoPFN's mix)
-  state_space = {families = {ets = 0.15, arima = 0.1}},   -- the classical state-space families, a quarter
-  ets         = {families = {ets = 0.25}},
-  arima       = {families = {arima = 0.25}},
+  default      = {},                                      -- the plugin's default families (TempoPFN's mix)
+  state_space  = {families = {ets = 0.15, arima = 0.1}},  -- the classical state-space families, a quarter
+  ets          = {families = {ets = 0.25}},
+  arima        = {families = {arima = 0.25}},
   kernel_trend = {families = {kernel_trend = 0.25}},      -- KernelSynth on trends (CauKer's mean functions)
-  short       = {synthetic = {short_prob = 0.3}},         -- 30% short series of their own, 24 to 500 steps
-  augmented   = {augment = {sign_flip = 0.5, time_reversal = 0.5, mixup = 0.1}},  -- the default families, augmented
+  short        = {synthetic = {short_prob = 0.3}},        -- 30% short series of their own, 24 to 500 steps
+  augmented    = {augment = {sign_flip = 0.5, time_reversal = 0.5, mixup = 0.1}},  -- the default mix, augmented
 }
 local function list(s, default)
   if s == nil then return default end
