@@ -90,6 +90,7 @@ for _, arm in ipairs(arms) do
         steps = steps, context = context,
         batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
       })
+      model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
       for _, split in ipairs({"validation", "test"}) do
         local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,
                                context = context, quiet = true}

@@ -139,6 +139,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(r["families"]["augmented"] == def);  // augmented: the default families, augmented in the mix
   const Json config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/augmented-s0/config.json"));
   CHECK(config["data"]["options"]["augment"]["mixup"] == 0.1);
+  CHECK(fs::exists(dir + "/runs/prior_ablation/runs/short-s1/model.safetensors"));
   const Json short_config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/short-s0/config.json"));
   CHECK(short_config["data"]["options"]["sources"][0]["options"]["short_prob"] == 0.3);
   CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
