@@ -17,6 +17,7 @@
 -- prior_ablation.json (rewritten after every run; run again to resume, nothing retrained).
 
 local zs = require("lib.zero_shot")
+local stats = require("lib.stats")
 
 local arms_known = {
   default      = {},                                      -- the plugin's default families (TempoPFN's mix)
@@ -67,19 +68,38 @@ local results = ok and saved or {}
 results.config = {arms = arms, seeds = seeds, steps = steps, context = context, benchmark = benchmark}
 results.scores = results.scores or {}  -- arm -> split -> seed -> {configuration = score}
 results.families = results.families or {}
+results.trained = results.trained or {}  -- arm -> how its runs were trained
 
+local function finite(x) return type(x) == "number" and x == x and math.abs(x) ~= math.huge end
 local function scores_of(ev)
   local out = {}
   for _, row in ipairs(ev.rows) do
     local m, c = row.mase_ratio, row.crps_ratio
-    if m and c and m == m and c == c then out[row.dataset .. "/" .. row.frequency .. "/" .. row.term] = (m + c) / 2 end
+    if finite(m) and finite(c) then out[row.dataset .. "/" .. row.frequency .. "/" .. row.term] = (m + c) / 2 end
   end
   return out
+end
+
+-- Saved scores count only for the training they came from: a rerun with other steps, context,
+-- batch or arm options must not pass old numbers off as new ones.
+local function same(a, b)
+  if type(a) ~= type(b) then return false end
+  if type(a) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
 end
 
 local t0 = os.time()
 for _, arm in ipairs(arms) do
   results.families[arm] = families_of(arm)
+  local trained = {steps = steps, context = context, batch = tonumber(args.batch) or 32,
+                   synthetic = synthetic_options(arm), augment = arms_known[arm].augment or {}}
+  if results.scores[arm] and results.trained[arm] and not same(results.trained[arm], trained) then
+    error(results_path .. " holds arm '" .. arm .. "' trained otherwise (steps, context, batch or its options " ..
+          "differ); give runs_dir= another folder to train it anew", 0)
+  end
+  results.trained[arm] = trained
   results.scores[arm] = results.scores[arm] or {validation = {}, test = {}}
   for seed = 0, seeds - 1 do
     local key = tostring(seed)
@@ -113,11 +133,16 @@ for _, split in ipairs({"validation", "test"}) do
     local ref = {}
     for _, row in ipairs(ev.rows) do
       local m, c = row.mase_ratio, row.crps_ratio
-      if m == m and c == c then
+      if finite(m) and finite(c) then
         ref[row.dataset .. "/" .. row.frequency .. "/" .. row.term] = {score = (m + c) / 2, bucket = row.bucket}
       end
     end
     results.reference[split] = ref
+    -- The frequency buckets in the report's order, as orrery.eval gives them.
+    results.bucket_order = {}
+    for _, b in ipairs(ev.buckets) do
+      if b.by == "frequency" then results.bucket_order[#results.bucket_order + 1] = b.bucket end
+    end
     orrery.write_json(results_path, results)
   end
 end
@@ -135,7 +160,9 @@ local function configurations(split, bucket)
   local configs = {}
   for config, ref in pairs(results.reference[split]) do
     local everywhere = bucket == nil or ref.bucket == bucket
-    for _, arm in ipairs(arms) do everywhere = everywhere and results.scores[arm][split]["0"][config] ~= nil end
+    for _, arm in ipairs(arms) do
+      for seed = 0, seeds - 1 do everywhere = everywhere and results.scores[arm][split][tostring(seed)][config] ~= nil end
+    end
     if everywhere then configs[#configs + 1] = config end
   end
   table.sort(configs)
@@ -151,11 +178,8 @@ end
 local function paired(a, b, split)
   local d, configs = {}, configurations(split)
   for i, c in ipairs(configs) do d[i] = log_score(a, split, c) - log_score(b, split, c) end
-  local function mean(picks) local t = 0 for _, i in ipairs(picks) do t = t + d[i] end return t / #picks end
-  local all = {}
-  for i = 1, #d do all[i] = i end
-  local boot = orrery.bootstrap{n = #d, statistic = mean}
-  local diff = {change = math.exp(mean(all)) - 1, low = math.exp(boot.lo) - 1, high = math.exp(boot.hi) - 1}
+  local mean, lo, hi = stats.mean_interval(d)
+  local diff = {change = math.exp(mean) - 1, low = math.exp(lo) - 1, high = math.exp(hi) - 1}
   diff.verdict = diff.high < 0 and "better" or diff.low > 0 and "worse" or "no difference"
   return diff, string.format("%+.1f%% [%+.1f%%, %+.1f%%] %s", 100 * diff.change, 100 * diff.low, 100 * diff.high,
                              diff.verdict)
@@ -168,7 +192,7 @@ for _, arm in ipairs(arms) do
     if arm ~= arms[1] then row[split .. "_difference"], row[split .. "_text"] = paired(arm, arms[1], split) end
     row[split .. "_vs_ets"], row[split .. "_ets_text"] = paired(arm, ETS, split)
   end
-  for _, bucket in ipairs({"yearly", "quarterly", "monthly", "higher"}) do
+  for _, bucket in ipairs(results.bucket_order) do
     local g, n = geomean(arm, "test", bucket)
     if n > 0 then row.buckets[bucket] = {score = g, ets = geomean(ETS, "test", bucket), configurations = n} end
   end
@@ -192,7 +216,7 @@ print(string.format("%-14s %10.4f %10.4f", "ETS (baseline)", geomean(ETS, "valid
 report("arm / " .. arms[1] .. " - 1", "_text")
 report("arm / ETS - 1", "_ets_text")
 print("\ntest windows by frequency, arm / ETS (configurations):")
-for _, bucket in ipairs({"yearly", "quarterly", "monthly", "higher"}) do
+for _, bucket in ipairs(results.bucket_order) do
   local line = string.format("  %-10s", bucket)
   for _, arm in ipairs(arms) do
     local b = results.comparison[arm].buckets[bucket]

@@ -42,6 +42,7 @@ local rounds = {}
 for r in (args.rounds or "arch,mix,optimizer,decay"):gmatch("[^,]+") do rounds[#rounds + 1] = r end
 assert(args.prune == nil or args.prune == "median", "prune takes median (or leave it out), got " .. tostring(args.prune))
 
+local stats = require("lib.stats")
 local proxy = require("lib.proxy")   -- the recipe as data, and how it becomes model, data and training
 local default, merged = proxy.default, proxy.merged
 
@@ -166,7 +167,7 @@ end
 local function paired(split)
   local d = {}
   for s = 1, final_seeds do d[s] = final.tuned[split][s] - final.default[split][s] end
-  return proxy.bootstrap_mean(d)
+  return stats.mean_interval(d)
 end
 
 print("\n\n" .. string.rep("-", 72))

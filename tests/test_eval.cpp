@@ -155,7 +155,7 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   CHECK(r["buckets"][0]["by"] == "frequency");
   CHECK(r["buckets"][0]["bucket"] == "yearly");
   CHECK(r["buckets"][1]["by"] == "context");
-  CHECK(r["buckets"][1]["bucket"] == "context 48-128");
+  CHECK(r["buckets"][1]["bucket"] == "context 48-127");
   for (const auto& b : r["buckets"])
     CHECK(b["mase"].get<double>() == Approx(r["summary"][0]["mase"].get<double>()).epsilon(1e-12));
   // As monthly and quarterly they fall in two buckets, each its own data set's ratio; the table
@@ -163,7 +163,7 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   EvalDataset qa = da, mb_ = db;
   qa.frequency = Frequency::parse("Q"), mb_.frequency = Frequency::parse("M");
   const Json split = run_eval({qa, mb_}, {&either}, EvalProtocol{});
-  REQUIRE(split["buckets"].size() == 3);  // quarterly, monthly; context 48-128
+  REQUIRE(split["buckets"].size() == 3);  // quarterly, monthly; context 48-127
   CHECK(split["buckets"][0]["bucket"] == "quarterly");  // in the report's order: yearly, quarterly, monthly, higher
   CHECK(split["buckets"][1]["bucket"] == "monthly");
   CHECK(split["buckets"][0]["configurations"] == 1);
@@ -172,7 +172,7 @@ TEST_CASE("the summary is the geometric mean of the ratios across configurations
   CHECK(split["summary"][0]["crps"].get<double>() == Approx(std::sqrt(q * m)).epsilon(1e-12));
   const std::string table = format_eval_table(split);
   CHECK_THAT(table, Catch::Contains("by frequency, and by the history a window has:"));
-  CHECK_THAT(table, Catch::Contains("  context 48-128 (2)"));
+  CHECK_THAT(table, Catch::Contains("  context 48-127 (2)"));
   CHECK_THAT(table, Catch::Contains("  quarterly (1)"));
   CHECK_THAT(table, !Catch::Contains("relative to ets"));
   Json with_ets = split;
@@ -224,7 +224,7 @@ TEST_CASE("the context buckets score each window with its history's length bucke
   for (const auto& x : r["buckets"]) crps[x["bucket"]] = x["crps"];
   REQUIRE(crps.count("context <48"));
   REQUIRE(crps.count("context 128-512"));
-  CHECK(!crps.count("context 48-128"));
+  CHECK(!crps.count("context 48-127"));
   // Each bucket's ratio is the one its series alone would get.
   const Json ra = run_eval({hourly(a)}, {&f}, EvalProtocol{}), rb = run_eval({hourly(b)}, {&f}, EvalProtocol{});
   CHECK(rb["configurations"][0]["windows"] == 1);

@@ -155,6 +155,11 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const Json r2 = rerun_without_training(dir, cmd, "runs/prior_ablation/runs", "runs/prior_ablation/prior_ablation.json");
   CHECK(r2["scores"] == r["scores"]);
   CHECK(r2["comparison"] == r["comparison"]);
+  // Other training settings do not reuse the saved scores.
+  const auto other = run(dir, "scripts/prior_ablation.lua arms=default,ets seeds=2 steps=4 batch=2 context=128");
+  CHECK(other.status == 1);
+  CHECK_THAT(other.output, Catch::Contains("holds arm 'default' trained otherwise (steps, context, batch or its "
+                                           "options differ); give runs_dir= another folder to train it anew"));
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented)"));

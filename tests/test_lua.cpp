@@ -515,6 +515,7 @@ print("ok")
       {"orrery.bootstrap{n = 3, statistic = function() return 1 end, level = 1}", "level must be between 0 and 1"},
       {"orrery.bootstrap{n = 3, statistic = function() return 1 end, resamples = 0}", "resamples must be at least 1, got 0"},
       {"orrery.bootstrap{n = 3, statistic = function() return 1 end, sed = 1}", "unknown field 'sed'"},
+      {"orrery.bootstrap{n = 40000, statistic = function() return 1 end}", "at most 32768 units, got 40000"},
       {"orrery.bootstrap{n = 3, statistic = function() error('inside') end}", "bad.lua:1: inside"},
   };
   for (const auto& [lua, message] : bad) {

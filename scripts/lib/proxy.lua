@@ -88,14 +88,4 @@ function proxy.score(model, benchmark, context, split)
   return ev.summary[1].score
 end
 
--- Mean and a 90% bootstrap interval of the mean of x (orrery.bootstrap: deterministic, so a
--- rerun prints the same interval).
-function proxy.bootstrap_mean(x, resamples)
-  local function mean(picks) local t = 0 for _, i in ipairs(picks) do t = t + x[i] end return t / #picks end
-  local all = {}
-  for i = 1, #x do all[i] = i end
-  local boot = orrery.bootstrap{n = #x, statistic = mean, resamples = resamples or 2000}
-  return mean(all), boot.lo, boot.hi
-end
-
 return proxy

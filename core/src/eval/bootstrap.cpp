@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace orrery::bootstrap {
 
@@ -15,6 +16,9 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 Draws resample(size_t n, const Statistic& statistic, size_t resamples, uint64_t seed, double level) {
   if (n == 0) throw std::invalid_argument("bootstrap: nothing to resample (n = 0)");
+  // The generator's draws carry 15 bits: more units would leave some never drawn.
+  if (n > kMaxUnits)
+    throw std::invalid_argument("bootstrap: at most " + std::to_string(kMaxUnits) + " units, got " + std::to_string(n));
   if (!(level > 0 && level < 1)) throw std::invalid_argument("bootstrap: level must be in (0, 1)");
   Draws d;
   uint64_t state = seed % 2147483648u;
@@ -28,8 +32,10 @@ Draws resample(size_t n, const Statistic& statistic, size_t resamples, uint64_t 
     else ++d.skipped;
   }
   std::sort(d.values.begin(), d.values.end());
-  d.lo = quantile(d.values, (1 - level) / 2);
-  d.hi = quantile(d.values, (1 + level) / 2);
+  // The tails as written (0.05, not the 0.04999999999999999 that (1 - 0.9) / 2 rounds to).
+  const auto tail = [](double q) { return std::nearbyint(q * 1e12) / 1e12; };
+  d.lo = quantile(d.values, tail((1 - level) / 2));
+  d.hi = quantile(d.values, tail((1 + level) / 2));
   return d;
 }
 

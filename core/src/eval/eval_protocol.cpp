@@ -33,7 +33,7 @@ namespace {
 constexpr const char* kFrequencyBuckets[] = {"yearly", "quarterly", "monthly", "higher"};
 // And by the history a window has (a model sees at most its `context` of it): short histories
 // are where a pretrained prior has to stand in for the data.
-constexpr const char* kContextBuckets[] = {"context <48", "context 48-128", "context 128-512", "context >512"};
+constexpr const char* kContextBuckets[] = {"context <48", "context 48-127", "context 128-512", "context >512"};
 size_t context_bucket(size_t steps) { return steps < 48 ? 0 : steps < 128 ? 1 : steps <= 512 ? 2 : 3; }
 const char* frequency_bucket(const Frequency& f) {
   if (f.base == "A") return "yearly";

@@ -1,7 +1,5 @@
 #include "orrery/host/scaling_fit.h"
 
-#include "orrery/host/bootstrap.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -198,6 +198,8 @@ int l_bootstrap(lua_State* L) {
   check_fields(L, 1, fn, {"n", "statistic", "resamples", "level", "seed"});
   const int64_t n = integer_field(L, 1, "n", fn).value_or(0);
   if (n < 1) throw Error(fn + ": n = the number of paired units (seeds, data sets), at least 1, is required");
+  if (n > static_cast<int64_t>(bootstrap::kMaxUnits))
+    throw Error(fn + ": at most " + std::to_string(bootstrap::kMaxUnits) + " units, got " + std::to_string(n));
   const int64_t resamples = integer_field(L, 1, "resamples", fn).value_or(1000);
   if (resamples < 1) throw Error(fn + ": resamples must be at least 1, got " + std::to_string(resamples));
   const double level = number_field(L, 1, "level", fn).value_or(0.9);

@@ -51,6 +51,16 @@ std::pair<double, double> spread(const float* x, const bool* seen, int64_t n) {
   return {abs / double(k) > 0 ? abs / double(k) : 1, std::sqrt(var)};
 }
 
+// The steps from the first observed to the last, over the variates of one sample [V, T]:
+// where the sample's series lies (a short series has unobserved padding before it).
+std::pair<int64_t, int64_t> observed_span(const bool* seen, int64_t V, int64_t T) {
+  int64_t lo = T, hi = -1;
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t t = 0; t < T; ++t)
+      if (seen[v * T + t]) lo = std::min(lo, t), hi = std::max(hi, t);
+  return {lo, hi + 1};
+}
+
 }  // namespace
 
 void augment(at::Tensor& values, at::Tensor& observed, const Augmentations& a, uint64_t seed) {
@@ -95,20 +105,25 @@ void augment(at::Tensor& values, at::Tensor& observed, const Augmentations& a, u
     }
     if (unit(rng) < a.sign_flip)
       for (int64_t i = 0; i < n; ++i) xb[i] = -xb[i];
-    if (unit(rng) < a.time_reversal)
-      for (int64_t v = 0; v < V; ++v) std::reverse(xb + v * T, xb + (v + 1) * T), std::reverse(sb + v * T, sb + (v + 1) * T);
-    if (unit(rng) < a.level_shift) {
-      const int64_t at_step = static_cast<int64_t>(unit(rng) * double(T));
+    // Reversal, shifts and gaps act on the span the series occupies, so padding stays where it
+    // was (in front of a short series) and a step or a gap falls inside the series.
+    const auto [lo, hi] = observed_span(sb, V, T);
+    const int64_t L = std::max<int64_t>(hi - lo, 0);
+    if (unit(rng) < a.time_reversal && L > 1)
+      for (int64_t v = 0; v < V; ++v)
+        std::reverse(xb + v * T + lo, xb + v * T + hi), std::reverse(sb + v * T + lo, sb + v * T + hi);
+    if (unit(rng) < a.level_shift && L > 0) {
+      const int64_t at_step = lo + static_cast<int64_t>(unit(rng) * double(L));
       const double size = normal(rng) * std::max(spread(xb, sb, n).second, 1e-6);
       for (int64_t v = 0; v < V; ++v)
         for (int64_t t = at_step; t < T; ++t)
           if (sb[v * T + t]) xb[v * T + t] += static_cast<float>(size);
     }
-    if (unit(rng) < a.missing) {
-      const int64_t len = 1 + static_cast<int64_t>(unit(rng) * 0.15 * double(T));
-      const int64_t from = static_cast<int64_t>(unit(rng) * double(T));
+    if (unit(rng) < a.missing && L > 0) {
+      const int64_t len = 1 + static_cast<int64_t>(unit(rng) * 0.15 * double(L));
+      const int64_t from = lo + static_cast<int64_t>(unit(rng) * double(L));
       for (int64_t v = 0; v < V; ++v)
-        for (int64_t t = from; t < std::min(T, from + len); ++t) sb[v * T + t] = false, xb[v * T + t] = 0;
+        for (int64_t t = from; t < std::min(hi, from + len); ++t) sb[v * T + t] = false, xb[v * T + t] = 0;
     }
   }
 }

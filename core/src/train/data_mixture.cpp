@@ -84,7 +84,8 @@ class Mixture final : public DataSource {
         out.series_ids[b].narrow(0, v, V - v).copy_(at::arange(top + 1, top + 1 + V - v, at::kLong));
       }
     }
-    // Augmented as drawn, before the contexts are cut (a reversed sample still ends observed).
+    // Augmented as drawn, before the contexts are cut: the cut keeps the last steps, which a
+    // reversal after it would have moved to the front.
     augment(out.values, out.observed, augment_, mix_seed(r.seed, 0x61756721));
     for (int64_t b = 0; b < r.batch; ++b) {
       if (min_context_ > 0 && min_context_ < r.length) {

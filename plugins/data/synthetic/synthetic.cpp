@@ -131,7 +131,8 @@ class Synthetic final : public DataSource {
   // One series: a family by weight, its path, a random scale for the families that come in
   // fixed units (log-uniform 0.01 to 1000, as varied as the classic family's 0.1 to 1e4).
   // A path that is not finite or beyond 1e30 is redrawn from the same family (TempoPFN
-  // rejects such series too); none of the families is known to produce one.
+  // rejects such series too): ets marks a path NaN where its multiplicative model leaves the
+  // positive values it is defined on.
   void draw(Rng& rng, std::span<double> y) const {
     const Family& family = kFamilies[rng.pick(weights_)];
     for (int attempt = 0; attempt < 10; ++attempt) {

@@ -24,9 +24,11 @@ struct Draws {
   double lo = 0, hi = 0;       // the central `level` interval of values (NaN when none)
 };
 
-// `resamples` resamples of n units. The indices come from a 31-bit linear congruential
-// generator started at `seed` (the one Orrery's scripts have used since their first published
-// intervals, kept so that those intervals reproduce): deterministic on every platform.
+// `resamples` resamples of n units (1 <= n <= kMaxUnits). The indices come from a 31-bit linear
+// congruential generator started at `seed` (the one Orrery's scripts have used since their first
+// published intervals, kept so that those intervals reproduce): deterministic on every platform.
+// Its draws carry 15 bits, so the modulo biases a unit's chance by at most n / 32768 of it.
+inline constexpr size_t kMaxUnits = 32768;
 Draws resample(size_t n, const Statistic& statistic, size_t resamples = 1000, uint64_t seed = 12345,
                double level = 0.9);
 

@@ -75,7 +75,7 @@ struct EvalProtocol {
 // geometric mean of (mase_ratio + crps_ratio) / 2 (Toto 2.0's search objective, the M4 OWA's form),
 // and "buckets": [{by, bucket, model, mase, crps, score, configurations}], the same means by
 // frequency (yearly, quarterly, monthly, higher: weekly and up) and by the length of a window's
-// history (context <48, 48-128, 128-512, >512 steps; each configuration on its windows there).
+// history (context <48, 48-127, 128-512, >512 steps; each configuration on its windows there).
 Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalForecaster*>& forecasters,
               const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress = {},
               const Interrupt* interrupt = nullptr);

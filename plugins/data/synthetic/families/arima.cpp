@@ -45,7 +45,7 @@ void simulate_arima(const ArimaModel& m, Rng& rng, std::span<double> y, int64_t 
   }
   double drift = m.drift, w_prev = 0, level = 0;
   for (int64_t t = 0; t < total; ++t) {
-    if (m.break_rate > 0 && rng.chance(m.break_rate / static_cast<double>(T)))
+    if (m.break_rate > 0 && rng.chance(m.break_rate / static_cast<double>(total)))
       drift = rng.normal() * rng.uniform(0, 0.5);
     const double a = m.sigma * rng.normal();
     double w = drift + m.ar * w_prev + a + m.theta * shocks[0];

@@ -25,8 +25,8 @@ void kernel_trend(Rng& rng, std::span<double> y, const Settings& s) {
     double m = 0;
     switch (kind) {
       case 0: m = x; break;                                                        // linear
-      case 1: m = curve * x * x + (1 - std::fabs(curve)) * x; break;               // quadratic
-      case 2: m = std::fabs(rate) < 1e-3 ? x : std::expm1(rate * x) / std::expm1(std::fabs(rate)); break;  // exponential
+      case 1: m = curve * x * x + (1 - curve) * x; break;                          // quadratic, m(1) = 1
+      case 2: m = std::fabs(rate) < 1e-3 ? x : std::expm1(rate * x) / std::expm1(rate); break;  // exponential, m(1) = 1
       case 3: m = 1 / (1 + std::exp(-steep * (x - centre))); break;                // logistic
       default: m = walk += step_sd * rng.normal(); break;                           // random walk
     }

@@ -39,7 +39,7 @@ struct ArimaModel {
   int64_t period = 1;
   double ar = 0, theta = 0, seasonal_theta = 0;
   double drift = 0, sigma = 1;
-  double break_rate = 0;  // expected drift changes per series
+  double break_rate = 0;  // expected drift changes per series (burn-in included)
 };
 
 ArimaModel draw_arima_model(Rng& rng, const Settings& s);
