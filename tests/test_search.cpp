@@ -350,10 +350,12 @@ double quadratic(const Json& p) {
 
 // Runs trials until the study holds `total` trials (any state); `die_at`: this worker's own
 // trial (0 = its first) during which it kills itself (after reporting once), as kill -9 would.
+// A worker meant to die takes trials until it does, however many the others took meanwhile:
+// otherwise a fast sibling could fill the study first and the kill would depend on scheduling.
 void work(const std::string& dir, int total, int die_at = -1) {
   search::Study study(dir, quadratic_config());
   for (int mine = 0;; ++mine) {
-    if (static_cast<int>(study.trials().size()) >= total) return;
+    if (die_at < 0 && static_cast<int>(study.trials().size()) >= total) return;
     auto t = study.ask();
     if (!t) return;
     const Json p = study.params_of(*t);
