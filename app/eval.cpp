@@ -32,8 +32,9 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
-        "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--context N]\n"
-        "                   [--batch-size N] [--device cpu|cuda] [--out DIR]\n\n"
+        "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
+        "                   [--context N] [--batch-size N] [--sign-average] [--device cpu|cuda]\n"
+        "                   [--out DIR]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
         "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
@@ -51,8 +52,13 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --terms              short,medium,long (default short; medium and long for H, T, S data)\n"
         "  --split              test (default) or validation: the one window before each series' test\n"
         "                       windows, to tune on without touching the test windows\n"
+        "  --validation-windows N  with --split validation: up to N rolling origins per series, back\n"
+        "                       to back before its test windows, as many as a tenth of its history\n"
+        "                       holds (default 1, GIFT-Eval's split; long series get more)\n"
         "  --context N          steps of history fed to each model (default 2048)\n"
         "  --batch-size N       windows per forward pass (default 64)\n"
+        "  --sign-average       average each model's forecast with the negated forecast of the negated\n"
+        "                       history (two passes; for models trained with sign flips)\n"
         "  --out DIR            where eval.json and eval.csv go (default: a new runs/eval folder;\n"
         "                       nothing already there is overwritten)\n");
     return 0;
@@ -60,6 +66,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   EvalRequest r;
   std::string device = "cpu";
   std::optional<PluginSpec> source;  // --data as a plugin choice
+  std::optional<int64_t> validation_windows;
   std::vector<std::pair<std::string, std::string>> models;  // path, name
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
@@ -91,11 +98,18 @@ int cmd_eval(const std::vector<std::string>& args) {
       const std::string v = value();
       if (v != "test" && v != "validation") throw Error("eval: --split must be test or validation, got '" + v + "'");
       r.protocol.validation = v == "validation";
+    } else if (a == "--validation-windows") {
+      validation_windows = parse_whole_number("eval: --validation-windows", value());
     } else if (a == "--context") r.context = parse_whole_number("eval: --context", value());
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
+    else if (a == "--sign-average") r.sign_average = true;
     else if (a == "--device") device = value();
     else if (a == "--out") r.out = value();
     else throw Error("eval: unknown argument '" + a + "' (see orrery eval --help)");
+  }
+  if (validation_windows) {
+    if (!r.protocol.validation) throw Error("eval: --validation-windows needs --split validation");
+    r.protocol.validation_windows = *validation_windows;
   }
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   Registry& registry = Registry::global();

@@ -175,7 +175,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
-        "                       [--precision fp32|bf16]\n\n"
+        "                       [--precision fp32|bf16] [--sign-average]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -186,7 +186,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n"
         "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
         "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n"
-        "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n");
+        "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n"
+        "--sign-average averages the forecast with the negated forecast of the negated series,\n"
+        "level q with level 1-q (two passes; for models trained with sign flips).\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
@@ -205,6 +207,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--context") o.context = number(a);
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
+    else if (a == "--sign-average") o.sign_average = true;
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
   }
   if (o.model.empty() || o.input.empty() || !o.horizon)

@@ -109,6 +109,13 @@ TEST_CASE("a Hugging Face Toto 2.0 folder loads by the released parameter names"
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("a_q0.9") != std::string::npos);
+  // --sign-average reaches the model: its forecast is another one.
+  auto averaged = test::run_command(std::string(ORRERY_BIN) + " forecast --model " + dir + " --input " + dir +
+                                    "/in.csv --horizon 12 --decode-block-size 32 --sign-average");
+  INFO(averaged.output);
+  CHECK(averaged.status == 0);
+  CHECK(averaged.output.find("a_q0.9") != std::string::npos);
+  CHECK(averaged.output != r.output);
 }
 
 TEST_CASE("a sharded checkpoint loads through its index") {

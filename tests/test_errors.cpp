@@ -176,6 +176,8 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --context 0"; }},
       {"cli-eval-split", 1, "orrery: eval: --split must be test or validation, got 'bogus'",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --split bogus"; }},
+      {"cli-eval-validation-windows", 1, "orrery: eval: --validation-windows needs --split validation",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --validation-windows 5"; }},
       {"eval-constant-series", 1,
        "orrery: data set 'flat': series 'flat' does not change (at lag 12) in the 24 steps before test window 1, so its "
        "MASE is undefined (its seasonal error is 0); leave the series out of the data set",
@@ -254,6 +256,12 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          write(d, "daily.csv", kDaily);
          return script(d, "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, split = \"bogus\", quiet = true}\n");
+       }},
+      {"opt-eval-validation-windows", 1, "orrery: script.lua:1: orrery.eval: validation_windows must be at least 1, got 0",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         return script(d, "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, split = \"validation\", "
+                          "validation_windows = 0, quiet = true}\n");
        }},
       {"opt-plugin-kind", 1,
        "orrery: script.lua:1: orrery.plugins: unknown kind \"parametrization\" (did you mean 'parametrisation'?); the kinds are architecture, head, optimizer, parametrisation and data",

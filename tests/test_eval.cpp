@@ -121,6 +121,23 @@ TEST_CASE("run_eval scores the last non-overlapping windows against seasonal nai
   CHECK(rows[1]["mase_ratio"].get<double>() == Approx(mase / n["rows"][0]["mase"].get<double>()).epsilon(1e-12));
 }
 
+TEST_CASE("eval.csv holds one line per row, with the row's frequency bucket") {
+  std::vector<double> y;
+  for (int t = 0; t < 130; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
+  auto naive = baseline_forecaster("naive"), seasonal = baseline_forecaster("seasonal_naive");
+  const Json r = run_eval({yearly(y)}, {naive.get(), seasonal.get()}, EvalProtocol{});
+  const std::string dir = test::temp_dir("eval-csv");
+  write_eval(r, dir);
+  std::ifstream in(dir + "/eval.csv");
+  std::string header, line;
+  std::getline(in, header);
+  CHECK(header == "dataset,frequency,term,bucket,model,mase,crps,coverage,mase_ratio,crps_ratio");
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1].rfind(r["rows"][1]["dataset"].get<std::string>() + ",A,short,yearly,seasonal_naive,", 0) == 0);
+}
+
 TEST_CASE("the summary is the geometric mean of the ratios across configurations") {
   std::vector<double> a, b;
   for (int t = 0; t < 60; ++t) a.push_back(50 + (t % 5) * 2.0 + t), b.push_back(10 + 0.5 * t + (t % 3));
@@ -269,6 +286,43 @@ TEST_CASE("the validation split is the one window before the test windows, which
                     Catch::Contains("too few for a validation window of 6 before 1 test window(s)"));
 }
 
+TEST_CASE("rolling validation origins: back to back before the test windows, a tenth of each series' history") {
+  struct Recorder final : EvalForecaster {
+    std::vector<size_t> lengths;
+    std::string name() const override { return "recorder"; }
+    std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& h, int64_t,
+                                                           int64_t H, const std::vector<double>& l) override {
+      std::vector<std::vector<std::vector<double>>> out;
+      for (const auto& x : h) lengths.push_back(x.size()), out.emplace_back(l.size(), std::vector<double>(H, x.back()));
+      return out;
+    }
+  };
+  std::vector<double> y;
+  for (int t = 0; t < 400; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
+  EvalDataset d = yearly(y);  // the long series: 400 steps
+  d.series.push_back({"short", std::vector<double>(y.begin(), y.begin() + 130), 1});
+  // The shortest has 130 steps: 3 test windows of 6 at the end of every series. Before them the
+  // long series has 382 steps, a tenth of which holds 7 windows; the short one 112: 2 windows.
+  EvalProtocol p;
+  p.validation = true;
+  p.validation_windows = 20;
+  Recorder rolling, capped, one;
+  const Json r = run_eval({d}, {&rolling}, p);
+  CHECK(rolling.lengths == std::vector<size_t>{340, 346, 352, 358, 364, 370, 376, 100, 106});
+  CHECK(r["configurations"][0]["windows"] == 7);
+  CHECK(r["configurations"][0]["items"] == 9);
+  CHECK(r["protocol"]["validation_windows"] == 20);
+  CHECK_THAT(format_eval_table(r), Catch::Contains("up to 20 rolling origins before each series' test windows"));
+  p.validation_windows = 4;
+  run_eval({d}, {&capped}, p);
+  CHECK(capped.lengths == std::vector<size_t>{358, 364, 370, 376, 100, 106});
+  p.validation_windows = 1;  // GIFT-Eval's split
+  run_eval({d}, {&one}, p);
+  CHECK(one.lengths == std::vector<size_t>{376, 106});
+  p.validation_windows = 0;
+  CHECK_THROWS_WITH(run_eval({d}, {&one}, p), Catch::Contains("validation_windows must be at least 1, got 0"));
+}
+
 TEST_CASE("what has no score is refused or said: a constant series, two data sets of one name, an exact naive") {
   std::vector<double> y;
   for (int t = 0; t < 60; ++t) y.push_back(10 + t);
@@ -377,4 +431,26 @@ TEST_CASE("a model is scored on every window in batched forward passes") {
   CHECK(std::isfinite(r1["rows"][0]["crps_ratio"].get<double>()));
   const std::string table = format_eval_table(r1);
   CHECK_THAT(table, Catch::Contains("monthly/M/short") && Catch::Contains("geometric mean"));
+}
+
+TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain one need not") {
+  auto model = test::tiny_model(4);
+  EvalDataset up, down;
+  up.name = "up", down.name = "down";
+  up.frequency = down.frequency = Frequency::parse("M");
+  std::vector<double> y, minus_y;
+  for (int t = 0; t < 160; ++t) y.push_back(30 + 6 * std::sin(2 * M_PI * t / 12.0) + 0.2 * t + std::cos(t * 1.7));
+  for (double v : y) minus_y.push_back(-v);
+  up.series.push_back({"a", y, 12});
+  down.series.push_back({"a", minus_y, 12});
+  auto score = [&](bool sign_average, const EvalDataset& d) {
+    auto f = model_forecaster(*model, "tiny", 64, 8, nullptr, sign_average);
+    const Json r = run_eval({d}, {f.get()}, EvalProtocol{});
+    return std::pair{r["rows"][0]["mase"].get<double>(), r["rows"][0]["crps"].get<double>()};
+  };
+  const auto [mase_up, crps_up] = score(true, up);
+  const auto [mase_down, crps_down] = score(true, down);
+  CHECK(mase_up == Approx(mase_down).epsilon(1e-9));
+  CHECK(crps_up == Approx(crps_down).epsilon(1e-9));
+  CHECK(score(false, up).second != Approx(score(false, down).second).epsilon(1e-6));
 }

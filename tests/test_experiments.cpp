@@ -1,7 +1,7 @@
 // The experiment scripts end to end at a toy size: scripts/proxy_search.lua (four chained search
 // rounds, the decay round branched off one stable run), scripts/scaling.lua (budgets branched
 // off one run per size, both laws fitted) and scripts/prior_ablation.lua (the synthetic prior's
-// families, arm by arm, on paired seeds). Run again, each reads its work back and trains
+// families, arm by arm, on paired seeds; sign_average.lua scores its saved models again). Run again, each reads its work back and trains
 // nothing.
 #include <catch2/catch.hpp>
 
@@ -117,7 +117,8 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
-  const std::string cmd = "scripts/prior_ablation.lua arms=default,ets,augmented,short seeds=2 steps=3 batch=2 context=128";
+  const std::string cmd =
+      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20 seeds=2 steps=3 batch=2 context=128";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -142,6 +143,12 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(fs::exists(dir + "/runs/prior_ablation/runs/short-s1/model.safetensors"));
   const Json short_config = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/short-s0/config.json"));
   CHECK(short_config["data"]["options"]["sources"][0]["options"]["short_prob"] == 0.3);
+  // The recipe arms: 16-step patches; the observability source at 20% of the series.
+  const Json patch16 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/patch16-s1/config.json"));
+  CHECK(patch16["model"]["patch_size"] == 16);
+  const Json obs20 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/obs20-s0/config.json"));
+  CHECK(obs20["data"]["describe"]["sources"][1]["share"].get<double>() == Approx(0.2));
+  CHECK(r["comparison"]["patch16"]["test_difference"].contains("verdict"));
   CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
   // ETS on the same windows, once, and every arm against it, overall and by frequency bucket.
   CHECK(r["reference"]["test"].size() == r["scores"]["default"]["test"]["0"].size());
@@ -162,5 +169,29 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
                                            "options differ); give runs_dir= another folder to train it anew"));
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented)"));
+  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, "
+                                         "classical, patch16, obs20)"));
+
+  // sign_average.lua scores the saved models again, plain and sign-averaged: plain is what the
+  // ablation scored with the model in memory.
+  const auto averaged = run(dir, "scripts/sign_average.lua arms=augmented seeds=2 context=128");
+  INFO(averaged.output);
+  REQUIRE(averaged.status == 0);
+  const Json sa = Json::parse(test::read_text(dir + "/runs/prior_ablation/sign_average.json"));
+  for (const char* seed : {"0", "1"})
+    for (const char* split : {"validation", "test"}) {
+      const Json& plain = sa["scores"]["augmented"][seed]["plain"][split];
+      REQUIRE(plain.size() == r["scores"]["augmented"][split][seed].size());
+      for (const auto& [config, score] : plain.items())
+        CHECK(score.get<double>() == Approx(r["scores"]["augmented"][split][seed][config].get<double>()).epsilon(1e-12));
+      CHECK(sa["scores"]["augmented"][seed]["averaged"][split] != plain);
+    }
+  CHECK(sa["comparison"]["augmented"]["test"].contains("verdict"));
+  CHECK_THAT(averaged.output, Catch::Contains("averaged / plain - 1 (90% bootstrap)"));
+  const auto missing = run(dir, "scripts/sign_average.lua arms=ets seeds=3 context=128");
+  CHECK(missing.status == 1);
+  CHECK_THAT(missing.output, Catch::Contains("prior_ablation/runs/ets-s2/model.safetensors is missing"));
+  const auto other_context = run(dir, "scripts/sign_average.lua arms=augmented seeds=2");
+  CHECK(other_context.status == 1);
+  CHECK_THAT(other_context.output, Catch::Contains("was scored with context=128, not 512"));
 }

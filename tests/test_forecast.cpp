@@ -54,6 +54,36 @@ TEST_CASE("forecasts are affine-equivariant: forecast(a*x + b) = a*forecast(x) +
   CHECK(at::allclose(moved, base * a + b, 1e-4, 1e-3 * a));
 }
 
+TEST_CASE("a sign-averaged forecast is f(x) with -f(-x) at mirrored levels, and odd in its input") {
+  auto model = test::tiny_model(9);
+  at::Tensor x = at::randn({2, 1, 80}, at::kDouble) * 4 + 25;
+  at::Tensor obs = at::ones({2, 1, 80}, at::kBool);
+  obs[1][0][7] = false;
+  at::Tensor ids = at::zeros({2, 1}, at::kLong);
+  const std::vector<double> asked{0.1, 0.25, 0.5}, mirrored_set{0.1, 0.25, 0.5, 0.75, 0.9};
+  orrery::ForecastOptions averaged{.levels = asked, .mean = true, .sign_average = true};
+  const auto f = model->forecast(x, obs, ids, 40, averaged);
+  REQUIRE(f.levels == asked);
+  REQUIRE(f.quantiles.sizes() == at::IntArrayRef({3, 2, 1, 40}));
+  // By hand from two plain forecasts at the closed level set: level i pairs with 1 - level i.
+  const auto plus = model->forecast(x, obs, ids, 40, {.levels = mirrored_set, .mean = true});
+  const auto minus = model->forecast(-x, obs, ids, 40, {.levels = mirrored_set, .mean = true});
+  const int64_t own[] = {0, 1, 2}, other[] = {4, 3, 2};
+  for (int i = 0; i < 3; ++i) {
+    INFO("level " << asked[i]);
+    CHECK(at::equal(f.quantiles[i], (plus.quantiles[own[i]] - minus.quantiles[other[i]]) / 2));
+  }
+  CHECK(at::equal(f.median, (plus.median - minus.median) / 2));
+  CHECK(at::equal(f.mean, (plus.mean - minus.mean) / 2));
+  // A model that is not odd (an untrained one is not) gives a different plain forecast.
+  CHECK_FALSE(at::allclose(plus.quantiles[0], -minus.quantiles[4]));
+  // Odd: the sign-averaged forecast of -x is minus the one of x, level q against 1 - q.
+  const auto g = model->forecast(-x, obs, ids, 40, {.levels = mirrored_set, .sign_average = true});
+  const auto h = model->forecast(x, obs, ids, 40, {.levels = mirrored_set, .sign_average = true});
+  CHECK(at::equal(g.quantiles, -h.quantiles.flip(0)));
+  CHECK((h.quantiles.diff(1, 0) >= 0).all().item<bool>());
+}
+
 TEST_CASE("missing steps in the last context patch are forward-filled and treated as observed") {
   auto model = test::tiny_model(8);
   at::Tensor x = at::randn({1, 1, 96}) + 20;

@@ -135,6 +135,8 @@ const std::vector<Exercise> kExercises = {
      "best classical baseline"},
     {"build/bin/orrery eval --baselines theta,ets --data assets/data/airquality.csv --out runs/aq-eval", "",
      "file:runs/aq-eval/eval.csv"},
+    {"build/bin/orrery eval --baselines ets --split validation --validation-windows 20", "",
+     "up to 20 rolling origins before each series' test windows"},
     {"build/bin/orrery eval --baselines theta --data '{\"name\": \"csv\", \"options\": {\"files\": "
      "\"assets/data/uk_lung_deaths.csv\", \"timestamp_format\": \"year\"}}'",
      "", "uk_lung_deaths/M/short"},
@@ -148,6 +150,9 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/prior_ablation.lua arms=default,state_space,ets,arima,kernel_trend,short,augmented",
      "build/bin/orrery run scripts/prior_ablation.lua arms=default,ets seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
+     "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1 context=128",
+     "results: runs/prior_ablation/sign_average.json"},
     {"build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv",
      "build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv steps=4",
      "fine-tuning moved MASE"},

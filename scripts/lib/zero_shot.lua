@@ -2,21 +2,24 @@
 -- scripts/zero_shot.lua trains with, and that prior_ablation.lua varies one part of.
 local zs = {}
 
--- The quickstart's 1.15M-parameter Toto-style model, or a released size (preset = "toto2-4m").
+-- The quickstart's 1.15M-parameter Toto-style model, or a released size (preset = "toto2-4m");
+-- patch_size 32 unless o.patch_size says otherwise.
 function zs.model(o)
   local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4}
   if o.preset then arch = {"toto2", preset = o.preset} end
-  return orrery.model{arch = arch, head = "quantile", param = "sp", seed = o.seed or 0, device = o.device or "cpu"}
+  return orrery.model{arch = arch, head = "quantile", param = "sp", patch_size = o.patch_size, seed = o.seed or 0,
+                      device = o.device or "cpu"}
 end
 
 -- Toto 2.0's pretraining mix: 57.5% synthetic, 42.5% observability-like series, with contexts
 -- of every length from 64 steps up so the model learns to forecast from short histories too.
 -- `synthetic` adds options to the synthetic source (e.g. families = {...}), `mixture` to the
--- mixture (e.g. augment = {...}).
-function zs.mixture(synthetic, mixture)
-  local source = {"synthetic", weight = 57.5}
+-- mixture (e.g. augment = {...}); `observability` is that source's share in percent (42.5).
+function zs.mixture(synthetic, mixture, observability)
+  observability = observability or 42.5
+  local source = {"synthetic", weight = 100 - observability}
   for k, v in pairs(synthetic or {}) do source[k] = v end
-  local mix = {"mixture", min_context = 64, sources = {source, {"observability", weight = 42.5}}}
+  local mix = {"mixture", min_context = 64, sources = {source, {"observability", weight = observability}}}
   for k, v in pairs(mixture or {}) do mix[k] = v end
   return mix
 end
@@ -39,6 +42,21 @@ function zs.train_fields(o)
     quiet          = o.quiet,
     log_every      = 100,
   }
+end
+
+-- An orrery.eval row's configuration, "dataset/frequency/term".
+function zs.configuration(row) return row.dataset .. "/" .. row.frequency .. "/" .. row.term end
+
+-- {configuration = (MASE + CRPS) / 2 ratio} of an orrery.eval result's rows; a configuration
+-- without a finite score is left out.
+function zs.scores_of(ev)
+  local function finite(x) return type(x) == "number" and x == x and math.abs(x) ~= math.huge end
+  local out = {}
+  for _, row in ipairs(ev.rows) do
+    local m, c = row.mase_ratio, row.crps_ratio
+    if finite(m) and finite(c) then out[zs.configuration(row)] = (m + c) / 2 end
+  end
+  return out
 end
 
 return zs

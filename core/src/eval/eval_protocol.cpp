@@ -169,8 +169,10 @@ namespace {
 
 class ModelForecaster final : public EvalForecaster {
  public:
-  ModelForecaster(Model& m, std::string name, int64_t context, int64_t batch, const Interrupt* interrupt)
-      : model_(m), name_(std::move(name)), context_(context), batch_(batch), interrupt_(interrupt) {}
+  ModelForecaster(Model& m, std::string name, int64_t context, int64_t batch, const Interrupt* interrupt,
+                  bool sign_average)
+      : model_(m), name_(std::move(name)), context_(context), batch_(batch), interrupt_(interrupt),
+        sign_average_(sign_average) {}
   std::string name() const override { return name_; }
 
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
@@ -187,6 +189,7 @@ class ModelForecaster final : public EvalForecaster {
       ForecastOptions o;
       o.levels = levels;
       o.interrupt = interrupt_;
+      o.sign_average = sign_average_;
       const int64_t n = static_cast<int64_t>(part.size());
       Forecast f = model_.forecast(b.values, b.observed, at::zeros({n, 1}, at::kLong), horizon, o);
       for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
@@ -199,6 +202,7 @@ class ModelForecaster final : public EvalForecaster {
   std::string name_;
   int64_t context_, batch_;
   const Interrupt* interrupt_;
+  bool sign_average_;
 };
 
 class BaselineForecaster final : public EvalForecaster {
@@ -220,9 +224,9 @@ class BaselineForecaster final : public EvalForecaster {
 }  // namespace
 
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
-                                                 int64_t batch_size, const Interrupt* interrupt) {
+                                                 int64_t batch_size, const Interrupt* interrupt, bool sign_average) {
   if (context < 1 || batch_size < 1) throw Error("evaluation needs a positive context and batch size");
-  return std::make_unique<ModelForecaster>(model, std::move(name), context, batch_size, interrupt);
+  return std::make_unique<ModelForecaster>(model, std::move(name), context, batch_size, interrupt, sign_average);
 }
 
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name) {
@@ -239,27 +243,36 @@ struct Windows {
   std::vector<std::vector<double>> histories, targets;
 };
 
-// The test windows: the last `count` of the prediction length. The validation split (gluonts'
-// split as GIFT-Eval makes it): the one window just before them.
-Windows make_windows(const EvalDataset& d, Term term, bool validation) {
+// The test windows: the last `tests` of the prediction length. The validation split (gluonts'
+// split as GIFT-Eval makes it): windows just before them, one or (validation_windows > 1) the
+// rolling origins EvalProtocol describes. `count` is the most windows a series has.
+Windows make_windows(const EvalDataset& d, Term term, const EvalProtocol& protocol) {
+  const bool validation = protocol.validation;
   Windows w;
   w.horizon = prediction_length(d.frequency, term);
   w.season = seasonality(d.frequency);
   int64_t shortest = INT64_MAX;
   for (const auto& s : d.series) shortest = std::min<int64_t>(shortest, static_cast<int64_t>(s.values.size()));
   const int64_t tests = test_windows(shortest, w.horizon);
-  w.count = validation ? 1 : tests;
   const char* kind = validation ? "validation" : "test";
   for (const auto& s : d.series) {
     const int64_t n = static_cast<int64_t>(s.values.size());
-    const int64_t first = n - (validation ? tests + 1 : tests) * w.horizon;
+    int64_t count = tests;
+    if (validation) {
+      // Steps before the test windows, less the history of 2 the first window needs.
+      const int64_t before = n - tests * w.horizon, room = (before - 2) / w.horizon;
+      const int64_t tenth = (before + 10 * w.horizon - 1) / (10 * w.horizon);  // ceil(0.1 * before / H)
+      count = std::max<int64_t>(1, std::min({protocol.validation_windows, tenth, room}));
+    }
+    w.count = std::max(w.count, count);
+    const int64_t first = n - (validation ? tests + count : tests) * w.horizon;
     if (first < 2)
       throw Error("data set '" + d.name + "': series '" + s.name + "' has " + std::to_string(n) +
                   " steps, too few for " + (validation ? "a validation window of " + std::to_string(w.horizon) +
-                  " before " + std::to_string(tests) + " test window(s)" : std::to_string(w.count) +
+                  " before " + std::to_string(tests) + " test window(s)" : std::to_string(count) +
                   " window(s) of " + std::to_string(w.horizon)) +
                   " (" + term_name(term) + " term at " + d.frequency.str() + ") after a history of 2");
-    for (int64_t k = 0; k < w.count; ++k) {
+    for (int64_t k = 0; k < count; ++k) {
       const auto cut = s.values.begin() + first + k * w.horizon;
       w.histories.emplace_back(s.values.begin(), cut);
       w.targets.emplace_back(cut, cut + w.horizon);
@@ -303,6 +316,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
               const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress,
               const Interrupt* interrupt) {
   if (datasets.empty()) throw Error("evaluation needs at least one data set");
+  if (protocol.validation_windows < 1)
+    throw Error("evaluation: validation_windows must be at least 1, got " + std::to_string(protocol.validation_windows));
   for (size_t i = 0; i < datasets.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (datasets[k].name == datasets[i].name)
@@ -321,7 +336,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
       if (interrupt && interrupt->requested()) throw Error("evaluation interrupted");
       Windows w;
       try {
-        w = make_windows(d, term, protocol.validation);
+        w = make_windows(d, term, protocol);
       } catch (const Error& e) {
         // A short series is refused; one too short for a longer term's horizon is left out of
         // that term, as GIFT-Eval defines medium and long terms only for long enough data sets.
@@ -404,11 +419,13 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
       }
   Json terms = Json::array();
   for (Term t : protocol.terms) terms.push_back(term_name(t));
-  return {{"protocol", {{"name", "GIFT-Eval"}, {"split", protocol.validation ? "validation" : "test"},
+  Json result = {{"protocol", {{"name", "GIFT-Eval"}, {"split", protocol.validation ? "validation" : "test"},
                         {"terms", terms}, {"levels", protocol.levels},
                         {"normaliser", "seasonal_naive"}, {"aggregate", "geometric mean of ratios"}}},
           {"configurations", configs}, {"skipped", skipped}, {"unscaled", unscaled}, {"rows", rows},
           {"summary", summary}, {"buckets", buckets}};
+  if (protocol.validation) result["protocol"]["validation_windows"] = protocol.validation_windows;
+  return result;
 }
 
 namespace {
@@ -503,8 +520,14 @@ std::string format_eval_table(const Json& r) {
   out += "\n";
   out += format_buckets(r, models, width);
   out += "(ratios to seasonal naive on the same windows; below 1 is better)\n";
-  if (r["protocol"].value("split", "test") == "validation")
-    out += "(validation windows: the one window before each series' test windows)\n";
+  if (r["protocol"].value("split", "test") == "validation") {
+    const int64_t n = r["protocol"].value("validation_windows", int64_t{1});
+    out += n == 1 ? std::string("(validation windows: the one window before each series' test windows)\n")
+                  : "(validation windows: up to " + std::to_string(n) +
+                        " rolling origins before each series' test windows, a tenth of its history)\n";
+  }
+  if (r["protocol"].value("sign_average", false))
+    out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";
   if (r.contains("unscaled"))
     for (const auto& u : r["unscaled"])
       out.append("(").append(u["dataset"].get<std::string>()).append("/").append(u["frequency"].get<std::string>())
@@ -516,7 +539,7 @@ void write_eval(const Json& r, const std::string& dir) {
   fs::create_directories(dir);
   write_file_atomically((fs::path(dir) / "eval.json").string(), [&](std::ostream& o) { o << r.dump(1) << "\n"; });
   write_file_atomically((fs::path(dir) / "eval.csv").string(), [&](std::ostream& o) {
-    o << "dataset,frequency,term,model,mase,crps,coverage,mase_ratio,crps_ratio\n";
+    o << "dataset,frequency,term,bucket,model,mase,crps,coverage,mase_ratio,crps_ratio\n";
     auto num = [](const Json& j) {
       char b[32];
       std::snprintf(b, sizeof b, "%.9g", j.is_number() ? j.get<double>() : NAN);
@@ -524,7 +547,8 @@ void write_eval(const Json& r, const std::string& dir) {
     };
     for (const auto& row : r["rows"])
       o << row["dataset"].get<std::string>() << "," << row["frequency"].get<std::string>() << ","
-        << row["term"].get<std::string>() << "," << row["model"].get<std::string>() << "," << num(row["mase"]) << ","
+        << row["term"].get<std::string>() << "," << row.value("bucket", std::string()) << ","
+        << row["model"].get<std::string>() << "," << num(row["mase"]) << ","
         << num(row["crps"]) << "," << num(row["coverage"]) << "," << num(row["mase_ratio"]) << ","
         << num(row["crps_ratio"]) << "\n";
   });
@@ -536,7 +560,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   const std::vector<EvalDataset> datasets =
       r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
   std::vector<std::unique_ptr<EvalForecaster>> owned;
-  for (const auto& [name, model] : r.models) owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt));
+  for (const auto& [name, model] : r.models)
+    owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt, r.sign_average));
   for (const auto& b : r.baselines) owned.push_back(baseline_forecaster(b));
   std::vector<EvalForecaster*> forecasters;
   for (size_t i = 0; i < owned.size(); ++i) {
@@ -558,6 +583,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     std::fflush(stdout);
   };
   Json result = run_eval(datasets, forecasters, r.protocol, progress, interrupt);
+  if (!r.models.empty()) result["protocol"]["sign_average"] = r.sign_average;
   result["table"] = format_eval_table(result);
   if (!r.out.empty()) {
     write_eval(result, r.out);

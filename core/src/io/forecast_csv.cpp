@@ -91,6 +91,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   fo.decode_block_size = o.decode_block_size;
   fo.precision = parse_precision(o.precision, "forecast: --precision");
   fo.interrupt = o.interrupt;
+  fo.sign_average = o.sign_average;
   Forecast f = model->forecast(batch.values, batch.observed, at::zeros({S, 1}, at::kLong), horizon, fo);
   const at::Tensor q = f.quantiles.contiguous();
   auto qa = q.accessor<double, 4>();  // (Q, S, 1, H)

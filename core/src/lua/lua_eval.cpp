@@ -39,12 +39,13 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
 // orrery.eval{model = m | "path", name = "model" | models = {name = m, ...},
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
-//             context = 2048, batch_size = 64, out = "runs/x", quiet = false}
+//             validation_windows = 1,
+//             context = 2048, batch_size = 64, sign_average = false, out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
-                          "batch_size", "out", "quiet"});
+                          "batch_size", "sign_average", "validation_windows", "out", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
   if (field(L, 1, "model")) {
@@ -88,8 +89,14 @@ int l_eval(lua_State* L) {
       throw Error(fn + ": split must be \"test\" or \"validation\", got \"" + *v + "\"");
     r.protocol.validation = *v == "validation";
   }
+  if (auto v = integer_field(L, 1, "validation_windows", fn)) {
+    if (!r.protocol.validation) throw Error(fn + ": validation_windows needs split = \"validation\"");
+    if (*v < 1) throw Error(fn + ": validation_windows must be at least 1, got " + std::to_string(*v));
+    r.protocol.validation_windows = *v;
+  }
   if (auto v = integer_field(L, 1, "context", fn)) r.context = *v;
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
+  if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;
   if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");

@@ -44,12 +44,14 @@ int l_load(lua_State* L) {
   return 1;
 }
 
-// model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=}
+// model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
+//                sign_average=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
-  check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph"});
+  check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
+                          "sign_average"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   ForecastOptions opts;
@@ -59,6 +61,7 @@ int m_forecast(lua_State* L) {
   if (auto b = integer_field(L, 2, "decode_block_size", fn)) opts.decode_block_size = *b;
   if (auto p = string_field(L, 2, "precision", fn)) opts.precision = parse_precision(*p, fn + ": precision");
   if (auto g = boolean_field(L, 2, "graph", fn)) opts.graph = *g;
+  if (auto a = boolean_field(L, 2, "sign_average", fn)) opts.sign_average = *a;
 
   std::vector<std::vector<double>> series;
   std::vector<std::string> labels;

@@ -229,6 +229,7 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
       std::snprintf(text, sizeof text, "%g", l);
       throw Error(std::string("forecast levels must lie strictly between 0 and 1, got ") + text);
     }
+  if (o.sign_average) return sign_averaged_forecast(values_in, observed_in, series_ids, horizon, levels, o);
   // Values stay float64 up to the scaler, which works in float64: a series of values beyond
   // float32's range (1e39) is scaled, not overflowed to infinity and dropped.
   const at::Tensor values = values_in.to(at::kDouble);
@@ -255,6 +256,36 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   f.quantiles = cat(&Forecast::quantiles, 1);
   f.median = cat(&Forecast::median, 0);
   if (o.mean) f.mean = cat(&Forecast::mean, 0);
+  return f;
+}
+
+// f(x) and -f(-x) at mirrored levels: the level set is closed under q -> 1-q, so level q of the
+// average pairs q of the one forecast with 1-q of the other. Each is sorted along Q and the
+// mirrored one reverses its order as it is negated, so the average stays sorted.
+Forecast Model::sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
+                                       const at::Tensor& series_ids, int64_t horizon,
+                                       const std::vector<double>& levels, const ForecastOptions& o) {
+  constexpr double kSame = 1e-12;  // 1 - 0.1 is 0.9 to within a rounding
+  std::vector<double> both = levels;
+  for (double l : levels) both.push_back(1 - l);
+  std::sort(both.begin(), both.end());
+  both.erase(std::unique(both.begin(), both.end(), [](double a, double b) { return b - a < kSame; }), both.end());
+  ForecastOptions each = o;
+  each.sign_average = false;
+  each.levels = both;
+  const Forecast plus = forecast(values, observed, series_ids, horizon, each);
+  const Forecast minus = forecast(values.neg(), observed, series_ids, horizon, each);
+  auto index_of = [&](double l) {
+    const auto it = std::lower_bound(both.begin(), both.end(), l - kSame);
+    return static_cast<int64_t>(it - both.begin());
+  };
+  std::vector<int64_t> own, mirrored;
+  for (double l : levels) own.push_back(index_of(l)), mirrored.push_back(index_of(1 - l));
+  const at::Tensor own_rows = at::tensor(own, at::kLong), mirrored_rows = at::tensor(mirrored, at::kLong);
+  Forecast f{levels, {}, {}, {}};
+  f.quantiles = (plus.quantiles.index_select(0, own_rows) - minus.quantiles.index_select(0, mirrored_rows)) / 2;
+  f.median = (plus.median - minus.median) / 2;
+  if (o.mean) f.mean = (plus.mean - minus.mean) / 2;
   return f;
 }
 

@@ -51,9 +51,11 @@ class EvalForecaster {
       const std::vector<double>& levels) = 0;
 };
 
-// A model's forecasts, `batch_size` windows per forward pass, each fed its last `context` steps.
+// A model's forecasts, `batch_size` windows per forward pass, each fed its last `context` steps;
+// `sign_average`: ForecastOptions::sign_average.
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
-                                                 int64_t batch_size, const Interrupt* interrupt = nullptr);
+                                                 int64_t batch_size, const Interrupt* interrupt = nullptr,
+                                                 bool sign_average = false);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 
@@ -63,6 +65,11 @@ struct EvalProtocol {
   // prediction length just before the test windows, its history everything before it. What a
   // search tunes on, so that the test windows stay unseen until the tuned model is scored.
   bool validation = false;
+  // Rolling origins of the validation split: a series gets up to this many windows of the
+  // prediction length, back to back, ending where its test windows begin: as many as a tenth of
+  // the steps before its test windows holds (GIFT-Eval's rule for the test windows, per series),
+  // at least one, so long series are validated more densely. 1: GIFT-Eval's split.
+  int64_t validation_windows = 1;
   std::vector<double> levels{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
 };
 
@@ -84,7 +91,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
 // ratios), then the geometric means, overall and by frequency bucket (and relative to ets's
 // when ets is among the models).
 std::string format_eval_table(const Json& result);
-// eval.json (everything) and eval.csv (the rows) in `dir`, written atomically.
+// eval.json (everything) and eval.csv (the rows, with their frequency bucket) in `dir`, written
+// atomically.
 void write_eval(const Json& result, const std::string& dir);
 
 // What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol.
@@ -96,6 +104,8 @@ struct EvalRequest {
   std::vector<std::string> baselines{"naive", "seasonal_naive", "theta", "ets"};
   EvalProtocol protocol;
   int64_t context = 2048, batch_size = 64;
+  bool sign_average = false;         // the models' forecasts sign-averaged (ForecastOptions), recorded
+                                     // in the result's protocol
   std::string out;                   // folder for eval.json and eval.csv; "" = none
   bool quiet = false;                // no progress lines and no table
 };

@@ -17,6 +17,7 @@ struct ForecastCsvOptions {
   int64_t context = 4096;  // most recent steps fed to the model
   int64_t decode_block_size = 0;  // ForecastOptions::decode_block_size
   std::string precision = "fp32";  // ForecastOptions::precision, by name
+  bool sign_average = false;       // ForecastOptions::sign_average
   std::string device = "cpu";
   const Interrupt* interrupt = nullptr;
 };

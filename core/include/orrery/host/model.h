@@ -36,6 +36,10 @@ struct ForecastOptions {
   int64_t decode_block_size = 0;
   bool kv_cache = true;  // reuse the keys/values of committed patches between blocks
   bool mean = false;     // also estimate the mean (costs quantiles at 32 more levels)
+  // Average the forecast of the series with the negated forecast of the negated series, level
+  // q with level 1-q: the forecast becomes odd in its input, as a model trained with sign flips
+  // is meant to be. Two forward passes.
+  bool sign_average = false;
   Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
   // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
   // a GPU). For fixed shapes, such as serving or a benchmark; block decoding with the KV cache
@@ -119,6 +123,10 @@ class Model {
   Forecast forecast_rows(const at::Tensor& values, const at::Tensor& observed,
                          const at::Tensor& series_ids, int64_t horizon,
                          const std::vector<double>& levels, const ForecastOptions& options);
+  // forecast() with sign_average: checked levels, sorted.
+  Forecast sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
+                                  const at::Tensor& series_ids, int64_t horizon,
+                                  const std::vector<double>& levels, const ForecastOptions& options);
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed,
                    const at::Tensor& series_ids, const at::Tensor& keep) const;
 

@@ -1,0 +1,118 @@
+-- Sign averaging at inference: does averaging a model's forecast with the negated forecast of the
+-- negated series (model:forecast's sign_average) change zero-shot accuracy? It re-scores the
+-- models prior_ablation.lua saved, each arm's seeds, on the bundled benchmark's validation and
+-- test windows, plain and sign-averaged. Paired by model and configuration (data set x term):
+-- the mean over seeds of log((MASE + CRPS) / 2 ratio), averaged minus plain, with a 90%
+-- bootstrap over configurations; an interval that holds 0 is reported as no difference.
+--
+--   orrery run scripts/sign_average.lua [arms=augmented] [seeds=3] [context=512]
+--       [data=assets/data] [runs_dir=runs]
+--
+-- runs_dir is the one prior_ablation.lua was given; its models are read from
+-- runs_dir/prior_ablation/runs/ARM-sSEED/model.safetensors. Results:
+-- runs_dir/prior_ablation/sign_average.json (rewritten after every model; run again to resume).
+
+local zs = require("lib.zero_shot")
+local stats = require("lib.stats")
+
+local function list(s, default)
+  if s == nil then return default end
+  local out = {}
+  for item in tostring(s):gmatch("[^,]+") do out[#out + 1] = item end
+  return out
+end
+local arms = list(args.arms, {"augmented"})
+local seeds = tonumber(args.seeds) or 3
+local context = tonumber(args.context) or 512
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local benchmark = args.data or (here .. "../assets/data")
+local dir = (args.runs_dir or "runs") .. "/prior_ablation"
+local results_path = dir .. "/sign_average.json"
+local splits = {"validation", "test"}
+local ways = {plain = false, averaged = true}
+
+local ok, saved = pcall(orrery.read_json, results_path)
+local results = ok and saved or {}
+if results.context and results.context ~= context then
+  error(results_path .. " was scored with context=" .. results.context .. ", not " .. context
+        .. "; give runs_dir= another folder", 0)
+end
+results.context, results.scores = context, results.scores or {}
+
+local t0 = os.time()
+for _, arm in ipairs(arms) do
+  results.scores[arm] = results.scores[arm] or {}
+  for seed = 0, seeds - 1 do
+    local key = tostring(seed)
+    if not results.scores[arm][key] then
+      local path = string.format("%s/runs/%s-s%d/model.safetensors", dir, arm, seed)
+      local f = io.open(path, "rb")
+      if not f then
+        error(path .. " is missing: run prior_ablation.lua arms=" .. arm .. " seeds=" .. seeds
+              .. " with this runs_dir first", 0)
+      end
+      f:close()
+      local model = orrery.load(path)
+      local one = {}
+      for way, on in pairs(ways) do
+        one[way] = {}
+        for _, split in ipairs(splits) do
+          local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,
+                                 context = context, sign_average = on, quiet = true}
+          one[way][split] = zs.scores_of(ev)
+        end
+      end
+      results.scores[arm][key] = one
+      orrery.write_json(results_path, results)
+      io.write(string.format("\r%-12s seed %d scored   (%ds)   ", arm, seed, os.time() - t0))
+      io.flush()
+    end
+  end
+end
+print()
+
+-- averaged / plain - 1 for an arm on a split: paired by configuration, seeds averaged in logs.
+local function compare(arm, split)
+  local configs = {}
+  for config in pairs(results.scores[arm]["0"].plain[split]) do
+    local everywhere = true
+    for seed = 0, seeds - 1 do
+      local s = results.scores[arm][tostring(seed)]
+      everywhere = everywhere and s.plain[split][config] ~= nil and s.averaged[split][config] ~= nil
+    end
+    if everywhere then configs[#configs + 1] = config end
+  end
+  table.sort(configs)  -- a fixed order: sums round the same way on every run
+  local d, plain, averaged = {}, 0, 0
+  for i, config in ipairs(configs) do
+    local diff, p = 0, 0
+    for seed = 0, seeds - 1 do
+      local s = results.scores[arm][tostring(seed)]
+      diff = diff + math.log(s.averaged[split][config]) - math.log(s.plain[split][config])
+      p = p + math.log(s.plain[split][config])
+    end
+    d[i] = diff / seeds
+    plain, averaged = plain + p / seeds, averaged + p / seeds + d[i]
+  end
+  local mean, lo, hi = stats.mean_interval(d)
+  local row = {plain = math.exp(plain / #configs), averaged = math.exp(averaged / #configs),
+               change = math.exp(mean) - 1, low = math.exp(lo) - 1, high = math.exp(hi) - 1, configurations = #configs}
+  row.verdict = row.high < 0 and "better" or row.low > 0 and "worse" or "no difference"
+  return row
+end
+
+results.comparison = {}
+print(string.format("%-12s %-10s %8s %9s   %s", "arm", "split", "plain", "averaged", "averaged / plain - 1 (90% bootstrap)"))
+for _, arm in ipairs(arms) do
+  results.comparison[arm] = {}
+  for _, split in ipairs(splits) do
+    local r = compare(arm, split)
+    results.comparison[arm][split] = r
+    print(string.format("%-12s %-10s %8.4f %9.4f   %+.1f%% [%+.1f%%, %+.1f%%] %s", arm, split, r.plain, r.averaged,
+                        100 * r.change, 100 * r.low, 100 * r.high, r.verdict))
+  end
+end
+print("(geometric means over configurations of (MASE + CRPS) / 2 relative to seasonal naive, mean of "
+      .. seeds .. " seeds)")
+orrery.write_json(results_path, results)
+print("results: " .. results_path)
