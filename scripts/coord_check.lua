@@ -20,12 +20,7 @@
 -- u-muP each of its Muon-family rules (toto2, spectral) is checked.
 -- Results: runs/coord_check*/coord_check.json (every layer x width x step) and a table.
 
-local function list(s, default)
-  if s == nil then return default end
-  local out = {}
-  for item in tostring(s):gmatch("[^,]+") do out[#out + 1] = tonumber(item) or item end
-  return out
-end
+local list = require("lib.args").list
 
 local depths    = list(args.depths, nil)
 local axis      = depths and "depth" or "width"

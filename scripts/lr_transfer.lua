@@ -26,12 +26,7 @@
 -- Results: runs/lr_transfer*/lr_transfer.json (rewritten after every curve) and a table; each
 -- training run has its folder, which the dashboard's LR-transfer view reads.
 
-local function list(s, default)
-  if s == nil then return default end
-  local out = {}
-  for item in tostring(s):gmatch("[^,]+") do out[#out + 1] = tonumber(item) or item end
-  return out
-end
+local list = require("lib.args").list
 
 local optimizer = args.optimizer or "adamw"
 local muon_family = {normuon = true, muon = true, dion2 = true}

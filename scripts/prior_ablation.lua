@@ -19,6 +19,7 @@
 
 local zs = require("lib.zero_shot")
 local stats = require("lib.stats")
+local list = require("lib.args").list
 
 local arms_known = {
   default      = {},                                      -- the plugin's default families (TempoPFN's mix)
@@ -35,14 +36,11 @@ local arms_known = {
   -- data; the benchmark is mostly yearly to monthly).
   patch16      = {patch_size = 16},
   obs20        = {observability = 20},
+  -- Checkpoint averaging: the model scored is the mean of the weights at 85%, 90%, 95% and 100%
+  -- of the steps (in the schedule's decay, the last 30%).
+  averaged     = {average_from = 0.85},
 }
-local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, obs20"
-local function list(s, default)
-  if s == nil then return default end
-  local out = {}
-  for item in tostring(s):gmatch("[^,]+") do out[#out + 1] = item end
-  return out
-end
+local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, obs20, averaged"
 local arms = list(args.arms, {"default", "state_space"})
 for _, a in ipairs(arms) do
   assert(arms_known[a], "unknown arm '" .. a .. "' (arms: " .. arm_names .. ")")
@@ -90,18 +88,40 @@ local function same(a, b)
   return true
 end
 
+-- The steps an averaging arm keeps checkpoints at: three from `from` of the run to its end
+-- (whose own checkpoint every run writes), each at least 1, none twice.
+local function averaged_steps(from)
+  if not from then return nil end
+  local at, seen = {}, {}
+  for k = 0, 2 do
+    local step = math.max(1, math.floor(steps * (from + k * (1 - from) / 3)))
+    if step < steps and not seen[step] then at[#at + 1], seen[step] = step, true end
+  end
+  return #at > 0 and at or nil
+end
+-- A run's checkpoint folders from step `first` on (its final one included).
+local function late_checkpoints(checkpoints, first)
+  local out = {}
+  for _, c in ipairs(checkpoints) do
+    if tonumber(c:match("step%-(%d+)$")) >= first then out[#out + 1] = c end
+  end
+  return out
+end
+
 local t0 = os.time()
 for _, arm in ipairs(arms) do
   results.families[arm] = families_of(arm)
   local trained = {steps = steps, context = context, batch = tonumber(args.batch) or 32,
                    synthetic = synthetic_options(arm), augment = arms_known[arm].augment or {},
-                   patch_size = arms_known[arm].patch_size, observability = arms_known[arm].observability}
+                   patch_size = arms_known[arm].patch_size, observability = arms_known[arm].observability,
+                   average_from = arms_known[arm].average_from}
   if results.scores[arm] and results.trained[arm] and not same(results.trained[arm], trained) then
     error(results_path .. " holds arm '" .. arm .. "' trained otherwise (steps, context, batch or its options " ..
           "differ); give runs_dir= another folder to train it anew", 0)
   end
   results.trained[arm] = trained
   results.scores[arm] = results.scores[arm] or {validation = {}, test = {}}
+  local checkpoint_at = averaged_steps(arms_known[arm].average_from)
   for seed = 0, seeds - 1 do
     local key = tostring(seed)
     if not results.scores[arm].test[key] then
@@ -111,7 +131,9 @@ for _, arm in ipairs(arms) do
         data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment}, arms_known[arm].observability),
         steps = steps, context = context,
         batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
+        checkpoint_at = checkpoint_at,
       })
+      if checkpoint_at then model:load(late_checkpoints(run.checkpoints, checkpoint_at[1])) end
       model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
       for _, split in ipairs({"validation", "test"}) do
         local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,

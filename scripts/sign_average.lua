@@ -14,13 +14,8 @@
 
 local zs = require("lib.zero_shot")
 local stats = require("lib.stats")
+local list = require("lib.args").list
 
-local function list(s, default)
-  if s == nil then return default end
-  local out = {}
-  for item in tostring(s):gmatch("[^,]+") do out[#out + 1] = item end
-  return out
-end
 local arms = list(args.arms, {"augmented"})
 local seeds = tonumber(args.seeds) or 3
 local context = tonumber(args.context) or 512

@@ -250,20 +250,25 @@ TEST_CASE("the context buckets score each window with its history's length bucke
   CHECK(crps["higher"] == Approx(r["summary"][0]["crps"].get<double>()).epsilon(1e-12));
 }
 
+namespace {
+// Forecasts each window's last value at every level, and records the length of each history.
+struct Recorder final : EvalForecaster {
+  std::vector<size_t> lengths;
+  std::string name() const override { return "recorder"; }
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& h, int64_t,
+                                                         int64_t H, const std::vector<double>& l) override {
+    std::vector<std::vector<std::vector<double>>> out;
+    for (const auto& x : h) lengths.push_back(x.size()), out.emplace_back(l.size(), std::vector<double>(H, x.back()));
+    return out;
+  }
+};
+}  // namespace
+
 TEST_CASE("the validation split is the one window before the test windows, which it never touches") {
   std::vector<double> y;
   for (int t = 0; t < 130; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
   // Three test windows of 6 (steps 112..129); validation is steps 106..111, history 0..105.
-  struct Recorder final : EvalForecaster {
-    std::vector<size_t> lengths;
-    std::string name() const override { return "recorder"; }
-    std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& h, int64_t,
-                                                           int64_t H, const std::vector<double>& l) override {
-      std::vector<std::vector<std::vector<double>>> out;
-      for (const auto& x : h) lengths.push_back(x.size()), out.emplace_back(l.size(), std::vector<double>(H, x.back()));
-      return out;
-    }
-  } test, val;
+  Recorder test, val;
   EvalProtocol p;
   const Json rt = run_eval({yearly(y)}, {&test}, p);
   p.validation = true;
@@ -287,16 +292,6 @@ TEST_CASE("the validation split is the one window before the test windows, which
 }
 
 TEST_CASE("rolling validation origins: back to back before the test windows, a tenth of each series' history") {
-  struct Recorder final : EvalForecaster {
-    std::vector<size_t> lengths;
-    std::string name() const override { return "recorder"; }
-    std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& h, int64_t,
-                                                           int64_t H, const std::vector<double>& l) override {
-      std::vector<std::vector<std::vector<double>>> out;
-      for (const auto& x : h) lengths.push_back(x.size()), out.emplace_back(l.size(), std::vector<double>(H, x.back()));
-      return out;
-    }
-  };
   std::vector<double> y;
   for (int t = 0; t < 400; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
   EvalDataset d = yearly(y);  // the long series: 400 steps

@@ -5,10 +5,13 @@
 // nothing.
 #include <catch2/catch.hpp>
 
+#include <ATen/ATen.h>
+
 #include <filesystem>
 #include <set>
 
 #include "orrery/json.h"
+#include "orrery/safetensors.h"
 #include "support.h"
 
 namespace fs = std::filesystem;
@@ -118,7 +121,8 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
-      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20 seeds=2 steps=3 batch=2 context=128";
+      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged seeds=2 steps=3 batch=2 "
+      "context=128";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -149,6 +153,21 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const Json obs20 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/obs20-s0/config.json"));
   CHECK(obs20["data"]["describe"]["sources"][1]["share"].get<double>() == Approx(0.2));
   CHECK(r["comparison"]["patch16"]["test_difference"].contains("verdict"));
+  // Checkpoint averaging: the model scored and saved is the mean of the checkpoints kept from
+  // 85% of the steps on (step 2 of 3) and the final one.
+  const std::string averaged_run = dir + "/runs/prior_ablation/runs/averaged-s0";
+  CHECK(Json::parse(test::read_text(averaged_run + "/config.json"))["train"]["checkpoint_at"] == Json::array({2}));
+  {
+    const auto saved = orrery::load_safetensors(averaged_run + "/model.safetensors");
+    const auto at2 = orrery::load_safetensors(averaged_run + "/checkpoints/step-000000002/model.safetensors");
+    const auto at3 = orrery::load_safetensors(averaged_run + "/checkpoints/step-000000003/model.safetensors");
+    REQUIRE(saved.tensors.size() == at3.tensors.size());
+    for (const auto& [name, t] : saved.tensors) {
+      INFO(name);
+      const at::Tensor mean = (at2.find(name)->to(at::kDouble) + at3.find(name)->to(at::kDouble)) / 2;
+      CHECK(at::equal(t, mean.to(t.scalar_type())));
+    }
+  }
   CHECK(!r["comparison"]["default"].contains("test_difference"));  // the reference
   // ETS on the same windows, once, and every arm against it, overall and by frequency bucket.
   CHECK(r["reference"]["test"].size() == r["scores"]["default"]["test"]["0"].size());
@@ -170,7 +189,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, "
-                                         "classical, patch16, obs20)"));
+                                         "classical, patch16, obs20, averaged)"));
 
   // sign_average.lua scores the saved models again, plain and sign-averaged: plain is what the
   // ablation scored with the model in memory.

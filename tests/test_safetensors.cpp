@@ -68,6 +68,31 @@ TEST_CASE("model weights saved and loaded reproduce the forecasts; mismatches ar
   CHECK(at::equal(c.params()[0].tensor, before));  // nothing half-loaded
 }
 
+TEST_CASE("the mean of several files' weights: each checked first, a checkpoint folder read through its file") {
+  auto dir = test::temp_dir("st-average");
+  auto a = test::tiny_model(1), b = test::tiny_model(2), c = test::tiny_model(3), avg = test::tiny_model(4);
+  a->save_weights(dir + "/a.safetensors");
+  b->save_weights(dir + "/b.safetensors");
+  std::filesystem::create_directories(dir + "/step-000000010");
+  c->save_weights(dir + "/step-000000010/model.safetensors");
+  avg->load_average({dir + "/a.safetensors", dir + "/b.safetensors", dir + "/step-000000010"});
+  for (size_t i = 0; i < avg->params().size(); ++i) {
+    INFO(avg->params()[i].info.name);
+    const at::Tensor mean = (a->params()[i].tensor.to(at::kDouble) + b->params()[i].tensor.to(at::kDouble) +
+                             c->params()[i].tensor.to(at::kDouble)) / 3;
+    CHECK(at::equal(avg->params()[i].tensor, mean.to(avg->params()[i].tensor.scalar_type())));
+  }
+  // One file that does not fit: an error naming it, and the model as it was.
+  orrery::ModelSpec wider = test::tiny_spec();
+  wider.arch.options["d_model"] = 64;
+  orrery::Model(wider, orrery::Registry::global()).save_weights(dir + "/wide.safetensors");
+  const at::Tensor before = avg->params()[0].tensor.clone();
+  CHECK_THROWS_WITH(avg->load_average({dir + "/a.safetensors", dir + "/wide.safetensors"}),
+                    Catch::Contains("wide.safetensors does not match this model"));
+  CHECK(at::equal(avg->params()[0].tensor, before));
+  CHECK_THROWS_WITH(avg->load_average({}), Catch::Contains("needs at least one file"));
+}
+
 namespace {
 // A file with a hand-written header: the header's JSON, then `data` bytes.
 void write_raw(const std::string& path, const orrery::Json& header, size_t data) {

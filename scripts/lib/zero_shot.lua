@@ -24,7 +24,8 @@ function zs.mixture(synthetic, mixture, observability)
   return mix
 end
 
--- orrery.train's fields: o = {model, data, steps, seconds, batch, context, name, seed, runs_dir, quiet}.
+-- orrery.train's fields: o = {model, data, steps, seconds, batch, context, name, seed, runs_dir, quiet,
+-- checkpoint_at}.
 function zs.train_fields(o)
   return {
     model          = o.model,
@@ -41,6 +42,7 @@ function zs.train_fields(o)
     runs_dir       = o.runs_dir,
     quiet          = o.quiet,
     log_every      = 100,
+    checkpoint_at  = o.checkpoint_at,
   }
 end
 

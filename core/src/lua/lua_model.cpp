@@ -162,8 +162,22 @@ int m_save(lua_State* L) {
   return 0;
 }
 
+// model:load(path), or model:load{path, ...}: the mean of the files' weights.
 int m_load(lua_State* L) {
-  self(L, "load")->load_weights(to_string(L, 2, "model:load: path"));
+  auto model = self(L, "load");
+  if (lua_istable(L, 2)) {
+    std::vector<std::string> paths;
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, 2));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, 2, i);
+      paths.push_back(to_string(L, -1, "model:load: paths[" + std::to_string(i) + "]"));
+      lua_pop(L, 1);
+    }
+    if (paths.empty()) throw Error("model:load: the list of paths is empty");
+    model->load_average(paths);
+  } else {
+    model->load_weights(to_string(L, 2, "model:load: path"));
+  }
   lua_settop(L, 1);
   return 1;  // the model, for chaining
 }

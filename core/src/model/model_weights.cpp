@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <set>
 
 #include "orrery/error.h"
@@ -46,6 +47,31 @@ std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry&
 }
 
 void Model::load_weights(const SafetensorsFile& file, const std::string& path) {
+  check_weights(file, path);
+  at::NoGradGuard no_grad;  // checked everything first: nothing is half-loaded
+  for (auto& p : params_) p.tensor.copy_(*file.find(p.info.name));
+}
+
+void Model::load_average(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw Error("averaging weights needs at least one file");
+  // Summed in float64, so the mean of K files rounds once, whatever K and the order.
+  std::vector<at::Tensor> sums;
+  for (const auto& given : paths) {
+    const std::string path =
+        std::filesystem::is_directory(given) ? (std::filesystem::path(given) / "model.safetensors").string() : given;
+    const SafetensorsFile file = load_safetensors(path);
+    check_weights(file, path);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const at::Tensor t = file.find(params_[i].info.name)->to(at::kDouble);
+      if (sums.size() <= i) sums.push_back(t.clone());
+      else sums[i].add_(t);
+    }
+  }
+  at::NoGradGuard no_grad;  // every file checked first: nothing is half-loaded
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].tensor.copy_(sums[i] / static_cast<double>(paths.size()));
+}
+
+void Model::check_weights(const SafetensorsFile& file, const std::string& path) const {
   std::set<std::string> expected;
   std::vector<std::string> problems;
   for (const auto& p : params_) {
@@ -70,8 +96,6 @@ void Model::load_weights(const SafetensorsFile& file, const std::string& path) {
     if (problems.size() > 8) msg += " and " + std::to_string(problems.size() - 8) + " more";
     throw Error(msg);
   }
-  at::NoGradGuard no_grad;  // checked everything first: nothing is half-loaded
-  for (auto& p : params_) p.tensor.copy_(*file.find(p.info.name));
 }
 
 }  // namespace orrery

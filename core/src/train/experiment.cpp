@@ -229,6 +229,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
 
   Json summary = result.to_json();
   summary.update(identity);
+  if (store) summary["checkpoints"] = list_checkpoints(store->dir());  // kept, oldest first: to average
   if (store) store->write_summary(summary);
   // No rank leaves before rank 0 has written its last checkpoint and the summary: a launcher
   // takes a rank's exit (an interrupted script's too) as the end of the job.

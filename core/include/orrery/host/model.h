@@ -90,6 +90,10 @@ class Model {
   // the file and the tensors at fault. The model is unchanged when loading fails.
   void load_weights(const std::string& path);
   void load_weights(const SafetensorsFile& file, const std::string& label);
+  // The mean of several files' weights (checkpoint averaging: a run's last checkpoints; a
+  // checkpoint folder stands for its model.safetensors), each file checked as load_weights
+  // checks it; the model is unchanged when one fails.
+  void load_average(const std::vector<std::string>& paths);
 
   // A model rebuilt from a file written by save_weights (its spec is in the metadata), on
   // `device`. Throws when the file was not written by Orrery.
@@ -123,6 +127,8 @@ class Model {
   Forecast forecast_rows(const at::Tensor& values, const at::Tensor& observed,
                          const at::Tensor& series_ids, int64_t horizon,
                          const std::vector<double>& levels, const ForecastOptions& options);
+  // Throws, naming the file and the tensors at fault, unless `file` holds exactly the parameters.
+  void check_weights(const SafetensorsFile& file, const std::string& path) const;
   // forecast() with sign_average: checked levels, sorted.
   Forecast sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
                                   const at::Tensor& series_ids, int64_t horizon,
