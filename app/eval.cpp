@@ -53,8 +53,8 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --split              test (default) or validation: the one window before each series' test\n"
         "                       windows, to tune on without touching the test windows\n"
         "  --validation-windows N  with --split validation: up to N rolling origins per series, back\n"
-        "                       to back before its test windows, as many as a tenth of its history\n"
-        "                       holds (default 1, GIFT-Eval's split; long series get more)\n"
+        "                       to back before its test windows, as many as cover a tenth of its\n"
+        "                       history (default 1, GIFT-Eval's split; long series get more)\n"
         "  --context N          steps of history fed to each model (default 2048)\n"
         "  --batch-size N       windows per forward pass (default 64)\n"
         "  --sign-average       average each model's forecast with the negated forecast of the negated\n"
@@ -109,9 +109,12 @@ int cmd_eval(const std::vector<std::string>& args) {
   }
   if (validation_windows) {
     if (!r.protocol.validation) throw Error("eval: --validation-windows needs --split validation");
+    if (*validation_windows < 1)
+      throw Error("eval: --validation-windows must be at least 1, got " + std::to_string(*validation_windows));
     r.protocol.validation_windows = *validation_windows;
   }
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
+  if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
   Registry& registry = Registry::global();
   if (source) {
     r.data = source->name;

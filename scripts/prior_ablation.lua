@@ -77,16 +77,9 @@ results.scores = results.scores or {}  -- arm -> split -> seed -> {configuration
 results.families = results.families or {}
 results.trained = results.trained or {}  -- arm -> how its runs were trained
 
-
 -- Saved scores count only for the training they came from: a rerun with other steps, context,
 -- batch or arm options must not pass old numbers off as new ones.
-local function same(a, b)
-  if type(a) ~= type(b) then return false end
-  if type(a) ~= "table" then return a == b end
-  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
-  for k in pairs(b) do if a[k] == nil then return false end end
-  return true
-end
+local same = require("lib.tables").same
 
 -- The steps an averaging arm keeps checkpoints at: three from `from` of the run to its end
 -- (whose own checkpoint every run writes), each at least 1, none twice.
@@ -99,11 +92,17 @@ local function averaged_steps(from)
   end
   return #at > 0 and at or nil
 end
--- A run's checkpoint folders from step `first` on (its final one included).
-local function late_checkpoints(checkpoints, first)
-  local out = {}
-  for _, c in ipairs(checkpoints) do
-    if tonumber(c:match("step%-(%d+)$")) >= first then out[#out + 1] = c end
+-- A run's checkpoints at the steps `at` and its last step: no other (a checkpoint written by
+-- time, or on Ctrl-C, would weigh its step in the mean by chance).
+local function averaged_checkpoints(checkpoints, at)
+  local wanted, out = {[steps] = true}, {}
+  for _, step in ipairs(at) do wanted[step] = true end
+  for _, c in ipairs(checkpoints or {}) do
+    if wanted[tonumber(c:match("step%-(%d+)$"))] then out[#out + 1] = c end
+  end
+  if #out ~= #at + 1 then
+    error("averaging needs the checkpoints of steps " .. table.concat(at, ", ") .. " and " .. steps .. "; the run kept "
+          .. #out .. " of them", 0)
   end
   return out
 end
@@ -133,7 +132,7 @@ for _, arm in ipairs(arms) do
         batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
         checkpoint_at = checkpoint_at,
       })
-      if checkpoint_at then model:load(late_checkpoints(run.checkpoints, checkpoint_at[1])) end
+      if checkpoint_at then model:load(averaged_checkpoints(run.checkpoints, checkpoint_at)) end
       model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
       for _, split in ipairs({"validation", "test"}) do
         local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,
@@ -200,11 +199,10 @@ end
 local function paired(a, b, split)
   local d, configs = {}, configurations(split)
   for i, c in ipairs(configs) do d[i] = log_score(a, split, c) - log_score(b, split, c) end
-  local mean, lo, hi = stats.mean_interval(d)
-  local diff = {change = math.exp(mean) - 1, low = math.exp(lo) - 1, high = math.exp(hi) - 1}
-  diff.verdict = diff.high < 0 and "better" or diff.low > 0 and "worse" or "no difference"
-  return diff, string.format("%+.1f%% [%+.1f%%, %+.1f%%] %s", 100 * diff.change, 100 * diff.low, 100 * diff.high,
-                             diff.verdict)
+  local diff = stats.relative_change(d)
+  local text = diff.text
+  diff.text = nil
+  return diff, text
 end
 
 results.comparison = {}

@@ -5,20 +5,20 @@
 -- the mean over seeds of log((MASE + CRPS) / 2 ratio), averaged minus plain, with a 90%
 -- bootstrap over configurations; an interval that holds 0 is reported as no difference.
 --
---   orrery run scripts/sign_average.lua [arms=augmented] [seeds=3] [context=512]
---       [data=assets/data] [runs_dir=runs]
+--   orrery run scripts/sign_average.lua [arms=augmented] [seeds=3] [data=assets/data] [runs_dir=runs]
 --
 -- runs_dir is the one prior_ablation.lua was given; its models are read from
--- runs_dir/prior_ablation/runs/ARM-sSEED/model.safetensors. Results:
+-- runs_dir/prior_ablation/runs/ARM-sSEED/model.safetensors and scored with the context they were
+-- trained with. Results:
 -- runs_dir/prior_ablation/sign_average.json (rewritten after every model; run again to resume).
 
 local zs = require("lib.zero_shot")
 local stats = require("lib.stats")
 local list = require("lib.args").list
+local same = require("lib.tables").same
 
 local arms = list(args.arms, {"augmented"})
 local seeds = tonumber(args.seeds) or 3
-local context = tonumber(args.context) or 512
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local benchmark = args.data or (here .. "../assets/data")
 local dir = (args.runs_dir or "runs") .. "/prior_ablation"
@@ -26,17 +26,22 @@ local results_path = dir .. "/sign_average.json"
 local splits = {"validation", "test"}
 local ways = {plain = false, averaged = true}
 
+-- How prior_ablation.lua trained each arm: its models are scored with the context they were
+-- trained and scored with, and scores kept from models trained otherwise are dropped.
+local ablation_path = dir .. "/prior_ablation.json"
+local found, ablation = pcall(orrery.read_json, ablation_path)
+if not found then error(ablation_path .. " is missing: run prior_ablation.lua with this runs_dir first", 0) end
 local ok, saved = pcall(orrery.read_json, results_path)
 local results = ok and saved or {}
-if results.context and results.context ~= context then
-  error(results_path .. " was scored with context=" .. results.context .. ", not " .. context
-        .. "; give runs_dir= another folder", 0)
-end
-results.context, results.scores = context, results.scores or {}
+results.scores, results.trained = results.scores or {}, results.trained or {}
 
 local t0 = os.time()
 for _, arm in ipairs(arms) do
-  results.scores[arm] = results.scores[arm] or {}
+  local trained = (ablation.trained or {})[arm]
+  if not trained then error(ablation_path .. " has no arm '" .. arm .. "'", 0) end
+  if not same(results.trained[arm], trained) then results.scores[arm] = nil end  -- retrained since
+  results.trained[arm], results.scores[arm] = trained, results.scores[arm] or {}
+  local context = trained.context
   for seed = 0, seeds - 1 do
     local key = tostring(seed)
     if not results.scores[arm][key] then
@@ -89,10 +94,8 @@ local function compare(arm, split)
     d[i] = diff / seeds
     plain, averaged = plain + p / seeds, averaged + p / seeds + d[i]
   end
-  local mean, lo, hi = stats.mean_interval(d)
-  local row = {plain = math.exp(plain / #configs), averaged = math.exp(averaged / #configs),
-               change = math.exp(mean) - 1, low = math.exp(lo) - 1, high = math.exp(hi) - 1, configurations = #configs}
-  row.verdict = row.high < 0 and "better" or row.low > 0 and "worse" or "no difference"
+  local row = stats.relative_change(d)
+  row.plain, row.averaged, row.configurations = math.exp(plain / #configs), math.exp(averaged / #configs), #configs
   return row
 end
 
@@ -102,9 +105,9 @@ for _, arm in ipairs(arms) do
   results.comparison[arm] = {}
   for _, split in ipairs(splits) do
     local r = compare(arm, split)
+    print(string.format("%-12s %-10s %8.4f %9.4f   %s", arm, split, r.plain, r.averaged, r.text))
+    r.text = nil
     results.comparison[arm][split] = r
-    print(string.format("%-12s %-10s %8.4f %9.4f   %+.1f%% [%+.1f%%, %+.1f%%] %s", arm, split, r.plain, r.averaged,
-                        100 * r.change, 100 * r.low, 100 * r.high, r.verdict))
   end
 end
 print("(geometric means over configurations of (MASE + CRPS) / 2 relative to seasonal naive, mean of "

@@ -178,6 +178,8 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --split bogus"; }},
       {"cli-eval-validation-windows", 1, "orrery: eval: --validation-windows needs --split validation",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --validation-windows 5"; }},
+      {"cli-eval-sign-average", 1, "orrery: eval: --sign-average averages models' forecasts: give --model",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --sign-average"; }},
       {"eval-constant-series", 1,
        "orrery: data set 'flat': series 'flat' does not change (at lag 12) in the 24 steps before test window 1, so its "
        "MASE is undefined (its seasonal error is 0); leave the series out of the data set",

@@ -297,7 +297,8 @@ TEST_CASE("rolling validation origins: back to back before the test windows, a t
   EvalDataset d = yearly(y);  // the long series: 400 steps
   d.series.push_back({"short", std::vector<double>(y.begin(), y.begin() + 130), 1});
   // The shortest has 130 steps: 3 test windows of 6 at the end of every series. Before them the
-  // long series has 382 steps, a tenth of which holds 7 windows; the short one 112: 2 windows.
+  // long series has 382 steps, a tenth of which 7 windows cover (ceil(38.2 / 6)); the short one
+  // 112: 2 windows.
   EvalProtocol p;
   p.validation = true;
   p.validation_windows = 20;
@@ -316,6 +317,8 @@ TEST_CASE("rolling validation origins: back to back before the test windows, a t
   CHECK(one.lengths == std::vector<size_t>{376, 106});
   p.validation_windows = 0;
   CHECK_THROWS_WITH(run_eval({d}, {&one}, p), Catch::Contains("validation_windows must be at least 1, got 0"));
+  p.validation = false, p.validation_windows = 5;  // the test windows are fixed
+  CHECK_THROWS_WITH(run_eval({d}, {&one}, p), Catch::Contains("validation_windows needs the validation split"));
 }
 
 TEST_CASE("what has no score is refused or said: a constant series, two data sets of one name, an exact naive") {

@@ -193,7 +193,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
 
   // sign_average.lua scores the saved models again, plain and sign-averaged: plain is what the
   // ablation scored with the model in memory.
-  const auto averaged = run(dir, "scripts/sign_average.lua arms=augmented seeds=2 context=128");
+  const auto averaged = run(dir, "scripts/sign_average.lua arms=augmented seeds=2");
   INFO(averaged.output);
   REQUIRE(averaged.status == 0);
   const Json sa = Json::parse(test::read_text(dir + "/runs/prior_ablation/sign_average.json"));
@@ -206,11 +206,12 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
       CHECK(sa["scores"]["augmented"][seed]["averaged"][split] != plain);
     }
   CHECK(sa["comparison"]["augmented"]["test"].contains("verdict"));
+  CHECK(sa["trained"]["augmented"]["context"] == 128);  // scored with the context it was trained with
   CHECK_THAT(averaged.output, Catch::Contains("averaged / plain - 1 (90% bootstrap)"));
-  const auto missing = run(dir, "scripts/sign_average.lua arms=ets seeds=3 context=128");
+  const auto missing = run(dir, "scripts/sign_average.lua arms=ets seeds=3");
   CHECK(missing.status == 1);
   CHECK_THAT(missing.output, Catch::Contains("prior_ablation/runs/ets-s2/model.safetensors is missing"));
-  const auto other_context = run(dir, "scripts/sign_average.lua arms=augmented seeds=2");
-  CHECK(other_context.status == 1);
-  CHECK_THAT(other_context.output, Catch::Contains("was scored with context=128, not 512"));
+  const auto untrained = run(dir, "scripts/sign_average.lua arms=classical seeds=2");
+  CHECK(untrained.status == 1);
+  CHECK_THAT(untrained.output, Catch::Contains("prior_ablation.json has no arm 'classical'"));
 }

@@ -82,6 +82,12 @@ TEST_CASE("a sign-averaged forecast is f(x) with -f(-x) at mirrored levels, and 
   const auto h = model->forecast(x, obs, ids, 40, {.levels = mirrored_set, .sign_average = true});
   CHECK(at::equal(g.quantiles, -h.quantiles.flip(0)));
   CHECK((h.quantiles.diff(1, 0) >= 0).all().item<bool>());
+  // Levels that are each other's mirrors only to within a rounding (1 - 0.8 is not 0.2 in
+  // binary): the passes forecast the levels asked for, not their rounded mirrors.
+  const auto pair = model->forecast(x, obs, ids, 40, {.levels = {0.2, 0.8}, .sign_average = true});
+  const auto plus2 = model->forecast(x, obs, ids, 40, {.levels = {0.2, 0.8}});
+  const auto minus2 = model->forecast(-x, obs, ids, 40, {.levels = {0.2, 0.8}});
+  CHECK(at::equal(pair.quantiles[0], (plus2.quantiles[0] - minus2.quantiles[1]) / 2));
 }
 
 TEST_CASE("missing steps in the last context patch are forward-filled and treated as observed") {

@@ -154,7 +154,7 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/prior_ablation.lua arms=default,averaged seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
-     "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1 context=128",
+     "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},
     {"build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv",
      "build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv steps=4",

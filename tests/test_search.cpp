@@ -526,7 +526,7 @@ TEST_CASE("two workers share one study without taking the same trial, and enqueu
   }
   CHECK(numbers.size() == trials.size());
   CHECK(trials.size() >= 40);
-  CHECK(failed == 1);  // the killed worker's trial, failed when the other one next asked
+  CHECK(failed == 1);  // the killed worker's trial, failed by the next ask or opening
   CHECK(enqueued_best == 1);
   CHECK(s.best()->value == 0.0);  // the enqueued optimum
   CHECK(s.params_of(trials[1])["x"] == -2.0);

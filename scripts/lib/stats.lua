@@ -11,4 +11,15 @@ function stats.mean_interval(x, resamples)
   return mean(all), boot.lo, boot.hi
 end
 
+-- Per-unit differences of logs (d[i] = log a_i - log b_i) as the relative change of the
+-- geometric mean, exp(mean) - 1, with its 90% bootstrap interval, and the verdict the scripts
+-- report: "better" (below 1 throughout), "worse", or "no difference" when the interval holds 0.
+function stats.relative_change(d)
+  local mean, lo, hi = stats.mean_interval(d)
+  local r = {change = math.exp(mean) - 1, low = math.exp(lo) - 1, high = math.exp(hi) - 1}
+  r.verdict = r.high < 0 and "better" or r.low > 0 and "worse" or "no difference"
+  r.text = string.format("%+.1f%% [%+.1f%%, %+.1f%%] %s", 100 * r.change, 100 * r.low, 100 * r.high, r.verdict)
+  return r
+end
+
 return stats

@@ -318,6 +318,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   if (datasets.empty()) throw Error("evaluation needs at least one data set");
   if (protocol.validation_windows < 1)
     throw Error("evaluation: validation_windows must be at least 1, got " + std::to_string(protocol.validation_windows));
+  if (protocol.validation_windows != 1 && !protocol.validation)
+    throw Error("evaluation: validation_windows needs the validation split (the test windows are fixed)");
   for (size_t i = 0; i < datasets.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (datasets[k].name == datasets[i].name)
@@ -524,7 +526,7 @@ std::string format_eval_table(const Json& r) {
     const int64_t n = r["protocol"].value("validation_windows", int64_t{1});
     out += n == 1 ? std::string("(validation windows: the one window before each series' test windows)\n")
                   : "(validation windows: up to " + std::to_string(n) +
-                        " rolling origins before each series' test windows, a tenth of its history)\n";
+                        " rolling origins before each series' test windows, covering a tenth of its history)\n";
   }
   if (r["protocol"].value("sign_average", false))
     out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";

@@ -100,6 +100,7 @@ int l_eval(lua_State* L) {
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;
   if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");
+  if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");
   push_json(L, evaluate_request(r, &host(L).interrupt));
   return 1;
 }

@@ -265,11 +265,16 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
 Forecast Model::sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
                                        const at::Tensor& series_ids, int64_t horizon,
                                        const std::vector<double>& levels, const ForecastOptions& o) {
-  constexpr double kSame = 1e-12;  // 1 - 0.1 is 0.9 to within a rounding
+  constexpr double kSame = 1e-12;  // 1 - 0.7 is 0.3 to within a rounding
+  auto near = [&](double l) {
+    return std::any_of(levels.begin(), levels.end(), [&](double k) { return std::abs(k - l) < kSame; });
+  };
+  // The levels asked for, and the mirror of each that is not one of them (asked levels are kept
+  // as given, so the passes forecast exactly them).
   std::vector<double> both = levels;
-  for (double l : levels) both.push_back(1 - l);
+  for (double l : levels)
+    if (!near(1 - l)) both.push_back(1 - l);
   std::sort(both.begin(), both.end());
-  both.erase(std::unique(both.begin(), both.end(), [](double a, double b) { return b - a < kSame; }), both.end());
   ForecastOptions each = o;
   each.sign_average = false;
   each.levels = both;

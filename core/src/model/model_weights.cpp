@@ -25,7 +25,17 @@ void Model::save_weights(const std::string& path) const {
   save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});
 }
 
-void Model::load_weights(const std::string& path) { load_weights(load_safetensors(path), path); }
+namespace {
+// A checkpoint folder (runs/NAME/checkpoints/step-N) stands for the weights file it holds.
+std::string weights_file(const std::string& path) {
+  return std::filesystem::is_directory(path) ? (std::filesystem::path(path) / "model.safetensors").string() : path;
+}
+}  // namespace
+
+void Model::load_weights(const std::string& given) {
+  const std::string path = weights_file(given);
+  load_weights(load_safetensors(path), path);
+}
 
 std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry& registry,
                                         const std::string& device) {
@@ -57,8 +67,7 @@ void Model::load_average(const std::vector<std::string>& paths) {
   // Summed in float64, so the mean of K files rounds once, whatever K and the order.
   std::vector<at::Tensor> sums;
   for (const auto& given : paths) {
-    const std::string path =
-        std::filesystem::is_directory(given) ? (std::filesystem::path(given) / "model.safetensors").string() : given;
+    const std::string path = weights_file(given);
     const SafetensorsFile file = load_safetensors(path);
     check_weights(file, path);
     for (size_t i = 0; i < params_.size(); ++i) {

@@ -66,9 +66,9 @@ struct EvalProtocol {
   // search tunes on, so that the test windows stay unseen until the tuned model is scored.
   bool validation = false;
   // Rolling origins of the validation split: a series gets up to this many windows of the
-  // prediction length, back to back, ending where its test windows begin: as many as a tenth of
-  // the steps before its test windows holds (GIFT-Eval's rule for the test windows, per series),
-  // at least one, so long series are validated more densely. 1: GIFT-Eval's split.
+  // prediction length, back to back, ending where its test windows begin: as many as it takes to
+  // cover a tenth of the steps before its test windows (GIFT-Eval's rule for the test windows,
+  // per series), at least one, so long series are validated more densely. 1: GIFT-Eval's split.
   int64_t validation_windows = 1;
   std::vector<double> levels{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
 };

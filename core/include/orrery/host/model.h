@@ -87,12 +87,12 @@ class Model {
   // Weights as safetensors, under the parameters' names, with the model spec in the metadata.
   void save_weights(const std::string& path) const;
   // Strict: every parameter must be present with its shape and nothing else may be; errors name
-  // the file and the tensors at fault. The model is unchanged when loading fails.
+  // the file and the tensors at fault. The model is unchanged when loading fails. A checkpoint
+  // folder stands for its model.safetensors.
   void load_weights(const std::string& path);
   void load_weights(const SafetensorsFile& file, const std::string& label);
-  // The mean of several files' weights (checkpoint averaging: a run's last checkpoints; a
-  // checkpoint folder stands for its model.safetensors), each file checked as load_weights
-  // checks it; the model is unchanged when one fails.
+  // The mean of several files' weights (checkpoint averaging: a run's last checkpoints), each
+  // file (or folder) checked as load_weights checks it; the model is unchanged when one fails.
   void load_average(const std::vector<std::string>& paths);
 
   // A model rebuilt from a file written by save_weights (its spec is in the metadata), on
