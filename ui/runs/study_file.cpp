@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "orrery/sort_stably.h"
+
 namespace orrery::ui {
 
 namespace {
@@ -191,8 +193,7 @@ ScalingStudy parse_scaling(const Json& j, std::string name) {
       if (p.run == run) return p.params;
     return kNaN;
   };
-  std::stable_sort(s.sizes.begin(), s.sizes.end(),
-                   [&](const auto& a, const auto& b) { return params_of(a) < params_of(b); });
+  sort_stably(s.sizes, [&](const auto& a, const auto& b) { return params_of(a) < params_of(b); });
   s.size = law_of(j["size"]);
   s.joint = law_of(j.value("joint", Json()));
   s.points_per_param = number(j, "points_per_param");

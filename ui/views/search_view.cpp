@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "orrery/sort_stably.h"
 #include "../plot/theme.h"
 #include "views.h"
 
@@ -90,7 +91,7 @@ std::vector<plot::PlotFrame> draw_search_view(plot::Canvas& c, plot::Rect r, con
   const std::vector<double> share = main_effect_importance(s);
   std::vector<size_t> order(s.dims.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+  sort_stably(order, [&](size_t a, size_t b) {
     const double x = std::isfinite(share[a]) ? share[a] : -1, y = std::isfinite(share[b]) ? share[b] : -1;
     return x > y;
   });
