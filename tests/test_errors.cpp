@@ -275,6 +275,9 @@ const std::vector<Row>& rows() {
       {"context-shorter-than-patch", 1,
        "orrery: script.lua:2: context_length 16 must be a multiple of the patch size 32 and at least two patches",
        [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 1, context_length = 16, quiet = true}"); }},
+      {"early-steps-beyond-patch", 1,
+       "orrery: script.lua:2: early_steps 40 is more than the model's patch size 32 (it weighs the first steps of each target patch)",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 1, context_length = 64, early_steps = 40, early_weight = 4, quiet = true}"); }},
 
       // Plugins.
       {"plugin-unknown", 1,

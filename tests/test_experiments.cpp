@@ -121,7 +121,8 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
-      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged seeds=2 steps=3 batch=2 "
+      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early seeds=2 "
+      "steps=3 batch=2 "
       "context=128";
   const auto first = run(dir, cmd);
   INFO(first.output);
@@ -153,6 +154,15 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const Json obs20 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/obs20-s0/config.json"));
   CHECK(obs20["data"]["describe"]["sources"][1]["share"].get<double>() == Approx(0.2));
   CHECK(r["comparison"]["patch16"]["test_difference"].contains("verdict"));
+  // classical16: the classical families on 16-step patches; early: the loss on each target
+  // patch's first 16 steps, weighed 4.
+  const Json classical16 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical16-s0/config.json"));
+  CHECK(classical16["model"]["patch_size"] == 16);
+  CHECK(r["families"]["classical16"]["ets"].get<double>() == Approx(0.2));
+  const Json early = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/early-s1/config.json"));
+  CHECK(early["train"]["early_steps"] == 16);
+  CHECK(early["train"]["early_weight"] == 4.0);
+  CHECK(Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/default-s0/config.json"))["train"]["early_steps"] == 0);
   // Checkpoint averaging: the model scored and saved is the mean of the checkpoints kept from
   // 85% of the steps on (step 2 of 3) and the final one.
   const std::string averaged_run = dir + "/runs/prior_ablation/runs/averaged-s0";
@@ -189,7 +199,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, "
-                                         "classical, patch16, obs20, averaged)"));
+                                         "classical, patch16, obs20, averaged, classical16, early)"));
 
   // sign_average.lua scores the saved models again, plain and sign-averaged: plain is what the
   // ablation scored with the model in memory.

@@ -162,3 +162,27 @@ TEST_CASE("a run's seed streams are named: each depends on the run seed and its 
     for (size_t j = i + 1; j < all.size(); ++j) CHECK(all[i] != all[j]);
   CHECK(orrery::RunSeeds::of(8).data != s.data);
 }
+
+TEST_CASE("early_weight weighs each target patch's first steps, as a weighted mean") {
+  orrery::Batch b = batches(1, 7)[0];
+  b.observed = at::ones_like(b.observed);  // every target counts: the counts below are exact
+  const auto model = test::tiny_model(3);
+  const int64_t P = model->patch_size(), h = P / 4;
+  const auto loss = [&](int64_t steps, double weight) {
+    orrery::ForwardContext ctx;
+    ctx.step_weights = {steps, weight};
+    return model->loss(b, {}, ctx).item<double>();
+  };
+  const double uniform = loss(0, 1);
+  // The defaults, and a weighting that weighs nothing differently, are the plain loss exactly.
+  CHECK(loss(0, 5) == uniform);
+  CHECK(loss(h, 1) == uniform);
+  CHECK(loss(P, 3) == Approx(uniform).epsilon(1e-6));  // every step alike: the same mean
+  // Weight 0 leaves the mean over the later steps; with the plain mean it gives the early steps'.
+  const double late = loss(h, 0);
+  const double early = (P * uniform - (P - h) * late) / h;
+  CHECK(early != Approx(late).epsilon(1e-3));  // the two parts differ, so the weights show
+  for (double w : {0.25, 4.0, 16.0})
+    CHECK(loss(h, w) == Approx((w * h * early + (P - h) * late) / (w * h + (P - h))).epsilon(1e-5));
+  CHECK_THROWS_WITH(loss(P + 1, 2), Catch::Contains("early_steps") && Catch::Contains("patch size"));
+}

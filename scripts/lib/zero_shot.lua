@@ -43,6 +43,8 @@ function zs.train_fields(o)
     quiet          = o.quiet,
     log_every      = 100,
     checkpoint_at  = o.checkpoint_at,
+    early_steps    = o.early_steps,
+    early_weight   = o.early_weight,
   }
 end
 

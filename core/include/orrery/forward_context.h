@@ -39,6 +39,17 @@ class ActivationProbe {
   std::vector<ActivationRecord> records_;
 };
 
+// How the training loss weighs the steps of each target patch. A forecast shorter than a patch
+// is read from the first steps of its first output patch only, while the reference's loss weighs
+// all P steps alike: early_weight on the first early_steps steps moves the loss toward what short
+// horizons score. The loss stays a weighted mean, so its scale does not change. The default
+// (uniform) is the reference's loss, bit for bit.
+struct StepWeights {
+  int64_t early_steps = 0;  // 0 = uniform
+  double early_weight = 1;
+  bool uniform() const { return early_steps == 0 || early_weight == 1; }
+};
+
 struct ForwardContext {
   // Rows of the global batch per local row: world size x gradient-accumulation steps. u-muP's
   // batch-dependent gradient scales are taken over the global batch.
@@ -50,6 +61,8 @@ struct ForwardContext {
   // False while a graph records the pass (graphed_call.h): ops must not read device values on
   // the host, so a branch on data (a fast path when nothing is masked) takes its general side.
   bool host_sync = true;
+  // Model::loss's weights over each target patch's steps (training only: validation is uniform).
+  StepWeights step_weights = {};
 
   void record(const std::string& name, const at::Tensor& x) const {
     if (probe && !name.empty()) probe->record(name, x);

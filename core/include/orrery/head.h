@@ -24,7 +24,8 @@ class Head {
   // (B, V, N, d) -> head-specific raw output with leading dims (B, V, N, P, ...). `ctx` goes
   // to every shared op (ops.h) the head calls.
   virtual at::Tensor forward(const at::Tensor& hidden, const ForwardContext& ctx) = 0;
-  // Mean loss over observed target points. target: (B, V, N, P); weight: same shape, 0/1.
+  // Mean loss over observed target points. target: (B, V, N, P); weight: same shape,
+  // non-negative (0 = not observed): the loss is the weighted mean.
   virtual at::Tensor loss(const at::Tensor& out, const at::Tensor& target,
                           const at::Tensor& weight) = 0;
   // Quantiles (Q, B, V, N, P) at `levels` (sorted ascending), in normalised space.

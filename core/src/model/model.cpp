@@ -154,7 +154,16 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardCont
   // Score only targets whose anchor statistics exist: with fewer than two kept observations so
   // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
   at::Tensor anchored = (p.count.slice(2, 0, N - 1) >= 2).unsqueeze(-1);
-  return head_->loss(out, target.detach(), (next_obs & anchored).to(at::kFloat));
+  at::Tensor weight = (next_obs & anchored).to(at::kFloat);
+  const StepWeights& w = ctx.step_weights;
+  if (!w.uniform()) {
+    if (w.early_steps > P)
+      throw Error("early_steps " + std::to_string(w.early_steps) + " is more than the patch size " + std::to_string(P));
+    at::Tensor profile = at::ones({P}, weight.options());
+    profile.narrow(0, 0, w.early_steps).fill_(w.early_weight);
+    weight = weight * profile;
+  }
+  return head_->loss(out, target.detach(), weight);
 }
 
 namespace {

@@ -24,6 +24,9 @@ const OptionSchema& TrainConfig::schema() {
           .boolean("cpm", true, "contiguous patch masking")
           .integer("cpm_max_span", 16, "longest masked span, in patches", 1)
           .number("cpm_max_rate", 0.4, "highest masking rate", 0.0, 1.0)
+          .integer("early_steps", 0, "the first N steps of every target patch weigh early_weight in the training loss "
+                   "(short horizons read only these); at most the patch size; 0 = uniform", 0, 1 << 20)
+          .number("early_weight", 1.0, "the weight of those steps against 1 for the rest (a weighted mean)", 0.0, 1e6)
           .integer("log_every", 25, "progress line and train event every N steps", 1)
           .integer("val_every", 0, "validation every N steps and at the end; 0 = 4 x log_every", 0)
           .integer("val_batches", 2, "held-out batches per validation; 0 = none", 0)
@@ -59,6 +62,7 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.momentum = MomentumSchedule::from_json(o["momentum"]);
   c.weight_decay_schedule = WeightDecaySchedule::from_json(o["weight_decay_schedule"]);
   c.cpm = o["cpm"], c.cpm_max_span = o["cpm_max_span"], c.cpm_max_rate = o["cpm_max_rate"];
+  c.early_steps = o["early_steps"], c.early_weight = o["early_weight"];
   c.log_every = o["log_every"], c.val_every = o["val_every"], c.val_batches = o["val_batches"];
   c.forecast_every = o["forecast_every"], c.forecast_series = o["forecast_series"];
   c.seed = o["seed"], c.quiet = o["quiet"];
@@ -85,6 +89,7 @@ Json TrainConfig::to_json() const {
           {"schedule", schedule.to_json()}, {"momentum", momentum.to_json()},
           {"weight_decay_schedule", weight_decay_schedule.to_json()},
           {"cpm", cpm}, {"cpm_max_span", cpm_max_span}, {"cpm_max_rate", cpm_max_rate},
+          {"early_steps", early_steps}, {"early_weight", early_weight},
           {"log_every", log_every}, {"val_every", val_every}, {"val_batches", val_batches},
           {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
           {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch},

@@ -78,6 +78,7 @@ TrainStep::TrainStep(Model& model, Optimizer& optimizer, const TrainStepOptions&
   // u-muP's batch-dependent gradient scales see the global batch (dd-unit-scaling).
   ctx_.batch_multiplier = options.accumulate * (world ? world->size() : 1);
   ctx_.precision = options.precision;
+  ctx_.step_weights = options.step_weights;
   if (options.graph) graphs_ = std::make_unique<MicroStepGraphs>(model, ctx_, options.accumulate);
   if (world) {
     std::vector<at::Tensor> tensors;

@@ -30,6 +30,9 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   if (cfg.context_length % P != 0 || cfg.context_length < 2 * P)
     throw Error("context_length " + std::to_string(cfg.context_length) + " must be a multiple of the patch size " +
                 std::to_string(P) + " and at least two patches");
+  if (cfg.early_steps > P)
+    throw Error("early_steps " + std::to_string(cfg.early_steps) + " is more than the model's patch size " +
+                std::to_string(P) + " (it weighs the first steps of each target patch)");
   ProcessGroup* world = hooks.world;
   const int64_t W = world ? world->size() : 1, rank = world ? world->rank() : 0, A = cfg.accumulate;
   const RunSeeds seeds = RunSeeds::of(cfg.seed);
@@ -42,7 +45,10 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
                   std::to_string(cfg.steps) + " steps");
     masker.set_state(st.masking_rng);
   }
-  TrainStep step(model, opt, {A, cfg.clip, cfg.precision, cfg.graph}, world);
+  TrainStep step(model, opt,
+                 {.accumulate = A, .clip = cfg.clip, .precision = cfg.precision, .graph = cfg.graph,
+                  .step_weights = {cfg.early_steps, cfg.early_weight}},
+                 world);
   HeldOut held_out(model, validation, cfg, seeds.validation_batches, bus, st);
   // This rank's micro-batches of each step, batch k of the run drawn with mix_seed(batches, k).
   BatchQueue batches(data, {.batch = cfg.batch_size, .length = cfg.context_length, .seed = seeds.batches,

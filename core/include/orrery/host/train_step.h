@@ -37,6 +37,7 @@ struct TrainStepOptions {
   // tensors (StepOutcome::loss_tensor), and a non-finite step is applied. Only for a caller that
   // checks on its own, or measures what the read costs (`orrery bench train --host-checks off`).
   bool host_checks = true;
+  StepWeights step_weights = {};  // the loss's weights over each target patch's steps (forward_context.h)
 };
 
 struct StepOutcome {

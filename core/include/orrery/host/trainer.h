@@ -32,6 +32,8 @@ struct TrainConfig {
   bool cpm = true;            // contiguous patch masking
   int64_t cpm_max_span = 16;  // c_max, in patches
   double cpm_max_rate = 0.4;  // p_max
+  int64_t early_steps = 0;    // the first steps of each target patch weigh early_weight in the
+  double early_weight = 1;    // loss (StepWeights); 0 = uniform
   int64_t log_every = 25;     // progress line and "train" event every N steps
   int64_t val_every = 0;        // validation loss every N steps and at the end; 0 = 4 x log_every
   int64_t val_batches = 2;      // fixed held-out batches it averages over; 0 = no validation
