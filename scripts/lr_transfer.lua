@@ -15,7 +15,8 @@
 -- Sweep widths (one depth), depths (one width), e.g. depths=2,4,8 widths=128, or a joint path
 -- of (width x depth) shapes, the way model sizes grow. alphas picks u-muP's residual exponent
 -- (depth_alpha: 0.5 depth-muP, 1 CompleteP; the plugin's default, 1, when not given); u-muP's
--- base_depth is the first depth swept (the proxy's). The
+-- base_depth is the first depth swept (the proxy's), or base_depth= (to sweep a deeper depth of
+-- an earlier sweep on its own, as that sweep built it). The
 -- objective is the held-out validation loss at the end (val_batches fixed batches of series the
 -- run never trains on; the same batches at every rate and depth for a seed) or the training
 -- loss of the last quarter (train). With a
@@ -60,7 +61,8 @@ elseif #depths > 1 then
 else
   for _, w in ipairs(widths) do points_along[#points_along + 1] = {w, depths[1]} end
 end
-local base_depth = points_along[1][2]
+local base_depth = tonumber(args.base_depth) or points_along[1][2]
+assert(base_depth >= 1 and base_depth == math.floor(base_depth), "base_depth must be a whole number of layers, at least 1")
 local function point_name(at)
   if axis == "shape" then return string.format("%dx%d", at[1], at[2]) end
   return tostring(axis == "depth" and at[2] or at[1])
@@ -317,7 +319,8 @@ for _, v in ipairs(variants) do
                       v.label, s.octaves, axis, s.from, s.to, s.per_doubling, table.concat(seeds_text, " "),
                       s.bootstrap_90 and string.format("[%+.2f, %+.2f]", s.bootstrap_90[1], s.bootstrap_90[2]) or "n/a"))
 end
-local fixed = axis == "width" and (depths[1] .. " layers") or axis == "depth" and ("width " .. widths[1]) or "width x depth"
+local fixed = axis == "width" and (depths[1] .. " layers" ..
+                                   (base_depth ~= depths[1] and " from base depth " .. base_depth or "")) or axis == "depth" and ("width " .. widths[1]) or "width x depth"
 print(string.format("(columns: log2 of the learning rate; 'div' = diverged; %s, %s, %d steps, %d seeds; %s)", optimizer,
                     fixed, steps, seeds, results.config.metric))
 print(string.format("written %s/lr_transfer.json (%d runs, %d s)", dir, runs_done, os.time() - t0))

@@ -90,6 +90,16 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5 depths=2,4,8 widths=128 steps=1000 start=-2",
      "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5 depths=1,2,4 widths=32 seeds=1 steps=2 start=-2",
      "umup/a0.5          optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5 depths=2,4 widths=128 "
+     "steps=1000 start=-5",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5 depths=1,2 widths=32 "
+     "seeds=1 steps=2 start=-5",
+     "umup/spectral/a0.5 optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5 depths=8 base_depth=2 "
+     "widths=128 steps=1000 start=-5",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=1 depths=2 base_depth=1 "
+     "widths=32 seeds=1 steps=2 start=-5",
+     "normuon, 2 layers from base depth 1, 2 steps"},
     {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=128x2,256x4,512x8",
      "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=32x1,64x2 seeds=1 steps=2",
      "from shape 32x1 to 64x2"},
@@ -152,6 +162,9 @@ const std::vector<Exercise> kExercises = {
      "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/prior_ablation.lua arms=default,classical,obs20,patch16,averaged",
      "build/bin/orrery run scripts/prior_ablation.lua arms=default,averaged seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=default,classical16,averaged,early",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=default,early seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
