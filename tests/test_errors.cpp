@@ -278,6 +278,9 @@ const std::vector<Row>& rows() {
       {"early-steps-beyond-patch", 1,
        "orrery: script.lua:2: early_steps 40 is more than the model's patch size 32 (it weighs the first steps of each target patch)",
        [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 1, context_length = 64, early_steps = 40, early_weight = 4, quiet = true}"); }},
+      {"early-weight-nothing-left", 1,
+       "orrery: script.lua:2: early_weight 0 on all 32 steps of each target patch leaves nothing to train on",
+       [](auto& d) { return with_model(d, "orrery.train{model = m, steps = 1, context_length = 64, early_steps = 32, early_weight = 0, quiet = true}"); }},
 
       // Plugins.
       {"plugin-unknown", 1,

@@ -33,6 +33,8 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   if (cfg.early_steps > P)
     throw Error("early_steps " + std::to_string(cfg.early_steps) + " is more than the model's patch size " +
                 std::to_string(P) + " (it weighs the first steps of each target patch)");
+  if (cfg.early_steps == P && cfg.early_weight == 0)
+    throw Error("early_weight 0 on all " + std::to_string(P) + " steps of each target patch leaves nothing to train on");
   ProcessGroup* world = hooks.world;
   const int64_t W = world ? world->size() : 1, rank = world ? world->rank() : 0, A = cfg.accumulate;
   const RunSeeds seeds = RunSeeds::of(cfg.seed);
