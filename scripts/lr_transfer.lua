@@ -61,7 +61,9 @@ elseif #depths > 1 then
 else
   for _, w in ipairs(widths) do points_along[#points_along + 1] = {w, depths[1]} end
 end
-local base_depth = tonumber(args.base_depth) or points_along[1][2]
+local base_depth = points_along[1][2]
+if args.base_depth then base_depth = tonumber(args.base_depth) end
+assert(base_depth, "base_depth must be a number of layers, got '" .. tostring(args.base_depth) .. "'")
 assert(base_depth >= 1 and base_depth == math.floor(base_depth), "base_depth must be a whole number of layers, at least 1")
 local function point_name(at)
   if axis == "shape" then return string.format("%dx%d", at[1], at[2]) end
