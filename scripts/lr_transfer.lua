@@ -10,7 +10,11 @@
 --   orrery run scripts/lr_transfer.lua [optimizer=adamw|normuon|muon|dion2] [params=sp,umup]
 --       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
 --       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
---       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [runs_dir=runs]
+--       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [runs_dir=runs] [resume=runs/lr_transfer-N]
+--
+-- resume= names the folder of an earlier sweep with the same arguments (stopped by Ctrl-C, a
+-- time limit or a lost machine): its finished runs are read back, not trained again, an
+-- interrupted run goes on from its last checkpoint, and the rest train as before.
 --
 -- Sweep widths (one depth), depths (one width), e.g. depths=2,4,8 widths=128, or a joint path
 -- of (width x depth) shapes, the way model sizes grow. alphas picks u-muP's residual exponent
@@ -112,7 +116,15 @@ end
 local adamw_lr = {sp = 2^-9, mup = 2^-9, umup = 2^0}   -- the AdamW groups' rate beside Muon
 if args.adamw_lr then for k in pairs(adamw_lr) do adamw_lr[k] = tonumber(args.adamw_lr) end end
 
-local dir = orrery.experiment_dir("lr_transfer", args.runs_dir)
+local dir = args.resume or orrery.experiment_dir("lr_transfer", args.runs_dir)
+local saved_config
+if args.resume then
+  local ok, saved = pcall(orrery.read_json, dir .. "/lr_transfer.json")
+  if not ok then
+    error("resume=" .. dir .. ": no lr_transfer.json there; give the folder of an earlier sweep (runs/lr_transfer-N)", 0)
+  end
+  saved_config = saved.config
+end
 local t0 = os.time()
 local runs_done = 0
 
@@ -139,7 +151,10 @@ local function losses_at(v, width, depth, log2_lr)
       forecast_series = 0,
       seed = seed, quiet = true, log_every = math.max(1, steps // 4), runs_dir = dir,
       name = string.format("%s-w%d-L%d-lr%+.1f-s%d", v.label:gsub("/", "-"), width, depth, log2_lr, seed),
+      resume = args.resume ~= nil,
     })
+    -- A failed run counts as diverged, but a run that cannot be resumed is the sweep's error.
+    if not ok and tostring(run):find("cannot resume run", 1, true) then error(run, 0) end
     local l = ok and (objective == "val" and run.val_loss or run.final_loss) or math.huge
     if l ~= l then l = math.huge end  -- NaN
     losses[#losses + 1] = l
@@ -209,6 +224,12 @@ local results = {config = {optimizer = optimizer, params = params, rules = muon_
                              and string.format("held-out loss at the end (%d batches of 16 series)", val_batches)
                              or "mean training loss over the last quarter of the run"},
                  curves = {}, shift = {}}
+
+-- A resumed sweep must be the one it continues: every setting but the points it has yet to reach.
+if saved_config and not require("lib.tables").same(saved_config, results.config) then
+  error("resume=" .. dir .. " holds a sweep with other settings (optimizer, parametrisations, rules, alphas, " ..
+        "widths, depths, shapes, seeds, steps, objective or rates); run it with that sweep's arguments", 0)
+end
 
 local function run_variant(v, index)
   local curves, order = {}, {}

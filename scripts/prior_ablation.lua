@@ -22,7 +22,7 @@ local stats = require("lib.stats")
 local list = require("lib.args").list
 
 local arms_known = {
-  default      = {},                                      -- the plugin's default families (TempoPFN's mix)
+  default      = zs.recipes.toto,  -- Toto 2.0's: the plugin's default families (TempoPFN's mix), 32-step patches
   state_space  = {families = {ets = 0.15, arima = 0.1}},  -- the classical state-space families, a quarter
   ets          = {families = {ets = 0.25}},
   arima        = {families = {arima = 0.25}},
@@ -40,7 +40,7 @@ local arms_known = {
   -- of the steps (in the schedule's decay, the last 30%).
   averaged     = {average_from = 0.85},
   -- The two that helped most, together: the classical families on 16-step patches.
-  classical16  = {families = {ets = 0.2, kernel_trend = 0.2, arima = 0.1}, patch_size = 16},
+  classical16  = zs.recipes.classical16,  -- zero_shot.lua's default recipe
   -- The loss on what short horizons read: the first 16 steps of every 32-step target patch
   -- weigh 4 (the benchmark's horizons are 6 to 18 steps, except the high-frequency ones).
   early        = {early = {steps = 16, weight = 4}},
@@ -59,13 +59,7 @@ local benchmark = args.data or (here .. "../assets/data")
 local dir = (args.runs_dir or "runs") .. "/prior_ablation"
 
 -- The arm's families: its additions at their shares, the default families in the rest.
-local defaults = orrery.data{"synthetic"}:describe().families
-local function families_of(arm)
-  local added, out = 0, {}
-  for name, share in pairs(arms_known[arm].families or {}) do out[name], added = share, added + share end
-  for name, share in pairs(defaults) do out[name] = (out[name] or 0) + share * (1 - added) end
-  return out
-end
+local function families_of(arm) return zs.families(arms_known[arm].families) end
 
 -- The synthetic source's options for an arm: its families, and any other option it sets.
 local function synthetic_options(arm)

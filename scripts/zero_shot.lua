@@ -1,22 +1,33 @@
 -- Zero-shot: does a model pretrained only on synthetic and observability-like series forecast
 -- real data it has never seen? Toto 2.0's claim, on the bundled R benchmark (assets/data: 25
 -- data sets from yearly to 10-minute), scored the GIFT-Eval way against classical baselines.
--- Defaults train the quickstart's 1.15M-parameter model for 6,000 steps, about 7 minutes on two
--- idle CPU cores; on a GPU, `device=cuda preset=toto2-4m` trains a released size.
+-- Defaults train the quickstart's 1.15M-parameter model for 6,000 steps under the `classical16`
+-- recipe (half the synthetic series from classical ETS, ARIMA and trend families, 16-step
+-- patches; scripts/lib/zero_shot.lua), about 15 minutes on two idle CPU cores; `recipe=toto` is
+-- Toto 2.0's own mix on 32-step patches. On a GPU, `device=cuda preset=toto2-4m` trains a
+-- released size.
 --
---   orrery run scripts/zero_shot.lua [steps=6000] [seconds=N] [device=cpu|cuda]
---                                    [preset=toto2-4m] [batch=32] [context=512] [name=zero_shot]
+--   orrery run scripts/zero_shot.lua [recipe=classical16|toto] [steps=6000] [seconds=N] [seed=0]
+--                                    [device=cpu|cuda] [preset=toto2-4m] [batch=32] [context=512]
+--                                    [name=zero_shot]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local benchmark = args.data or (here .. "../assets/data")
 local device = args.device or "cpu"
 local context = tonumber(args.context) or 512
+local seed = 0
+if args.seed then
+  seed = tonumber(args.seed)
+  assert(seed and seed >= 0 and seed == math.floor(seed), "seed must be a whole number, at least 0, got '" .. tostring(args.seed) .. "'")
+end
 
 local zs = require("lib.zero_shot")
-local model = zs.model{preset = args.preset, device = device}
+local recipe = zs.recipe(args.recipe or "classical16")
+local model = zs.model{preset = args.preset, device = device, patch_size = recipe.patch_size, seed = seed}
 local run = orrery.train(zs.train_fields{
-  model = model, data = zs.mixture(), steps = tonumber(args.steps), seconds = args.seconds,
-  batch = tonumber(args.batch), context = context, name = args.name or "zero_shot",
+  model = model, data = zs.mixture({families = zs.families(recipe.families)}), steps = tonumber(args.steps),
+  seconds = args.seconds, batch = tonumber(args.batch), context = context, seed = seed,
+  name = args.name or "zero_shot",
 })
 model:save(run.run_dir .. "/model.safetensors")
 

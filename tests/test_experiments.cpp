@@ -1,13 +1,14 @@
 // The experiment scripts end to end at a toy size: scripts/proxy_search.lua (four chained search
 // rounds, the decay round branched off one stable run), scripts/scaling.lua (budgets branched
-// off one run per size, both laws fitted) and scripts/prior_ablation.lua (the synthetic prior's
-// families, arm by arm, on paired seeds; sign_average.lua scores its saved models again). Run again, each reads its work back and trains
-// nothing.
+// off one run per size, both laws fitted), scripts/prior_ablation.lua (the synthetic prior's
+// families, arm by arm, on paired seeds; sign_average.lua scores its saved models again) and
+// scripts/zero_shot.lua's recipes. Run again, each reads its work back and trains nothing.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "orrery/json.h"
@@ -224,4 +225,72 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const auto untrained = run(dir, "scripts/sign_average.lua arms=classical seeds=2");
   CHECK(untrained.status == 1);
   CHECK_THAT(untrained.output, Catch::Contains("prior_ablation.json has no arm 'classical'"));
+}
+
+TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on request, and refuses others") {
+  const std::string dir = checkout("zero-shot");
+  // A one-series benchmark (the bundled Nile), so the scoring stays short.
+  fs::create_directory(dir + "/nile");
+  fs::copy_file(std::string(ORRERY_SOURCE_DIR) + "/assets/data/nile.csv", dir + "/nile/nile.csv");
+  std::ofstream(dir + "/nile/manifest.json")
+      << R"({"datasets": [{"name": "nile", "file": "nile.csv", "frequency": "A", "series": 1, "length": 100}]})";
+  const std::string small = " steps=2 batch=2 context=128 data=nile";
+  const auto def = run(dir, "scripts/zero_shot.lua" + small);
+  INFO(def.output);
+  REQUIRE(def.status == 0);
+  const Json c16 = Json::parse(test::read_text(dir + "/runs/zero_shot/config.json"));
+  CHECK(c16["model"]["patch_size"] == 16);
+  const Json& families = c16["data"]["options"]["sources"][0]["options"]["families"];
+  CHECK(families["ets"].get<double>() == Approx(0.2));
+  CHECK(families["kernel_trend"].get<double>() == Approx(0.2));
+  CHECK(families["arima"].get<double>() == Approx(0.1));
+  CHECK(fs::exists(dir + "/runs/zero_shot/eval.csv"));
+
+  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto" + small);
+  INFO(toto.output);
+  REQUIRE(toto.status == 0);
+  const Json t = Json::parse(test::read_text(dir + "/runs/toto/config.json"));
+  CHECK(t["model"]["patch_size"] == 32);
+  CHECK(!t["data"]["options"]["sources"][0]["options"]["families"].contains("ets"));
+  CHECK(t["model"]["seed"] == 1);
+  CHECK(t["train"]["seed"] == 1);
+
+  const auto bad = run(dir, "scripts/zero_shot.lua recipe=classical" + small);
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("unknown recipe 'classical' (recipes: classical16, toto)"));
+  const auto bad_seed = run(dir, "scripts/zero_shot.lua seed=-1" + small);
+  CHECK(bad_seed.status == 1);
+  CHECK_THAT(bad_seed.output, Catch::Contains("seed must be a whole number, at least 0, got '-1'"));
+}
+
+TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back and refuses another sweep's folder") {
+  const std::string dir = checkout("lr-transfer-resume");
+  const std::string cmd = "scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=3";
+  const auto first = run(dir, cmd);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const std::string sweep = dir + "/runs/lr_transfer";
+  const Json r = Json::parse(test::read_text(sweep + "/lr_transfer.json"));
+  // One run is lost (as a killed process leaves it, before its summary): the resumed sweep trains it alone.
+  std::string lost;
+  for (const auto& e : fs::directory_iterator(sweep))
+    if (fs::exists(e.path() / "summary.json")) lost = e.path().string();
+  REQUIRE(!lost.empty());
+  fs::remove_all(lost);
+  const auto before = folders(sweep);
+  const auto again = run(dir, cmd + " resume=runs/lr_transfer");
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(folders(sweep).size() == before.size() + 1);  // the lost run, and nothing else
+  CHECK(!fs::exists(dir + "/runs/lr_transfer-2"));
+  const Json r2 = Json::parse(test::read_text(sweep + "/lr_transfer.json"));
+  CHECK(r2["curves"] == r["curves"]);
+  CHECK(r2["shift"] == r["shift"]);
+
+  const auto other = run(dir, "scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=4 resume=runs/lr_transfer");
+  CHECK(other.status == 1);
+  CHECK_THAT(other.output, Catch::Contains("resume=runs/lr_transfer holds a sweep with other settings"));
+  const auto none = run(dir, cmd + " resume=runs/nothing");
+  CHECK(none.status == 1);
+  CHECK_THAT(none.output, Catch::Contains("resume=runs/nothing: no lr_transfer.json there"));
 }

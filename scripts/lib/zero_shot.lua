@@ -11,6 +11,34 @@ function zs.model(o)
                       device = o.device or "cpu"}
 end
 
+-- Recipes: what the synthetic half of the mix draws and the patch size. `classical16` is the
+-- default of zero_shot.lua: measured best in prior_ablation.lua (README, "The prior, one change at
+-- a time"); `toto` is Toto 2.0's own, the synthetic source's default families on 32-step patches.
+zs.recipes = {
+  toto        = {},
+  -- Half the synthetic series from the classical families (ETS, KernelSynth on trends, ARIMA),
+  -- the default families in the rest, on 16-step patches (a 72-step monthly history is 5 tokens).
+  classical16 = {families = {ets = 0.2, kernel_trend = 0.2, arima = 0.1}, patch_size = 16},
+}
+zs.recipe_names = "classical16, toto"
+
+-- The recipe named, or an error that lists them.
+function zs.recipe(name)
+  local r = zs.recipes[name]
+  if not r then error("unknown recipe '" .. tostring(name) .. "' (recipes: " .. zs.recipe_names .. ")", 0) end
+  return r
+end
+
+-- The synthetic source's families: `added` ({name = share}) at their shares of the synthetic
+-- series, the source's default families keeping their proportions in the rest.
+function zs.families(added)
+  local defaults = orrery.data{"synthetic"}:describe().families
+  local total, out = 0, {}
+  for name, share in pairs(added or {}) do out[name], total = share, total + share end
+  for name, share in pairs(defaults) do out[name] = (out[name] or 0) + share * (1 - total) end
+  return out
+end
+
 -- Toto 2.0's pretraining mix: 57.5% synthetic, 42.5% observability-like series, with contexts
 -- of every length from 64 steps up so the model learns to forecast from short histories too.
 -- `synthetic` adds options to the synthetic source (e.g. families = {...}), `mixture` to the
