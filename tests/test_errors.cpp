@@ -551,6 +551,22 @@ const std::vector<Row>& rows() {
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, horizon = 64, decode_block_size = 48}"); }},
       {"forecast-levels", 1, "orrery: script.lua:2: forecast levels must lie strictly between 0 and 1, got 1.5",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, horizon = 2, levels = {0.5, 1.5}}"); }},
+      {"forecast-covariates-unread", 1,
+       "orrery: script.lua:2: architecture plugin 'toto2', as this model was built, does not read variate roles, so it "
+       "cannot tell covariates from targets (see its options in orrery plugins)",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, past_covariates = {{4, 5, 6}}, horizon = 2}"); }},
+      {"forecast-past-covariate-length", 1,
+       "orrery: script.lua:2: model:forecast: past_covariates[1] has 2 values, the series 3: a past-only covariate covers "
+       "the series' history, step for step",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, past_covariates = {{4, 5}}, horizon = 2}"); }},
+      {"forecast-future-covariate-length", 1,
+       "orrery: script.lua:2: model:forecast: future_covariates[1] has 3 values; a known-future covariate covers the "
+       "series' history and the horizon, 3 + 2",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6}}, horizon = 2}"); }},
+      {"forecast-future-covariate-gap", 1,
+       "orrery: script.lua:2: known-future covariate (series 1, variate 2) has no value at horizon step 2: a known-future "
+       "covariate must be known there",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6, 7, 0/0}}, horizon = 2}"); }},
 
       // Weights files (safetensors) and saved models.
       {"safetensors-too-short", 1,

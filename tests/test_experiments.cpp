@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 
+#include "orrery/host/file_tree.h"
 #include "orrery/json.h"
 #include "orrery/safetensors.h"
 #include "support.h"
@@ -276,7 +277,7 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
   for (const auto& e : fs::directory_iterator(sweep))
     if (fs::exists(e.path() / "summary.json")) lost = e.path().string();
   REQUIRE(!lost.empty());
-  fs::remove_all(lost);
+  orrery::remove_tree(lost);
   const auto before = folders(sweep);
   const auto again = run(dir, cmd + " resume=runs/lr_transfer");
   INFO(again.output);
@@ -293,4 +294,30 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
   const auto none = run(dir, cmd + " resume=runs/nothing");
   CHECK(none.status == 1);
   CHECK_THAT(none.output, Catch::Contains("resume=runs/nothing: no lr_transfer.json there"));
+}
+
+TEST_CASE("covariate_injection.lua scores every arm with and without its covariate, paired by task, and resumes") {
+  const std::string dir = checkout("covariate-injection");
+  const std::string cmd = "scripts/covariate_injection.lua steps=3 seeds=2 tasks=4 horizon=8 context=32 batch=4";
+  const auto first = run(dir, cmd);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const Json r = Json::parse(test::read_text(dir + "/runs/covariate_injection/covariate_injection.json"));
+  REQUIRE(r["summary"].size() == 6);
+  for (const char* arm : {"lag 0, known-future", "lag 1, known-future", "lag 8, known-future", "lag 8, past-only",
+                          "noise covariate", "placebo (another task's)"}) {
+    INFO(arm);
+    const Json& s = r["summary"][arm];
+    CHECK(s["change"].contains("verdict"));
+    CHECK(s["crps_with"].get<double>() > 0);
+    CHECK(s["crps_with"] != s["crps_without"]);  // the covariate reaches the forecast
+  }
+  REQUIRE(r["scores"].size() == 2);  // one entry per seed
+  CHECK(r["scores"]["0"].size() == 6);
+  CHECK(r["scores"]["0"][0].size() == 4);  // one per task
+  CHECK_THAT(first.output, Catch::Contains("with / without - 1 (90% bootstrap over tasks)"));
+  rerun_without_training(dir, cmd, "runs/covariate_injection/runs", "runs/covariate_injection/covariate_injection.json");
+  const auto bad = run(dir, "scripts/covariate_injection.lua steps=abc");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("steps must be a whole number, at least 1, got 'abc'"));
 }

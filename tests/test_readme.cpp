@@ -169,6 +169,9 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},
+    {"build/bin/orrery run scripts/covariate_injection.lua",
+     "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
+     "results: runs/covariate_injection/covariate_injection.json"},
     {"build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv",
      "build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv steps=4",
      "fine-tuning moved MASE"},
@@ -180,11 +183,12 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
     {{"steps = 400", "steps = 6"}, {"warmup = 300", "warmup = 3"}},
     {{"steps = 300", "steps = 5"}},
     {{"steps = 300", "steps = 5"}},
+    {{"steps = 300", "steps = 5"}},  // docs/covariates.md
 };
 
 // The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.
 const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/depth-transfer.md", "docs/performance.md",
-                         "docs/testing.md", "docs/search.md"};
+                         "docs/testing.md", "docs/search.md", "docs/covariates.md"};
 
 struct Readme {
   std::vector<std::string> commands;  // sh lines, comments stripped, each once

@@ -17,6 +17,10 @@ struct PatchInput {
   at::Tensor tokens;       // (B, V, N, 2P): P scaled values then P unobserved flags
   at::Tensor series_ids;   // (B, V) int64
   at::Tensor patch_valid;  // (B, V, N) bool: false for patches with no observation at all
+  // (B, V) int64 VariateRole; undefined when every variate is a target. A known-future row's
+  // patch n holds the covariate's patch n + 1 (Model::prepare), so what patch n forecasts, the
+  // targets' patch n + 1, sees the covariate's values for those very steps across variates.
+  at::Tensor roles = {};
 };
 
 struct ArchitectureContext {
@@ -46,6 +50,9 @@ class Architecture {
  public:
   virtual ~Architecture() = default;
   virtual int64_t d_model() const = 0;
+  // Whether forward() reads PatchInput::roles. One that does not sees covariates as targets, so
+  // the host refuses a batch with covariates for it rather than forecast as if it had none.
+  virtual bool reads_roles() const { return false; }
   // Hidden states (B, V, N, d_model); position n may depend only on patches <= n of the
   // same series. `ctx` goes to every shared op (ops.h) the architecture calls.
   virtual at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) = 0;

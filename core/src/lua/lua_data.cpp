@@ -49,7 +49,9 @@ int l_data(lua_State* L) {
 }
 
 // data:sample([batch [, length [, seed]]]): a table [sample][variate][step], NaN where
-// unobserved. Without a seed, successive calls draw successive batches (seeds 0, 1, ...).
+// unobserved, and for a source that draws covariates their roles [sample][variate] (0 target,
+// 1 past-only, 2 known-future covariate). Without a seed, successive calls draw successive
+// batches (seeds 0, 1, ...).
 int d_sample(lua_State* L) {
   auto data = check_box<DataSource>(L, 1, kDataMeta, "data:sample's self (call it with ':')");
   const int64_t batch = lua_isnoneornil(L, 2) ? 1 : to_integer(L, 2, "data:sample: batch");
@@ -80,7 +82,16 @@ int d_sample(lua_State* L) {
     }
     lua_rawseti(L, -2, i + 1);
   }
-  return 1;
+  if (!b.roles.defined()) return 1;
+  const at::Tensor roles = b.roles.to(at::kCPU).contiguous();
+  const auto r = roles.accessor<int64_t, 2>();
+  lua_createtable(L, static_cast<int>(r.size(0)), 0);
+  for (int64_t i = 0; i < r.size(0); ++i) {
+    lua_createtable(L, static_cast<int>(r.size(1)), 0);
+    for (int64_t j = 0; j < r.size(1); ++j) lua_pushinteger(L, r[i][j]), lua_rawseti(L, -2, j + 1);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 2;
 }
 
 // data:describe(): what the source holds or generates (files, series, families and weights).

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "orrery/host/coord_check.h"
 #include "orrery/host/backtest.h"
 #include "orrery/host/load_model.h"
@@ -44,14 +46,31 @@ int l_load(lua_State* L) {
   return 1;
 }
 
+// The lists of numbers of field `key` ({{...}, ...}), labelled "fn: key[i]"; none when absent.
+std::vector<std::vector<double>> number_lists(lua_State* L, const std::string& key, const std::string& fn,
+                                              std::vector<std::string>& labels) {
+  std::vector<std::vector<double>> out;
+  if (!field(L, 2, key.c_str())) return out;
+  if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": " + key + " must be a list of lists of numbers");
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, i);
+    labels.push_back(fn + ": " + key + "[" + std::to_string(i) + "]");
+    out.push_back(to_numbers(L, -1, labels.back()));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
-//                sign_average=}
+//                sign_average=, past_covariates=, future_covariates=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
-                          "sign_average"});
+                          "sign_average", "past_covariates", "future_covariates"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   ForecastOptions opts;
@@ -84,9 +103,44 @@ int m_forecast(lua_State* L) {
   }
   lua_pop(L, 1);
 
-  const SeriesBatch batch = series_batch(series, labels);
-  const int64_t B = static_cast<int64_t>(series.size());
-  Forecast f = model->forecast(batch.values, batch.observed, at::zeros({B, 1}, at::kLong), *horizon, opts);
+  // Covariates of the one series: rows after the target, past-only ones over its history,
+  // known-future ones over its history and the horizon.
+  std::vector<std::string> past_labels, future_labels;
+  const auto past = number_lists(L, "past_covariates", fn, past_labels);
+  const auto future = number_lists(L, "future_covariates", fn, future_labels);
+  if (!past.empty() || !future.empty()) {
+    if (!single) throw Error(fn + ": past_covariates and future_covariates go with values = {...} (one series)");
+    const size_t T = series[0].size();
+    std::vector<int64_t> roles = {static_cast<int64_t>(VariateRole::target)};
+    at::Tensor ahead = at::full({1, 1 + static_cast<int64_t>(past.size() + future.size()), *horizon},
+                                std::numeric_limits<double>::quiet_NaN(), at::kDouble);
+    for (size_t i = 0; i < past.size(); ++i) {
+      if (past[i].size() != T)
+        throw Error(past_labels[i] + " has " + std::to_string(past[i].size()) + " values, the series " + std::to_string(T) +
+                    ": a past-only covariate covers the series' history, step for step");
+      series.push_back(past[i]), labels.push_back(past_labels[i]), roles.push_back(static_cast<int64_t>(VariateRole::past));
+    }
+    for (size_t i = 0; i < future.size(); ++i) {
+      if (future[i].size() != T + static_cast<size_t>(*horizon))
+        throw Error(future_labels[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
+                    "covers the series' history and the horizon, " + std::to_string(T) + " + " + std::to_string(*horizon));
+      const int64_t row = static_cast<int64_t>(roles.size());
+      for (int64_t h = 0; h < *horizon; ++h) ahead[0][row][h] = future[i][T + h];
+      series.push_back(std::vector<double>(future[i].begin(), future[i].begin() + static_cast<std::ptrdiff_t>(T)));
+      labels.push_back(future_labels[i]), roles.push_back(static_cast<int64_t>(VariateRole::future));
+    }
+    opts.roles = at::tensor(roles, at::kLong).unsqueeze(0);
+    opts.future = ahead;
+  }
+
+  SeriesBatch batch = series_batch(series, labels);
+  int64_t B = static_cast<int64_t>(series.size());
+  if (opts.roles.defined()) {  // one series of target and covariate rows
+    batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
+    B = 1;
+  }
+  Forecast f = model->forecast(batch.values, batch.observed, at::zeros({B, batch.values.size(1)}, at::kLong),
+                               *horizon, opts);
   Json results = Json::array();
   for (int64_t b = 0; b < B; ++b) {
     auto row = [&](const at::Tensor& t) { return quantile_rows(t.select(0, b).select(0, 0).unsqueeze(0))[0]; };

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "orrery/host/batch_queue.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/data_source.h"
 #include "orrery/error.h"
@@ -18,10 +19,7 @@ std::vector<ActivationRecord> measure_activations(Model& model, const Registry& 
     throw Error("measuring activations needs 1 <= batch_size <= 65536 and a context_length of whole patches of " +
                 std::to_string(P) + " (at least two), got " + std::to_string(batch) + " and " + std::to_string(length));
   auto source = make_data_source(registry, data, DataContext{seed});
-  Batch b = source->sample({batch, length, seed});
-  b.values = b.values.to(model.device());
-  b.observed = b.observed.to(model.device());
-  b.series_ids = b.series_ids.to(model.device());
+  const Batch b = to_device(source->sample({batch, length, seed}), model.device(), /*non_blocking=*/false);
   return model.activations(b, keep, since);
 }
 

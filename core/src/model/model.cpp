@@ -100,9 +100,33 @@ StepFlops Model::step_flops(int64_t batch, int64_t variates, int64_t context) co
 
 Model::~Model() = default;
 
-Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& observed,
-                               const at::Tensor& series_ids, const at::Tensor& keep) const {
+namespace {
+// (B, V, 1) bool: the rows of `roles` that are `role`.
+at::Tensor rows_of_role(const at::Tensor& roles, VariateRole role) {
+  return (roles == static_cast<int64_t>(role)).unsqueeze(-1);
+}
+
+// Known-future rows lead by one patch: their steps t + P in place of t, the last patch
+// unobserved. Patch n then carries the covariate over the steps that patch n forecasts.
+std::pair<at::Tensor, at::Tensor> lead_known_future(const at::Tensor& values, const at::Tensor& observed,
+                                                    const at::Tensor& roles, int64_t P) {
+  if (!roles.defined()) return {values, observed};
+  const at::Tensor lead = rows_of_role(roles, VariateRole::future).to(values.device());
+  const int64_t T = values.size(-1);
+  auto shifted = [&](const at::Tensor& x) {
+    return at::cat({x.narrow(-1, P, T - P), at::zeros_like(x.narrow(-1, 0, P))}, -1);
+  };
+  return {at::where(lead, shifted(values), values), at::where(lead, shifted(observed), observed)};
+}
+}  // namespace
+
+Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& observed_in,
+                               const at::Tensor& series_ids, const at::Tensor& keep, const at::Tensor& roles) const {
   const int64_t P = spec_.patch_size;
+  if (roles.defined() && !arch_->reads_roles() && (roles != static_cast<int64_t>(VariateRole::target)).any().item<bool>())
+    throw Error("architecture plugin '" + spec_.arch.name + "', as this model was built, does not read variate roles, so "
+                "it cannot tell covariates from targets (see its options in orrery plugins)");
+  const auto [values, observed] = lead_known_future(values_in, observed_in, roles, P);
   at::Tensor seen = observed;
   if (keep.defined()) seen = observed & expand_patch_mask(keep, P);
   ScaledValues s = causal_patch_scale(values, seen, P);
@@ -112,6 +136,7 @@ Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& obser
   // A patch with no observation at all (and not hidden by masking) carries no information.
   at::Tensor any_obs = observed.unflatten(-1, {values.size(-1) / P, P}).any(-1);
   p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
+  p.in.roles = roles;
   p.loc = s.loc;
   p.scale = s.scale;
   p.count = s.count;
@@ -119,7 +144,7 @@ Model::Prepared Model::prepare(const at::Tensor& values, const at::Tensor& obser
 }
 
 at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
-  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep).in, ForwardContext{});
+  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep, b.roles).in, ForwardContext{});
 }
 
 std::vector<ActivationRecord> Model::activations(const Batch& b, bool keep,
@@ -134,7 +159,7 @@ std::vector<ActivationRecord> Model::activations(const Batch& b, bool keep,
 
 at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
   const int64_t P = spec_.patch_size;
-  Prepared p = prepare(b.values, b.observed, b.series_ids, keep);
+  Prepared p = prepare(b.values, b.observed, b.series_ids, keep, b.roles);
   const int64_t N = p.loc.size(-1);
   if (N < 2) throw Error("training needs at least two patches of context");
   at::Tensor out;
@@ -154,7 +179,9 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardCont
   // Score only targets whose anchor statistics exist: with fewer than two kept observations so
   // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
   at::Tensor anchored = (p.count.slice(2, 0, N - 1) >= 2).unsqueeze(-1);
-  at::Tensor weight = (next_obs & anchored).to(at::kFloat);
+  at::Tensor weight = next_obs & anchored;
+  if (b.roles.defined()) weight = weight & rows_of_role(b.roles, VariateRole::target).unsqueeze(-1);  // targets only
+  weight = weight.to(at::kFloat);
   const StepWeights& w = ctx.step_weights;
   if (!w.uniform()) {
     if (w.early_steps > P)
@@ -214,6 +241,35 @@ void check_observed(const at::Tensor& observed) {
               (none.size(0) > 1 ? " (nor do " + std::to_string(none.size(0) - 1) + " others)" : ""));
 }
 
+// Roles of one shape with the values, each one a VariateRole, a target in every series, and the
+// known-future rows' values finite over the whole horizon.
+void check_covariates(const ForecastOptions& o, int64_t B, int64_t V, int64_t horizon) {
+  const at::Tensor roles = o.roles.to(at::kCPU);
+  if (roles.dim() != 2 || roles.size(0) != B || roles.size(1) != V || roles.scalar_type() != at::kLong)
+    throw Error("forecast roles must be int64 of shape (series, variates) = (" + std::to_string(B) + ", " +
+                std::to_string(V) + "), got " + c10::str(roles.sizes()));
+  if (((roles < 0) | (roles >= kVariateRoles)).any().item<bool>())
+    throw Error("forecast roles must be 0 (target), 1 (past-only covariate) or 2 (known-future covariate)");
+  const at::Tensor no_target = (roles == static_cast<int64_t>(VariateRole::target)).any(1).logical_not().nonzero();
+  if (no_target.size(0) > 0)
+    throw Error("series " + std::to_string(no_target[0][0].item<int64_t>() + 1) +
+                " has covariates but no target to forecast");
+  const at::Tensor lead = roles == static_cast<int64_t>(VariateRole::future);
+  if (!lead.any().item<bool>()) return;
+  if (!o.future.defined() || o.future.dim() != 3 || o.future.size(0) != B || o.future.size(1) != V)
+    throw Error("forecast has known-future covariates but no future values of shape (series, variates, horizon) = (" +
+                std::to_string(B) + ", " + std::to_string(V) + ", " + std::to_string(horizon) + ")");
+  if (o.future.size(2) < horizon)
+    throw Error("known-future covariates have " + std::to_string(o.future.size(2)) + " future steps, the horizon is " +
+                std::to_string(horizon));
+  const at::Tensor gaps =
+      (lead.unsqueeze(-1) & o.future.to(at::kCPU).narrow(2, 0, horizon).isfinite().logical_not()).nonzero();
+  if (gaps.size(0) > 0)
+    throw Error("known-future covariate (series " + std::to_string(gaps[0][0].item<int64_t>() + 1) + ", variate " +
+                std::to_string(gaps[0][1].item<int64_t>() + 1) + ") has no value at horizon step " +
+                std::to_string(gaps[0][2].item<int64_t>() + 1) + ": a known-future covariate must be known there");
+}
+
 }  // namespace
 
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
@@ -238,6 +294,10 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
       std::snprintf(text, sizeof text, "%g", l);
       throw Error(std::string("forecast levels must lie strictly between 0 and 1, got ") + text);
     }
+  if (o.roles.defined()) check_covariates(o, values_in.size(0), values_in.size(1), horizon);
+  if (o.sign_average && o.roles.defined())
+    throw Error("sign_average does not apply to forecasts with covariates: a target's relation to its covariates "
+                "need not be odd");
   if (o.sign_average) return sign_averaged_forecast(values_in, observed_in, series_ids, horizon, levels, o);
   // Values stay float64 up to the scaler, which works in float64: a series of values beyond
   // float32's range (1e39) is scaled, not overflowed to infinity and dropped.
@@ -252,8 +312,11 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   for (int64_t b = 0; b < B; b += rows) {
     check_interrupt(o.interrupt);
     const int64_t n = std::min(rows, B - b);
+    ForecastOptions part = o;
+    if (o.roles.defined()) part.roles = o.roles.narrow(0, b, n);
+    if (o.future.defined()) part.future = o.future.narrow(0, b, n);
     parts.push_back(forecast_rows(values.narrow(0, b, n), observed.narrow(0, b, n),
-                                  series_ids.narrow(0, b, n), horizon, levels, o));
+                                  series_ids.narrow(0, b, n), horizon, levels, part));
   }
   if (parts.size() == 1) return std::move(parts.front());
   Forecast f{levels, {}, {}, {}};
@@ -354,6 +417,22 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   observed = at::cat({at::zeros({B, V, pad}, bopts), observed}, -1);
   const at::Tensor ids = series_ids.to(device_);
 
+  // Covariates: known-future rows are observed through the horizon (their values, scaled as their
+  // history), past-only rows are hidden from the forecast's start on, as targets are until their
+  // medians are committed.
+  const at::Tensor roles = o.roles.defined() ? o.roles.to(device_) : at::Tensor();
+  at::Tensor target_rows = at::ones({B, V, 1}, bopts), lead_rows = at::zeros({B, V, 1}, bopts);
+  at::Tensor future = at::zeros({B, V, K * P}, dopts), future_seen = at::zeros({B, V, K * P}, bopts);
+  if (roles.defined()) {
+    target_rows = rows_of_role(roles, VariateRole::target);
+    lead_rows = rows_of_role(roles, VariateRole::future);
+    if (o.future.defined()) {
+      const at::Tensor given = o.future.narrow(2, 0, horizon).to(dopts);
+      future_seen.narrow(2, 0, horizon).copy_(lead_rows & given.isfinite());
+      future.narrow(2, 0, horizon).copy_(at::where(future_seen.narrow(2, 0, horizon), given, 0.0) * gain);
+    }
+  }
+
   // Each block appends n masked patches (as in training: masked, not missing, so they keep their
   // place in attention) and reads them off the outputs one patch earlier, with the statistics
   // there, which masked patches carry over from the last observation. Between blocks the
@@ -363,16 +442,18 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   for (int64_t done = 0; done < K;) {
     check_interrupt(o.interrupt);
     const int64_t n = std::min(block, K - done), known = n_ctx + done;
-    at::Tensor keep = at::cat({at::ones({B, V, known}, bopts), at::zeros({B, V, n}, bopts)}, -1);
-    Prepared p = prepare(at::cat({values, at::zeros({B, V, n * P}, dopts)}, -1),
-                         at::cat({observed, at::zeros({B, V, n * P}, bopts)}, -1), ids, keep);
+    at::Tensor keep = at::cat({at::ones({B, V, n_ctx}, bopts), target_rows.expand({B, V, done}) | lead_rows,
+                               lead_rows.expand({B, V, n})}, -1);
+    const at::Tensor next_future = future.narrow(2, done * P, n * P), next_seen = future_seen.narrow(2, done * P, n * P);
+    Prepared p = prepare(at::cat({values, at::where(lead_rows, next_future, 0.0)}, -1),
+                         at::cat({observed, next_seen}, -1), ids, keep, roles);
     at::Tensor out;  // the head's output for the n patches
     {
       AutocastGuard autocast(device_.type(), o.precision);
       if (cache) {  // feed only what the cache has not seen; commit the known patches
         const int64_t from = cache->length, count = known + n - from;
         PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
-                        p.in.patch_valid.narrow(2, from, count)};
+                        p.in.patch_valid.narrow(2, from, count), p.in.roles};
         at::Tensor h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
         out = head_->forward(h, ctx);
       } else if (o.graph) {
@@ -389,17 +470,20 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     real = std::get<0>(clamp_nonfinite(real.flatten(-2)).sort(0));
     blocks.push_back(real);
     done += n;
-    if (done < K) {
-      values = at::cat({values, real[median_row].to(dopts.dtype())}, -1);
-      observed = at::cat({observed, at::ones({B, V, n * P}, bopts)}, -1);
+    if (done < K) {  // targets commit their medians, known-future rows their values
+      const at::Tensor median = real[median_row].to(dopts.dtype());
+      values = at::cat({values, at::where(target_rows, median, at::where(lead_rows, next_future, 0.0))}, -1);
+      observed = at::cat({observed, target_rows.expand({B, V, n * P}) | next_seen}, -1);
     }
   }
   at::Tensor all = (at::cat(blocks, -1).narrow(-1, 0, horizon) / gain).to(at::kCPU, at::kDouble);
   // Finite inputs and finite weights give finite quantiles (the clamps above): NaN means the
   // weights give none, as a diverged run's finite but huge weights do. Never written out.
-  if (!all.isfinite().all().item<bool>())
+  const at::Tensor targets = target_rows.to(at::kCPU);
+  if (!(all.isfinite() | targets.logical_not()).all().item<bool>())
     throw Error("the model's forecast is not finite (NaN): its weights give no finite output for these series, as "
                 "a diverged training run's do; retrain it (a lower learning rate) or load an earlier checkpoint");
+  if (roles.defined()) all = at::where(targets, all, std::numeric_limits<double>::quiet_NaN());  // covariates: none
   Forecast f{levels, all.index_select(0, rows_of(levels)), all[median_row], {}};
   if (o.mean) f.mean = all.index_select(0, rows_of(mean_grid)).mean(0);
   return f;
@@ -414,7 +498,8 @@ struct Model::ForwardGraph {
 };
 
 at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx) {
-  const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), from, "+", n, precision_name(ctx.precision));
+  const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), in.roles.defined() ? "roles" : "", from,
+                                   "+", n, precision_name(ctx.precision));
   static_assert(kMaxForwardGraphs > 0);
   uint64_t newest = 0;
   for (const auto& [k, g] : forward_graphs_) newest = std::max(newest, g->last_used);
@@ -425,7 +510,8 @@ at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_
         return a.second->last_used < b.second->last_used;
       }));
     auto g = std::make_unique<ForwardGraph>();
-    g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone()};
+    g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone(),
+                       in.roles.defined() ? in.roles.clone() : at::Tensor()};
     g->call = make_graphed_call(device_);
     ForwardContext recorded = ctx;
     recorded.host_sync = false, recorded.probe = nullptr;
@@ -439,6 +525,7 @@ at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_
   ForwardGraph& g = *it->second;
   g.last_used = newest + 1;
   g.in.tokens.copy_(in.tokens), g.in.series_ids.copy_(in.series_ids), g.in.patch_valid.copy_(in.patch_valid);
+  if (in.roles.defined()) g.in.roles.copy_(in.roles);
   g.call->replay();
   return g.out.clone();  // the next replay writes over `out`
 }

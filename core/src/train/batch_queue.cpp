@@ -11,6 +11,7 @@ Batch to_device(const Batch& b, c10::Device device, bool non_blocking) {
   out.values = b.values.to(device, non_blocking);
   out.observed = b.observed.to(device, non_blocking);
   out.series_ids = b.series_ids.to(device, non_blocking);
+  if (b.roles.defined()) out.roles = b.roles.to(device, non_blocking);
   return out;
 }
 
@@ -37,6 +38,7 @@ BatchQueue::Slot BatchQueue::draw(int64_t index) const {
       s.batch.values = s.batch.values.pin_memory();
       s.batch.observed = s.batch.observed.pin_memory();
       s.batch.series_ids = s.batch.series_ids.pin_memory();
+      if (s.batch.roles.defined()) s.batch.roles = s.batch.roles.pin_memory();
     }
   } catch (...) {
     s.error = std::current_exception();

@@ -50,6 +50,7 @@ class Mixture final : public DataSource {
     // Each source draws its samples in one call, under a seed of its own.
     std::vector<Batch> drawn(parts_.size());
     int64_t V = 1;
+    bool with_roles = false;  // a source drew covariates: every sample gets roles, targets by default
     for (size_t i = 0; i < parts_.size(); ++i) {
       if (count[i] == 0) continue;
       try {
@@ -63,13 +64,18 @@ class Mixture final : public DataSource {
           b.series_ids.size(0) != count[i] || b.series_ids.size(1) != b.values.size(1))
         throw Error(parts_[i].label + " returned a batch of shape " + c10::str(b.values.sizes()) + " for " +
                     std::to_string(count[i]) + " samples of " + std::to_string(r.length) + " steps");
+      if (b.roles.defined() && b.roles.sizes() != b.series_ids.sizes())
+        throw Error(parts_[i].label + " returned variate roles of shape " + c10::str(b.roles.sizes()) + " for series ids of " +
+                    c10::str(b.series_ids.sizes()));
       V = std::max(V, b.values.size(1));
+      with_roles = with_roles || b.roles.defined();
     }
 
     Batch out;
     out.values = at::zeros({r.batch, V, r.length}, at::kFloat);
     out.observed = at::zeros({r.batch, V, r.length}, at::kBool);
     out.series_ids = at::empty({r.batch, V}, at::kLong);
+    if (with_roles) out.roles = at::zeros({r.batch, V}, at::kLong);
     std::vector<int64_t> next(parts_.size(), 0);
     std::uniform_real_distribution<double> unit(0, 1);
     for (int64_t b = 0; b < r.batch; ++b) {
@@ -79,6 +85,7 @@ class Mixture final : public DataSource {
       out.values[b].narrow(0, 0, v).copy_(src.values[k]);
       out.observed[b].narrow(0, 0, v).copy_(src.observed[k]);
       out.series_ids[b].narrow(0, 0, v).copy_(src.series_ids[k]);
+      if (src.roles.defined()) out.roles[b].narrow(0, 0, v).copy_(src.roles[k]);
       if (v < V) {  // padding variates: unobserved, each its own series
         const int64_t top = src.series_ids[k].max().item<int64_t>();
         out.series_ids[b].narrow(0, v, V - v).copy_(at::arange(top + 1, top + 1 + V - v, at::kLong));
@@ -86,7 +93,16 @@ class Mixture final : public DataSource {
     }
     // Augmented as drawn, before the contexts are cut: the cut keeps the last steps, which a
     // reversal after it would have moved to the front.
-    augment(out.values, out.observed, augment_, mix_seed(r.seed, 0x61756721));
+    // Samples with covariates are left as drawn: a reversal or a mixup would break how their
+    // targets follow their covariates in time.
+    if (!with_roles) {
+      augment(out.values, out.observed, augment_, mix_seed(r.seed, 0x61756721));
+    } else if (augment_.any()) {
+      const at::Tensor plain = (out.roles == 0).all(1).nonzero().flatten();
+      at::Tensor values = out.values.index_select(0, plain), observed = out.observed.index_select(0, plain);
+      augment(values, observed, augment_, mix_seed(r.seed, 0x61756721));
+      out.values.index_copy_(0, plain, values), out.observed.index_copy_(0, plain, observed);
+    }
     for (int64_t b = 0; b < r.batch; ++b) {
       if (min_context_ > 0 && min_context_ < r.length) {
         const double lo = std::log(static_cast<double>(min_context_)), hi = std::log(static_cast<double>(r.length));

@@ -32,15 +32,22 @@ Json series_json(const at::Tensor& values, const at::Tensor& observed) {
 Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step, Precision precision) {
   at::NoGradGuard no_grad;
   const int64_t cut = b.values.size(2) - horizon;
-  // Rows whose every variate has an observation before the cut: the others have nothing to
-  // forecast from.
-  const at::Tensor usable = b.observed.narrow(2, 0, cut).any(-1).all(-1).nonzero().flatten().cpu();
+  // Rows whose every variate has an observation before the cut (the others have nothing to
+  // forecast from), and whose known-future covariates are known over the whole horizon.
+  at::Tensor ok = b.observed.narrow(2, 0, cut).any(-1).all(-1);
+  if (b.roles.defined())
+    ok = ok & (b.observed.narrow(2, cut, horizon).all(-1) | (b.roles != static_cast<int64_t>(VariateRole::future))).all(-1);
+  const at::Tensor usable = ok.nonzero().flatten().cpu();
   const int64_t n = std::min<int64_t>(series, usable.size(0));
   if (n == 0) return nullptr;
   const at::Tensor rows = usable.narrow(0, 0, n).to(b.values.device());
   const at::Tensor values = b.values.index_select(0, rows), observed = b.observed.index_select(0, rows);
   ForecastOptions options;
   options.precision = precision;
+  if (b.roles.defined()) {  // covariates: known-future rows bring their values over the horizon
+    options.roles = b.roles.index_select(0, rows);
+    options.future = values.narrow(2, cut, horizon).to(at::kDouble);
+  }
   const Forecast f = model.forecast(values.narrow(2, 0, cut), observed.narrow(2, 0, cut),
                                     b.series_ids.index_select(0, rows), horizon, options);
   const at::Tensor q = f.quantiles.select(2, 0).cpu();  // (Q, n, H)

@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "orrery/batch.h"
 #include "orrery/error.h"
 #include "orrery/ops.h"
 #include "orrery/plugin.h"
@@ -193,11 +194,17 @@ class Toto2 final : public Architecture {
       layers_.push_back(std::move(layer));
     }
     f.set_stack_depth(0);
+    // Covariates (Toto 1.0's exogenous labels, as a vector added to every patch of a row): what
+    // each row is to its series, target, past-only or known-future covariate. Zero at init, so
+    // a pretrained model given role embeddings forecasts its targets as before.
+    if (o["variate_roles"])
+      role_embedding_ = f.make("role_embedding", Role::bias, {kVariateRoles, d_}, 1, d_, -1, ParamFactory::Init::zeros);
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
     rope_dims_ = rope_dims, rope_base_ = o["rope_base"], xpos_ = o["use_xpos"];
   }
 
   int64_t d_model() const override { return d_; }
+  bool reads_roles() const override { return role_embedding_.defined(); }
 
   // Every matrix once per patch token; attention at the full S^2: a time layer over the N
   // patches of each variate, a variate layer over the V variates at each patch.
@@ -237,6 +244,10 @@ class Toto2 final : public Architecture {
     const int64_t cached = cache ? cache->length : 0;
     if (cache) prepare_cache(*cache, B * V, N, commit, in.tokens);
     at::Tensor x = patch_proj_(in.tokens, ctx);  // (B, V, N, d)
+    if (role_embedding_.defined()) {  // every row a target unless roles say otherwise
+      const at::Tensor roles = in.roles.defined() ? in.roles : at::zeros({B, V}, in.series_ids.options());
+      x = x + role_embedding_.index_select(0, roles.flatten()).view({B, V, 1, d_}).to(x.scalar_type());
+    }
     // Group ids: the series id, or -1 for a patch with no observation.
     at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
                                at::full({}, -1, in.series_ids.options()));
@@ -329,6 +340,7 @@ class Toto2 final : public Architecture {
   bool xpos_ = false;
   double eps_;
   ResidualMLP patch_proj_;
+  at::Tensor role_embedding_;  // (3, d) by VariateRole; undefined without variate_roles
   std::vector<Layer> layers_;
 };
 
@@ -355,7 +367,10 @@ OptionSchema schema() {
               "(one per forecast: the KV cache then equals recomputation exactly)",
               {"per_call", "session"})
       .number("rope_fraction", 0.5, "fraction of each head's dimensions that are rotated", 0.0, 1.0)
-      .number("rope_base", 10000.0, "rotary frequency base", 1.0);
+      .number("rope_base", 10000.0, "rotary frequency base", 1.0)
+      .boolean("variate_roles", false,
+               "covariates: a learned embedding of each row's role (target, past-only or known-future "
+               "covariate) added to its patches; the variate layers mix covariates into the targets");
 }
 
 std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) {
@@ -364,7 +379,7 @@ std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) {
 
 }  // namespace
 
-ORRERY_PLUGIN(architecture, "toto2", "0.3.0",
+ORRERY_PLUGIN(architecture, "toto2", "0.4.0",
               "Toto 2.0 patched transformer: residual-MLP patch embedding, causal time layers "
               "(partial RoPE with xPos, PerDimScale) and variate layers across series ids, "
               "SwiGLU, RMSNorm; presets toto2-4m .. toto2-2.5b",

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <string>
 
+#include "covariate_task.h"
 #include "family.h"
 #include "../common/named_weights.h"
 #include "orrery/error.h"
@@ -61,6 +62,13 @@ data::NamedParts family_parts() {
   return p;
 }
 
+// The effects of covariate tasks, all equally likely by default.
+data::NamedParts effect_parts() {
+  data::NamedParts p{"data plugin 'synthetic'", "effects", "effect", {}, {}};
+  for (const char* name : synth::kEffectNames) p.names.emplace_back(name), p.defaults.push_back(1);
+  return p;
+}
+
 class Synthetic final : public DataSource {
  public:
   Synthetic(const Json& o, const DataContext& ctx)
@@ -73,15 +81,25 @@ class Synthetic final : public DataSource {
     settings_.shift_rate = o["shift_rate"];
     settings_.noise_max = o["noise_max"];
     if (settings_.periods.empty()) throw Error("data plugin 'synthetic': option 'periods' must not be empty");
+    covariate_prob_ = o["covariate_prob"];
+    tasks_.max_covariates = o["max_covariates"];
+    tasks_.future_prob = o["future_prob"];
+    tasks_.noise_prob = o["noise_covariates"];
+    tasks_.effects = effect_parts().weights(o["effects"]);
     for (double p : settings_.periods)
       if (!(p >= 2))
         throw Error("data plugin 'synthetic': every period must be at least 2 steps, got " + std::to_string(p));
   }
 
   Batch sample(const SampleRequest& r) const override {
-    const int64_t B = r.batch, V = variates_, T = r.length;
+    // With covariate tasks every sample has room for a target and its most covariates; rows a
+    // sample does not fill are unobserved, each its own series.
+    const int64_t V = covariate_prob_ > 0 ? std::max<int64_t>(variates_, 1 + tasks_.max_covariates) : variates_;
+    const int64_t B = r.batch, T = r.length;
     at::Tensor values = at::empty({B, V, T}, at::kFloat);
     at::Tensor observed = at::ones({B, V, T}, at::kBool);
+    at::Tensor ids = at::arange(V, at::kLong).repeat({B, 1});  // every variate its own series
+    at::Tensor roles = covariate_prob_ > 0 ? at::zeros({B, V}, at::kLong) : at::Tensor();
     float* out = values.data_ptr<float>();
     bool* seen = observed.data_ptr<bool>();
     std::vector<double> y(static_cast<size_t>(T));
@@ -95,13 +113,30 @@ class Synthetic final : public DataSource {
         if (srng.uniform() < short_prob_ && T > kShortest)
           L = std::min<int64_t>(T, static_cast<int64_t>(std::llround(srng.log_uniform(kShortest, kShortLongest))));
       }
+      // A covariate task, on a stream of its own (covariate_prob = 0 draws what it always drew).
+      synth::CovariateTask task;
+      Rng trng(mix_seed(sample_seed, kTaskStream));
+      if (covariate_prob_ > 0 && trng.chance(covariate_prob_)) {
+        task = synth::covariate_task(trng, L, tasks_, [this](Rng& g, std::span<double> s) { draw(g, s); });
+        for (size_t c = 0; c < task.rows.size(); ++c) {  // one series: the target and its covariates
+          ids.data_ptr<int64_t>()[b * V + static_cast<int64_t>(c)] = 0;
+          roles.data_ptr<int64_t>()[b * V + static_cast<int64_t>(c)] = task.roles[c];
+        }
+      }
+      const int64_t rows = task.rows.empty() ? variates_ : static_cast<int64_t>(task.rows.size());
       for (int64_t c = 0; c < V; ++c) {
         Rng rng(mix_seed(sample_seed, static_cast<uint64_t>(c)));
-        draw(rng, std::span<double>(y).subspan(0, static_cast<size_t>(L)));
         const int64_t row = (b * V + c) * T;
+        if (c >= rows) {  // room left for another sample's covariates
+          for (int64_t t = 0; t < T; ++t) out[row + t] = 0, seen[row + t] = false;
+          continue;
+        }
+        if (task.rows.empty()) draw(rng, std::span<double>(y).subspan(0, static_cast<size_t>(L)));
+        else std::copy(task.rows[static_cast<size_t>(c)].begin(), task.rows[static_cast<size_t>(c)].end(), y.begin());
         for (int64_t t = 0; t < T - L; ++t) out[row + t] = 0, seen[row + t] = false;
         for (int64_t t = T - L; t < T; ++t) out[row + t] = static_cast<float>(y[static_cast<size_t>(t - (T - L))]);
-        if (rng.uniform() < missing_prob_) {  // one or two missing stretches of up to 15% of the series
+        const bool known_ahead = !task.roles.empty() && task.roles[static_cast<size_t>(c)] == 2;  // never missing
+        if (rng.uniform() < missing_prob_ && !known_ahead) {  // one or two missing stretches of up to 15% of the series
           const int gaps = 1 + (rng.uniform() < 0.5);
           for (int g = 0; g < gaps; ++g) {
             const int64_t len = 1 + static_cast<int64_t>(rng.uniform(0, 0.15) * static_cast<double>(L));
@@ -114,7 +149,8 @@ class Synthetic final : public DataSource {
     Batch batch;
     batch.values = values;
     batch.observed = observed;
-    batch.series_ids = at::arange(V, at::kLong).repeat({B, 1});  // every variate its own series
+    batch.series_ids = ids;
+    batch.roles = roles;
     return batch;  // season stays 1: families and periods differ from series to series
   }
 
@@ -124,7 +160,18 @@ class Synthetic final : public DataSource {
     Json families = Json::object();
     for (size_t i = 0; i < kFamilies.size(); ++i)
       if (weights_[i] > 0) families[kFamilies[i].name] = weights_[i] / total;
-    return {{"families", families}};
+    Json d = {{"families", families}};
+    if (covariate_prob_ > 0) {
+      double sum = 0;
+      for (double w : tasks_.effects) sum += w;
+      Json effects = Json::object();
+      for (int i = 0; i < synth::kEffects; ++i)
+        if (tasks_.effects[static_cast<size_t>(i)] > 0) effects[synth::kEffectNames[i]] = tasks_.effects[static_cast<size_t>(i)] / sum;
+      d["covariate_tasks"] = {{"share", covariate_prob_}, {"max_covariates", tasks_.max_covariates},
+                              {"future_prob", tasks_.future_prob}, {"noise_covariates", tasks_.noise_prob},
+                              {"effects", effects}};
+    }
+    return d;
   }
 
  private:
@@ -152,12 +199,15 @@ class Synthetic final : public DataSource {
   // on a stream of their own so that short_prob = 0 draws what it always drew.
   static constexpr int64_t kShortest = 24, kShortLongest = 500;
   static constexpr uint64_t kShortStream = 0x73686f7274;
+  static constexpr uint64_t kTaskStream = 0x636f766172;
 
   int64_t variates_;
   double missing_prob_, short_prob_;
   std::vector<double> weights_;
   uint64_t base_;
   synth::Settings settings_;
+  double covariate_prob_ = 0;
+  synth::CovariateTaskSettings tasks_;
 };
 
 OptionSchema schema() {
@@ -177,7 +227,21 @@ OptionSchema schema() {
               "length), generated at that length and placed at the end, the steps before it unobserved",
               0.0, 1.0)
       .number("shift_rate", 0.3, "expected level shifts per classic series", 0.0)
-      .number("noise_max", 0.5, "largest noise std of a classic series relative to its scale", 0.01);
+      .number("noise_max", 0.5, "largest noise std of a classic series relative to its scale", 0.01)
+      .number("covariate_prob", 0.0,
+              "probability that a sample is a covariate task: a target (row 1) that follows some of up to "
+              "max_covariates covariates drawn with it (the rows after it)",
+              0.0, 1.0)
+      .integer("max_covariates", 3, "covariates of a task: 1 to this many", 1, 64)
+      .number("future_prob", 0.5,
+              "probability that a covariate is known over the horizon (else past-only; events and regimes "
+              "halfway to always)",
+              0.0, 1.0)
+      .number("noise_covariates", 0.25, "probability that a covariate has no effect on its target", 0.0, 1.0)
+      .table("effects",
+             "how informative covariates move their targets, effect = weight: lag (a lagged linear effect), "
+             "threshold, multiplicative, events (sparse 0/1 events such as promotions or holidays), regime (a "
+             "0/1 switch such as a law in force); default all equally likely");
 }
 
 std::unique_ptr<DataSource> make(const Json& o, const DataContext& ctx) {
@@ -186,7 +250,7 @@ std::unique_ptr<DataSource> make(const Json& o, const DataContext& ctx) {
 
 }  // namespace
 
-ORRERY_PLUGIN(data, "synthetic", "0.3.0",
+ORRERY_PLUGIN(data, "synthetic", "0.4.0",
               "Seeded synthetic prior: trend/seasonal, KernelSynth GP (also on trends), waves, steps, spikes, OU and random "
               "walks, intermittent counts, ETS and ARIMA state-space paths; missing values",
               schema, make)

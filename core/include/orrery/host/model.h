@@ -46,6 +46,11 @@ struct ForecastOptions {
   // stays eager. The model keeps the newest kMaxForwardGraphs recordings.
   bool graph = false;
   const Interrupt* interrupt = nullptr;  // polled between blocks and batches of series
+  // Covariates: the role of every variate, (B, V) int64 VariateRole (undefined: all targets),
+  // and the values of known-future rows over the horizon, (B, V, >= horizon) in data units
+  // (other rows' entries are never read). A past-only row is hidden from the forecast's start
+  // on. The forecasts of covariate rows are NaN: the model forecasts targets.
+  at::Tensor roles = {}, future = {};
 };
 
 // Float64 on the CPU: data units may lie beyond float32's range.
@@ -133,8 +138,8 @@ class Model {
   Forecast sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
                                   const at::Tensor& series_ids, int64_t horizon,
                                   const std::vector<double>& levels, const ForecastOptions& options);
-  Prepared prepare(const at::Tensor& values, const at::Tensor& observed,
-                   const at::Tensor& series_ids, const at::Tensor& keep) const;
+  Prepared prepare(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
+                   const at::Tensor& keep, const at::Tensor& roles = {}) const;
 
   ModelSpec spec_;
   at::Device device_;
