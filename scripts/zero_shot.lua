@@ -3,7 +3,7 @@
 -- data sets from yearly to 10-minute), scored the GIFT-Eval way against classical baselines.
 -- Defaults train the quickstart's 1.15M-parameter model for 6,000 steps under the `classical16`
 -- recipe (half the synthetic series from classical ETS, ARIMA and trend families, 16-step
--- patches; scripts/lib/zero_shot.lua), about 15 minutes on two idle CPU cores; `recipe=toto` is
+-- patches; scripts/lib/zero_shot.lua), about 17 minutes on one CPU core; `recipe=toto` is
 -- Toto 2.0's own mix on 32-step patches. On a GPU, `device=cuda preset=toto2-4m` trains a
 -- released size.
 --
