@@ -10,7 +10,13 @@
 --   orrery run scripts/lr_transfer.lua [optimizer=adamw|normuon|muon|dion2] [params=sp,umup]
 --       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
 --       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
---       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [runs_dir=runs] [resume=runs/lr_transfer-N]
+--       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [graph=true] [jobs=N] [runs_dir=runs]
+--       [resume=runs/lr_transfer-N]
+--
+-- jobs=N trains up to N runs side by side, each in its own orrery process with one thread (the
+-- seeds of a rate, and the rates a search step needs together): on a machine with N cores, or
+-- several runs sharing one GPU. The results are those of jobs=1. graph=true (device=cuda) records
+-- each step's forward and backward as a CUDA graph, which removes a small model's launch cost.
 --
 -- resume= names the folder of an earlier sweep with the same arguments (stopped by Ctrl-C, a
 -- time limit or a lost machine): its finished runs are read back, not trained again, an
@@ -32,6 +38,7 @@
 -- training run has its folder, which the dashboard's LR-transfer view reads.
 
 local list = require("lib.args").list
+local parallel = require("lib.parallel_runs")
 
 local optimizer = args.optimizer or "adamw"
 local muon_family = {normuon = true, muon = true, dion2 = true}
@@ -47,6 +54,11 @@ local steps  = tonumber(args.steps) or 100
 local device = args.device or "cpu"
 local objective = args.objective or "val"
 local val_batches = tonumber(args.val_batches) or 8
+local jobs = args.jobs == nil and 1 or tonumber(args.jobs)
+assert(jobs and jobs >= 1 and jobs == math.floor(jobs), "jobs must be a whole number of processes, at least 1, got " .. tostring(args.jobs))
+local graph = args.graph == true
+assert(args.graph == nil or type(args.graph) == "boolean", "graph must be true or false, got " .. tostring(args.graph))
+assert(not graph or device == "cuda", "graph=true records CUDA graphs: it needs device=cuda")
 assert(objective == "val" or objective == "train", "objective must be val or train, got " .. objective)
 assert(#widths == 1 or #depths == 1, "sweep widths or depths, not both at once (or give shape=)")
 
@@ -128,42 +140,51 @@ end
 local t0 = os.time()
 local runs_done = 0
 
--- The objective of every seed (the held-out loss at the end, or the mean training loss over the
--- last quarter of the run); math.huge when training diverged.
-local function losses_at(v, width, depth, log2_lr)
-  local lr = 2^log2_lr
-  local losses, sum = {}, 0
-  for seed = 0, seeds - 1 do
-    local model = orrery.model{
-      arch = {"toto2", d_model = width, num_layers = depth, num_heads = 4},
-      head = "quantile", param = v.param, seed = seed, device = device,
-    }
-    local opt = {"adamw", lr = lr, weight_decay = 0}
-    if muon_family[optimizer] then
-      opt = {{optimizer, lr = lr, params = {role = "hidden", stack = true}},
-             {"adamw", lr = adamw_lr[v.name] or 2^-9, weight_decay = 0}}
+-- The objective of every seed at each rate of `xs` (log2 lr -> the seeds' losses): the held-out
+-- loss at the end, or the mean training loss over the last quarter of the run; math.huge when
+-- training diverged. With jobs > 1 the runs train side by side, each in its own process.
+local function losses_at(v, width, depth, xs)
+  local runs = {}
+  for _, log2_lr in ipairs(xs) do
+    local lr = 2^log2_lr
+    for seed = 0, seeds - 1 do
+      local opt = {"adamw", lr = lr, weight_decay = 0}
+      if muon_family[optimizer] then
+        opt = {{optimizer, lr = lr, params = {role = "hidden", stack = true}},
+               {"adamw", lr = adamw_lr[v.name] or 2^-9, weight_decay = 0}}
+      end
+      runs[#runs + 1] = {
+        model = {arch = {"toto2", d_model = width, num_layers = depth, num_heads = 4},
+                 head = "quantile", param = v.param, seed = seed, device = device},
+        train = {data = {"synthetic", seed = 1000 + seed}, optimizer = opt,
+                 steps = steps, batch_size = 16, context_length = 256,
+                 schedule = {kind = "wsd", warmup = 0.1, decay = 0.3}, clip = 0,
+                 val_batches = objective == "val" and val_batches or 0, val_every = math.max(1, steps // 4),
+                 forecast_series = 0, graph = graph,
+                 seed = seed, quiet = true, log_every = math.max(1, steps // 4), runs_dir = dir,
+                 name = string.format("%s-w%d-L%d-lr%+.1f-s%d", v.label:gsub("/", "-"), width, depth, log2_lr, seed),
+                 resume = args.resume ~= nil},
+      }
     end
-    local ok, run = pcall(orrery.train, {
-      model = model, data = {"synthetic", seed = 1000 + seed}, optimizer = opt,
-      steps = steps, batch_size = 16, context_length = 256,
-      schedule = {kind = "wsd", warmup = 0.1, decay = 0.3}, clip = 0,
-      val_batches = objective == "val" and val_batches or 0, val_every = math.max(1, steps // 4),
-      forecast_series = 0,
-      seed = seed, quiet = true, log_every = math.max(1, steps // 4), runs_dir = dir,
-      name = string.format("%s-w%d-L%d-lr%+.1f-s%d", v.label:gsub("/", "-"), width, depth, log2_lr, seed),
-      resume = args.resume ~= nil,
-    })
-    -- A failed run counts as diverged, but a run that cannot be resumed is the sweep's error.
-    if not ok and tostring(run):find("cannot resume run", 1, true) then error(run, 0) end
-    local l = ok and (objective == "val" and run.val_loss or run.final_loss) or math.huge
-    if l ~= l then l = math.huge end  -- NaN
-    losses[#losses + 1] = l
-    sum = sum + l
-    runs_done = runs_done + 1
   end
-  io.write(string.format("\r%-18s width %4d depth %2d  log2 lr %+5.1f  loss %8.4f   (%d runs, %ds)   ",
-                         v.label, width, depth, log2_lr, sum / seeds, runs_done, os.time() - t0))
-  io.flush()
+  local outcomes = parallel.train(runs, jobs, dir)
+  local losses = {}
+  for i, x in ipairs(xs) do
+    losses[x] = {}
+    local sum = 0
+    for s = 1, seeds do
+      local out = outcomes[(i - 1) * seeds + s]
+      -- A failed run counts as diverged, but a run that cannot be resumed is the sweep's error.
+      if not out.ok and out.error:find("cannot resume run", 1, true) then error(out.error, 0) end
+      local l = out.ok and (objective == "val" and out.val_loss or out.final_loss) or math.huge
+      losses[x][s] = l
+      sum = sum + l
+    end
+    runs_done = runs_done + seeds
+    io.write(string.format("\r%-18s width %4d depth %2d  log2 lr %+5.1f  loss %8.4f   (%d runs, %ds)   ",
+                           v.label, width, depth, x, sum / seeds, runs_done, os.time() - t0))
+    io.flush()
+  end
   return losses
 end
 
@@ -220,6 +241,7 @@ local results = {config = {optimizer = optimizer, params = params, rules = muon_
                            axis = axis, seeds = seeds, steps = steps,
                            batch_size = 16, context_length = 256, device = device,
                            adamw_lr = muon_family[optimizer] and adamw_lr or nil, objective = objective,
+                           graph = graph or nil,
                            metric = objective == "val"
                              and string.format("held-out loss at the end (%d batches of 16 series)", val_batches)
                              or "mean training loss over the last quarter of the run"},
@@ -230,6 +252,8 @@ if saved_config and not require("lib.tables").same(saved_config, results.config)
   error("resume=" .. dir .. " holds a sweep with other settings (optimizer, parametrisations, rules, alphas, " ..
         "widths, depths, shapes, seeds, steps, objective or rates); run it with that sweep's arguments", 0)
 end
+-- Written before the first run, so that a sweep stopped inside its first curve can be resumed.
+if not saved_config then orrery.write_json(dir .. "/lr_transfer.json", results) end
 
 local function run_variant(v, index)
   local curves, order = {}, {}
@@ -239,26 +263,35 @@ local function run_variant(v, index)
   for _, at in ipairs(points_along) do
     local width, depth = at[1], at[2]
     local mean, per_seed = {}, {}   -- log2 lr -> mean loss, and -> the seeds' losses
-    local function eval(x)
-      if x < lo or x > hi then return math.huge end
-      if not mean[x] then
-        per_seed[x] = losses_at(v, width, depth, x)
+    -- Trains the rates of `xs` not yet known, all at once (side by side with jobs > 1).
+    local function ensure(xs)
+      local todo = {}
+      for _, x in ipairs(xs) do
+        if x >= lo and x <= hi and not mean[x] then todo[#todo + 1] = x; mean[x] = math.huge end
+      end
+      if #todo == 0 then return end
+      for x, losses in pairs(losses_at(v, width, depth, todo)) do
+        per_seed[x] = losses
         local sum = 0
-        for _, l in ipairs(per_seed[x]) do sum = sum + l end
+        for _, l in ipairs(losses) do sum = sum + l end
         mean[x] = sum / seeds
       end
+    end
+    local function eval(x)
+      if x < lo or x > hi then return math.huge end
+      ensure({x})
       return mean[x]
     end
     -- Octave steps downhill until the best point has worse neighbours on both sides.
     local best = centre
-    eval(best)
+    ensure({best, best - 1, best + 1})
     while true do
       local l, r = eval(best - 1), eval(best + 1)
       if l < mean[best] and l <= r then best = best - 1
       elseif r < mean[best] then best = best + 1
       else break end
     end
-    eval(best - 0.5); eval(best + 0.5)          -- half-octave refinement
+    ensure({best - 0.5, best + 0.5})          -- half-octave refinement
     local fitted, best_x = optimum(mean)
     -- Each seed's own optimum over the same grid.
     local seed_optima = {}

@@ -567,6 +567,10 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: known-future covariate (series 1, variate 2) has no value at horizon step 2: a known-future "
        "covariate must be known there",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6, 7, 0/0}}, horizon = 2}"); }},
+      {"forecast-future-covariate-magnitude", 1,
+       "orrery: script.lua:2: known-future covariate (series 1, variate 2): the value 1e+200 at horizon step 2 is beyond "
+       "+-1e150, where the forecast's float64 scaling overflows; rescale the covariate",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6, 7, 1e200}}, horizon = 2}"); }},
 
       // Weights files (safetensors) and saved models.
       {"safetensors-too-short", 1,

@@ -296,6 +296,33 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
   CHECK_THAT(none.output, Catch::Contains("resume=runs/nothing: no lr_transfer.json there"));
 }
 
+TEST_CASE("lr_transfer.lua jobs=2 trains runs side by side with jobs=1's results, and refuses bad jobs and graph") {
+  const std::string dir = checkout("lr-transfer-jobs");
+  const std::string cmd = "scripts/lr_transfer.lua params=sp widths=32 seeds=2 steps=3";
+  const auto alone = run(dir, cmd);
+  INFO(alone.output);
+  REQUIRE(alone.status == 0);
+  const auto side_by_side = run(dir, cmd + " jobs=2");
+  INFO(side_by_side.output);
+  REQUIRE(side_by_side.status == 0);
+  const Json a = Json::parse(test::read_text(dir + "/runs/lr_transfer/lr_transfer.json"));
+  const Json b = Json::parse(test::read_text(dir + "/runs/lr_transfer-1/lr_transfer.json"));
+  CHECK(b["curves"] == a["curves"]);
+  CHECK(b["shift"] == a["shift"]);
+  CHECK(folders(dir + "/runs/lr_transfer-1") == folders(dir + "/runs/lr_transfer"));  // the same runs
+  for (const auto& e : fs::directory_iterator(dir + "/runs/lr_transfer-1"))
+    CHECK(!e.path().filename().string().starts_with(".run-"));  // each process's files are removed once read
+
+  for (const std::string bad : {"0", "1.5", "many"}) {
+    const auto r = run(dir, cmd + " jobs=" + bad);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("jobs must be a whole number of processes, at least 1, got " + bad));
+  }
+  const auto graph = run(dir, cmd + " graph=true");
+  CHECK(graph.status == 1);
+  CHECK_THAT(graph.output, Catch::Contains("graph=true records CUDA graphs: it needs device=cuda"));
+}
+
 TEST_CASE("covariate_injection.lua scores every arm with and without its covariate, paired by task, and resumes") {
   const std::string dir = checkout("covariate-injection");
   const std::string cmd = "scripts/covariate_injection.lua steps=3 seeds=2 tasks=4 horizon=8 context=32 batch=4";

@@ -1,34 +1,16 @@
 #include "dashboard_process.h"
 
-#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <thread>
 
 #include "orrery/error.h"
+#include "orrery/host/program.h"
 
 namespace orrery::ui {
-namespace {
-
-std::string orrery_program() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && self.filename() == "orrery") return self.string();
-  // lib/liborrery_core.so -> bin/orrery: the build tree's and an install's layout.
-  Dl_info info;
-  std::filesystem::path beside;
-  if (dladdr(reinterpret_cast<void*>(&quote_input), &info) && info.dli_fname) {
-    beside = std::filesystem::path(info.dli_fname).parent_path().parent_path() / "bin" / "orrery";
-    if (std::filesystem::exists(beside)) return beside.string();
-  }
-  throw Error("cannot find the orrery program (tried /proc/self/exe and " + beside.string() + ")");
-}
-
-}  // namespace
 
 long start_dashboard_process(const std::vector<std::string>& args, bool wait) {
   std::vector<std::string> argv = {orrery_program(), "ui"};

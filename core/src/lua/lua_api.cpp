@@ -8,6 +8,7 @@
 
 #include "orrery/options.h"
 #include "orrery/host/process_group.h"
+#include "orrery/host/program.h"
 #include "orrery/host/registry.h"
 
 namespace orrery {
@@ -39,11 +40,19 @@ int l_world(lua_State* L) {
   return 1;
 }
 
+// orrery.program(): the path of the orrery program, for a script that starts orrery processes of
+// its own (lib/parallel_runs.lua trains runs side by side that way).
+int l_program(lua_State* L) {
+  lua_pushstring(L, orrery_program().c_str());
+  return 1;
+}
+
 }  // namespace
 
 void open_orrery_api(lua_State* L, LuaHost& h) {
   lua_newtable(L);
   static const luaL_Reg functions[] = {{"plugins", ORRERY_LUA(l_plugins)}, {"world", ORRERY_LUA(l_world)},
+                                       {"program", ORRERY_LUA(l_program)},
                                        {nullptr, nullptr}};
   set_functions(L, h, functions);
   open_model_library(L, h);

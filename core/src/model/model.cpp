@@ -13,6 +13,7 @@
 #include "orrery/ops.h"
 #include "orrery/host/patching.h"
 #include "orrery/host/registry.h"
+#include "orrery/host/series.h"
 
 namespace orrery {
 
@@ -262,12 +263,22 @@ void check_covariates(const ForecastOptions& o, int64_t B, int64_t V, int64_t ho
   if (o.future.size(2) < horizon)
     throw Error("known-future covariates have " + std::to_string(o.future.size(2)) + " future steps, the horizon is " +
                 std::to_string(horizon));
-  const at::Tensor gaps =
-      (lead.unsqueeze(-1) & o.future.to(at::kCPU).narrow(2, 0, horizon).isfinite().logical_not()).nonzero();
+  const at::Tensor ahead = o.future.to(at::kCPU, at::kDouble).narrow(2, 0, horizon);
+  auto where = [](const at::Tensor& at) {
+    return "known-future covariate (series " + std::to_string(at[0].item<int64_t>() + 1) + ", variate " +
+           std::to_string(at[1].item<int64_t>() + 1) + ")";
+  };
+  const at::Tensor gaps = (lead.unsqueeze(-1) & ahead.isfinite().logical_not()).nonzero();
   if (gaps.size(0) > 0)
-    throw Error("known-future covariate (series " + std::to_string(gaps[0][0].item<int64_t>() + 1) + ", variate " +
-                std::to_string(gaps[0][1].item<int64_t>() + 1) + ") has no value at horizon step " +
-                std::to_string(gaps[0][2].item<int64_t>() + 1) + ": a known-future covariate must be known there");
+    throw Error(where(gaps[0]) + " has no value at horizon step " + std::to_string(gaps[0][2].item<int64_t>() + 1) +
+                ": a known-future covariate must be known there");
+  const at::Tensor huge = (lead.unsqueeze(-1) & (ahead.abs() > kMaxForecastMagnitude)).nonzero();
+  if (huge.size(0) > 0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", ahead[huge[0][0]][huge[0][1]][huge[0][2]].item<double>());
+    throw Error(where(huge[0]) + ": the value " + text + " at horizon step " + std::to_string(huge[0][2].item<int64_t>() + 1) +
+                " is beyond +-1e150, where the forecast's float64 scaling overflows; rescale the covariate");
+  }
 }
 
 }  // namespace
@@ -422,10 +433,11 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   // medians are committed.
   const at::Tensor roles = o.roles.defined() ? o.roles.to(device_) : at::Tensor();
   at::Tensor target_rows = at::ones({B, V, 1}, bopts), lead_rows = at::zeros({B, V, 1}, bopts);
-  at::Tensor future = at::zeros({B, V, K * P}, dopts), future_seen = at::zeros({B, V, K * P}, bopts);
+  at::Tensor future, future_seen;  // (B, V, K P): known-future rows' horizon values, with covariates only
   if (roles.defined()) {
     target_rows = rows_of_role(roles, VariateRole::target);
     lead_rows = rows_of_role(roles, VariateRole::future);
+    future = at::zeros({B, V, K * P}, dopts), future_seen = at::zeros({B, V, K * P}, bopts);
     if (o.future.defined()) {
       const at::Tensor given = o.future.narrow(2, 0, horizon).to(dopts);
       future_seen.narrow(2, 0, horizon).copy_(lead_rows & given.isfinite());
@@ -444,7 +456,8 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     const int64_t n = std::min(block, K - done), known = n_ctx + done;
     at::Tensor keep = at::cat({at::ones({B, V, n_ctx}, bopts), target_rows.expand({B, V, done}) | lead_rows,
                                lead_rows.expand({B, V, n})}, -1);
-    const at::Tensor next_future = future.narrow(2, done * P, n * P), next_seen = future_seen.narrow(2, done * P, n * P);
+    const at::Tensor next_future = future.defined() ? future.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, dopts);
+    const at::Tensor next_seen = future.defined() ? future_seen.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, bopts);
     Prepared p = prepare(at::cat({values, at::where(lead_rows, next_future, 0.0)}, -1),
                          at::cat({observed, next_seen}, -1), ids, keep, roles);
     at::Tensor out;  // the head's output for the n patches

@@ -9,12 +9,6 @@
 #include "orrery/error.h"
 
 namespace orrery {
-namespace {
-// The scaler squares deviations and sums them over the context in float64: beyond about 1e154
-// that overflows to infinity and every quantile becomes NaN. 1e150 leaves room for the sums.
-constexpr double kMaxForecastMagnitude = 1e150;
-}  // namespace
-
 SeriesBatch series_batch(const std::vector<std::vector<double>>& series,
                          const std::vector<std::string>& labels, int64_t context) {
   if (series.empty()) throw Error("no series given");

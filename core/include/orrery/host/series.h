@@ -10,6 +10,10 @@
 
 namespace orrery {
 
+// The largest value in size a forecast takes: the scaler squares deviations and sums them over
+// the context in float64, which overflows beyond about 1e154. 1e150 leaves room for the sums.
+inline constexpr double kMaxForecastMagnitude = 1e150;
+
 struct SeriesBatch {
   at::Tensor values;    // (B, 1, T) float64: right-aligned, 0 where unobserved or padding
   at::Tensor observed;  // (B, 1, T) bool: true where a finite value was given

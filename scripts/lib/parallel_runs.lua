@@ -1,0 +1,92 @@
+-- Training runs side by side: each run of a list in an orrery process of its own
+-- (lib/train_run.lua), at most `jobs` at a time, for sweeps whose runs are independent
+-- (lr_transfer.lua jobs=N: the seeds and rates a search step needs train at once, on a
+-- many-core machine or sharing one GPU). A run is {model = orrery.model's table, train =
+-- orrery.train's table without `model`}; each comes back as {ok = true, val_loss, final_loss}
+-- or {ok = false, error = message}, what pcall(orrery.train, ...) says in this process (jobs = 1
+-- trains here, in order). A run whose losses are not finite comes back as not ok. A process that
+-- stops without an answer (killed, a bad model table) is the caller's error, with its output.
+local parallel = {}
+
+-- A value as Lua source that reads back exactly (%q writes floats in hexadecimal).
+local function source(v)
+  local t = type(v)
+  if t == "number" or t == "string" or t == "boolean" then return string.format("%q", v) end
+  if t ~= "table" then error("parallel_runs: a run's settings hold a " .. t .. ", which another process cannot read", 0) end
+  local parts = {}
+  for k, x in pairs(v) do parts[#parts + 1] = "[" .. source(k) .. "] = " .. source(x) end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+local function shell_quote(text) return "'" .. text:gsub("'", "'\\''") .. "'" end
+
+local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+
+-- One run's outcome, as lib/train_run.lua reports it.
+function parallel.outcome(ok, run)
+  if not ok then return {ok = false, error = tostring(run)} end
+  for _, key in ipairs({"final_loss", "val_loss"}) do
+    if run[key] ~= nil and not finite(run[key]) then
+      return {ok = false, error = key .. " is not finite (" .. tostring(run[key]) .. ")"}
+    end
+  end
+  return {ok = true, val_loss = run.val_loss, final_loss = run.final_loss}
+end
+
+local function train_here(run)
+  local settings = {}
+  for k, v in pairs(run.train) do settings[k] = v end
+  settings.model = orrery.model(run.model)
+  return parallel.outcome(pcall(orrery.train, settings))
+end
+
+local function read_text(path)
+  local f = io.open(path, "r")
+  if not f then return "" end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local batches = 0   -- names this process's files apart from an earlier process's in the same folder
+
+-- Trains `runs` with at most `jobs` processes at a time; `dir` holds each process's settings,
+-- answer and output while it runs (hidden files, removed once read). Returns the outcomes in order.
+function parallel.train(runs, jobs, dir)
+  local out = {}
+  if jobs <= 1 then
+    for i, run in ipairs(runs) do out[i] = train_here(run) end
+    return out
+  end
+  batches = batches + 1
+  local program = shell_quote(orrery.program())
+  local child = assert(package.searchpath("lib.train_run", package.path), "parallel_runs: lib/train_run.lua is missing")
+  -- One thread each unless the caller chose: jobs processes share the machine's cores.
+  local threads = os.getenv("OMP_NUM_THREADS") and "" or "OMP_NUM_THREADS=1 "
+  local running = {}
+  local function finish(job)
+    local _, how, code = job.handle:close()
+    local ok_read, answer = pcall(orrery.read_json, job.base .. ".json")
+    if not ok_read then
+      local log = read_text(job.base .. ".log")
+      error(string.format("parallel_runs: run %d (%s) stopped without an answer (%s %s); its output, in %s.log:\n%s",
+                          job.index, runs[job.index].train.name or "unnamed", how, tostring(code), job.base, log), 0)
+    end
+    out[job.index] = answer
+    for _, ext in ipairs({".lua", ".json", ".log"}) do os.remove(job.base .. ext) end
+  end
+  for i, run in ipairs(runs) do
+    local base = string.format("%s/.run-%d-%d-%d", dir, os.time(), batches, i)
+    local f = assert(io.open(base .. ".lua", "w"))
+    f:write("return ", source(run), "\n")
+    f:close()
+    local command = string.format("%s%s run %s spec=%s result=%s > %s 2>&1", threads, program, shell_quote(child),
+                                  shell_quote(base .. ".lua"), shell_quote(base .. ".json"), shell_quote(base .. ".log"))
+    running[#running + 1] = {index = i, base = base, handle = assert(io.popen(command, "r"))}
+    if #running >= jobs then finish(table.remove(running, 1)) end
+  end
+  while #running > 0 do finish(table.remove(running, 1)) end
+  return out
+end
+
+return parallel

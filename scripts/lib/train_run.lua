@@ -1,0 +1,9 @@
+-- One training run for lib/parallel_runs.lua, in a process of its own: spec= names a file of Lua
+-- source returning {model = orrery.model's table, train = orrery.train's table}; the run's
+-- outcome ({ok, val_loss, final_loss} or {ok = false, error}) goes to result= as JSON.
+local scripts = debug.getinfo(1, "S").source:match("^@(.*)/lib/[^/]*$") or "."
+package.path = scripts .. "/?.lua;" .. package.path
+local parallel = require("lib.parallel_runs")
+local run = dofile(args.spec)
+run.train.model = orrery.model(run.model)
+orrery.write_json(args.result, parallel.outcome(pcall(orrery.train, run.train)))
