@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,18 +15,6 @@
 #include "orrery/host/run_store.h"
 
 namespace orrery {
-namespace {
-
-std::vector<std::string> comma_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-}  // namespace
-
 int cmd_eval(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf(

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ int64_t parse_whole_number(const std::string& flag, const std::string& v) {
   try { n = std::stoll(v, &used); } catch (const std::exception&) { used = 0; }
   if (used != v.size() || v.empty()) throw Error(flag + " takes a whole number, got '" + v + "'");
   return static_cast<int64_t>(n);
+}
+
+std::vector<std::string> comma_list(const std::string& value) {
+  std::vector<std::string> out;
+  std::stringstream in(value);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& v) {
@@ -175,7 +184,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
-        "                       [--precision fp32|bf16] [--sign-average]\n\n"
+        "                       [--precision fp32|bf16] [--sign-average] [--target COL,...]\n"
+        "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -188,7 +198,13 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n"
         "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n"
         "--sign-average averages the forecast with the negated forecast of the negated series,\n"
-        "level q with level 1-q (two passes; for models trained with sign flips).\n");
+        "level q with level 1-q (two passes; for models trained with sign flips).\n"
+        "--target names the columns to forecast (default: every column not named a covariate).\n"
+        "Covariates (docs/covariates.md; the model must read variate roles): --past-covariates are\n"
+        "columns of the input known up to the forecast's start; --future-covariates are known over\n"
+        "the horizon too, their H values in the first H rows of --future (same column names; a\n"
+        "time column there must continue the input's). Targets and covariates are then the rows of\n"
+        "one series, and the output has the targets' columns.\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
@@ -208,6 +224,12 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
+    else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates") {
+      const auto names = comma_list(value());
+      if (names.empty()) throw Error("forecast: " + a + " takes column names, separated by commas");
+      (a == "--target" ? o.targets : a == "--past-covariates" ? o.past_covariates : o.future_covariates) = names;
+    }
+    else if (a == "--future") o.future = value();
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");
   }
   if (o.model.empty() || o.input.empty() || !o.horizon)

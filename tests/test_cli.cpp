@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,143 @@ TEST_CASE("orrery forecast: a model path says what it holds when it holds no mod
   auto other = test::run_command(orrery_cmd("forecast --model " + empty + csv));
   CHECK(other.output.find("config.json is neither an Orrery run's config nor a checkpoint layout any plugin reads "
                           "(readers: Hugging Face Toto 2.0 (architecture plugin 'toto2'))") != std::string::npos);
+}
+
+namespace {
+
+// A model that reads variate roles (the last layer across variates), a history of a target and
+// two covariates, and a file with the known-future one over 6 horizon steps.
+struct CovariateFixture {
+  static constexpr int kSteps = 70, kHorizon = 6;
+  std::string dir = test::temp_dir("cli-covariates");
+  std::unique_ptr<orrery::Model> model;
+  std::vector<double> sales, price, promo;  // promo covers the history and the horizon
+  CovariateFixture() {
+    orrery::ModelSpec spec = test::tiny_spec(5);
+    spec.arch.options["variate_roles"] = true;
+    model = std::make_unique<orrery::Model>(spec, orrery::Registry::global());
+    model->save_weights(dir + "/model.safetensors");
+    std::ofstream in(dir + "/in.csv"), future(dir + "/future.csv");
+    in.precision(17);  // the values exactly, as the forecast in C++ takes them
+    in << "time,sales,price,promo\n";
+    future << "time,promo\n";
+    for (int t = 0; t < kSteps + kHorizon; ++t) {
+      promo.push_back(t % 12 == 0 ? 1 : 0);
+      if (t >= kSteps) {
+        future << t << "," << promo.back() << "\n";
+        continue;
+      }
+      price.push_back(5 + (t / 8) % 3);
+      sales.push_back(50 - 4 * price.back() + 10 * promo.back() + 0.5 * std::sin(t));
+      in << t << "," << sales.back() << "," << price.back() << "," << promo.back() << "\n";
+    }
+  }
+  test::CommandResult forecast(const std::string& args) const {
+    return test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir + "/in.csv --horizon " +
+                                        std::to_string(kHorizon) + " " + args));
+  }
+};
+
+// The column `name` of a CSV text.
+std::vector<double> csv_column(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  std::string line, cell;
+  std::getline(in, line);
+  std::istringstream header(line);
+  int index = -1;
+  for (int i = 0; std::getline(header, cell, ','); ++i)
+    if (cell == name) index = i;
+  std::vector<double> out;
+  while (index >= 0 && std::getline(in, line)) {
+    std::istringstream row(line);
+    for (int i = 0; i <= index; ++i) std::getline(row, cell, ',');
+    out.push_back(std::stod(cell));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::forecast takes them") {
+  CovariateFixture f;
+  const std::string args = "--past-covariates price --future-covariates promo --future " + f.dir + "/future.csv";
+  auto r = f.forecast("--target sales " + args);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.rfind("step,time,sales_q0.1,", 0) == 0);
+  CHECK(r.output.find("price_q") == std::string::npos);
+  CHECK(r.output.find("promo_q") == std::string::npos);
+  const std::vector<double> median = csv_column(r.output, "sales_q0.5");
+  REQUIRE(median.size() == CovariateFixture::kHorizon);
+  CHECK(csv_column(r.output, "time").front() == CovariateFixture::kSteps);
+
+  // The same forecast in C++: target, past-only and known-future rows of one series.
+  const int64_t T = CovariateFixture::kSteps, H = CovariateFixture::kHorizon;
+  at::Tensor values = at::stack({at::tensor(f.sales, at::kDouble), at::tensor(f.price, at::kDouble),
+                                 at::tensor(std::vector<double>(f.promo.begin(), f.promo.begin() + T), at::kDouble)})
+                          .unsqueeze(0);
+  orrery::ForecastOptions o;
+  o.roles = at::tensor(std::vector<int64_t>{0, 1, 2}, at::kLong).unsqueeze(0);
+  o.future = at::full({1, 3, H}, std::nan(""), at::kDouble);
+  o.future[0][2].copy_(at::tensor(std::vector<double>(f.promo.begin() + T, f.promo.end()), at::kDouble));
+  const orrery::Forecast direct = f.model->forecast(values, at::ones(values.sizes(), at::kBool),
+                                                    at::zeros({1, 3}, at::kLong), H, o);
+  for (int64_t h = 0; h < H; ++h) {
+    const double expected = direct.median[0][0][h].item<double>();
+    CHECK(median[h] == Approx(expected).epsilon(1e-8));
+  }
+  // Without --target, the targets are the columns not named as covariates: the same forecast.
+  auto untargeted = f.forecast(args);
+  CHECK(untargeted.output == r.output);
+  // The known-future covariate's horizon values are read: other values, another forecast.
+  std::ofstream(f.dir + "/other.csv") << "promo\n1\n1\n1\n1\n1\n1\n";
+  auto other = f.forecast("--past-covariates price --future-covariates promo --future " + f.dir + "/other.csv");
+  REQUIRE(other.status == 0);
+  CHECK(csv_column(other.output, "sales_q0.5") != median);
+}
+
+TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag") {
+  CovariateFixture f;
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(f.dir + "/" + name) << text;
+    return f.dir + "/" + name;
+  };
+  auto fails = [&](const std::string& args, const std::string& message) {
+    auto r = f.forecast(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find(message) != std::string::npos);
+  };
+  const std::string future = " --future " + f.dir + "/future.csv";
+  fails("--future-covariates promo", "forecast: --future-covariates needs --future FILE with their values over the horizon");
+  fails("--past-covariates price" + future, "holds known-future covariates, but --future-covariates names none");
+  fails("--past-covariates cost", "in.csv: no column \"cost\" (named by --past-covariates); its series columns are "
+                                  "sales, price, promo");
+  fails("--past-covariates time", "in.csv: the time column cannot be a series (--past-covariates)");
+  fails("--target sales --past-covariates sales", "forecast: column \"sales\" is named twice");
+  fails("--past-covariates sales,price,promo", "every series column is a covariate; name the targets with --target");
+  fails("--target sales --past-covariates ,", "forecast: --past-covariates takes column names, separated by commas");
+  fails("--future-covariates price" + future, "future.csv: no column \"price\" (named by --future-covariates)");
+  fails("--future-covariates promo --future " + write("short.csv", "promo\n1\n0\n"),
+        "short.csv: 2 data rows, the horizon is 6: known-future covariates need a value at every horizon step");
+  fails("--future-covariates promo --future " + write("gap.csv", "time,promo\n70,1\n71,0\n72,\n73,0\n74,0\n75,0\n"),
+        "gap.csv: column \"promo\" has no value in data row 3; a known-future covariate must be known at every "
+        "horizon step");
+  fails("--future-covariates promo --future " + write("late.csv", "time,promo\n71,1\n72,0\n73,0\n74,0\n75,0\n76,0\n"),
+        "late.csv: data row 1 holds time 71, but horizon step 1 is at 70");
+  fails("--future-covariates promo --future " + write("huge.csv", "promo\n1\n0\n1e200\n0\n0\n0\n"),
+        "huge.csv: column \"promo\" is beyond +-1e150 in data row 3");
+  // A model without role embeddings cannot tell covariates from targets.
+  test::tiny_model(3)->save_weights(f.dir + "/plain.safetensors");
+  auto plain = test::run_command(orrery_cmd("forecast --model " + f.dir + "/plain.safetensors --input " + f.dir +
+                                            "/in.csv --horizon 6 --past-covariates price"));
+  CHECK(plain.status == 1);
+  CHECK(plain.output.find("does not read variate roles") != std::string::npos);
+  // --target alone forecasts those columns, each on its own, as before covariates.
+  auto alone = f.forecast("--target price");
+  REQUIRE(alone.status == 0);
+  CHECK(alone.output.rfind("step,time,price_q0.1,", 0) == 0);
+  CHECK(alone.output.find("sales_q") == std::string::npos);
 }
 
 namespace {

@@ -172,6 +172,20 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},
+    // docs/covariates.md: the seat-belt data split at 1983, and a forecast of drivers with covariates
+    // (the page's model is trained by its Lua block, which runs after the commands: an untrained one here).
+    {"head -n 169 assets/data/seatbelts.csv > seatbelts_history.csv", "", "file:seatbelts_history.csv"},
+    {"(head -n 1 assets/data/seatbelts.csv; sed -n 170,181p assets/data/seatbelts.csv) > seatbelts_1983.csv", "",
+     "file:seatbelts_1983.csv"},
+    {"build/bin/orrery forecast --model runs/covariates --input seatbelts_history.csv --target drivers "
+     "--past-covariates front,rear --future-covariates PetrolPrice,kms --future seatbelts_1983.csv --horizon 12 "
+     "--out drivers_1983.csv",
+     "mkdir -p runs/covariates && echo 'orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1, "
+     "variate_roles = true}, patch_size = 16}:save(\"runs/covariates/model.safetensors\")' > covariate_model.lua && "
+     "build/bin/orrery run covariate_model.lua && build/bin/orrery forecast --model runs/covariates --input "
+     "seatbelts_history.csv --target drivers --past-covariates front,rear --future-covariates PetrolPrice,kms "
+     "--future seatbelts_1983.csv --horizon 12 --out drivers_1983.csv",
+     "file:drivers_1983.csv"},
     {"build/bin/orrery run scripts/covariate_injection.lua",
      "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
      "results: runs/covariate_injection/covariate_injection.json"},

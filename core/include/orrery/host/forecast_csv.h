@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "orrery/host/interrupt.h"
 
@@ -12,6 +13,12 @@ class Registry;
 struct ForecastCsvOptions {
   std::string model;   // see load_model: Orrery weights, a run folder or a released checkpoint
   std::string input;   // numeric CSV with a header; every column but "time" is a series
+  // Covariates (docs/covariates.md): with any, the targets and covariates are the rows of one
+  // series, mixed by the model's variate attention, and the model must read variate roles.
+  std::vector<std::string> targets;            // columns to forecast; empty: every column not named below
+  std::vector<std::string> past_covariates;    // observed up to the forecast's start
+  std::vector<std::string> future_covariates;  // known over the horizon too, from `future`
+  std::string future;  // CSV with the known-future columns over the horizon (its first H rows)
   std::string output;  // CSV to write (atomically); empty = standard output
   std::optional<int64_t> horizon;  // required, at least 1
   int64_t context = 4096;  // most recent steps fed to the model
@@ -24,7 +31,9 @@ struct ForecastCsvOptions {
 
 // Writes one row per forecast step: "step", "time" (extrapolated when the input has a time
 // column, which must then be evenly spaced), then "<series>_q<level>" for every series and
-// level. A series with no value in its last `context` steps is an error naming its column.
+// level (targets only). A series with no value in its last `context` steps is an error naming its
+// column; so is a covariate missing from either file, a known-future covariate with fewer than H
+// rows or a gap in them in `future`, and a `future` time column that does not continue the input's.
 void forecast_csv(const ForecastCsvOptions& opts, const Registry& registry);
 
 }  // namespace orrery
