@@ -12,7 +12,7 @@ namespace orrery {
 bool wants_help(const std::vector<std::string>& args);
 // A whole number given to `flag`, or an error naming both.
 int64_t parse_whole_number(const std::string& flag, const std::string& value);
-// "a,b,,c" -> {"a", "b", "c"}: a flag's list of names.
+// "a, b,,c" -> {"a", "b", "c"}: a flag's list of names, spaces around each trimmed.
 std::vector<std::string> comma_list(const std::string& value);
 // A plugin given to `flag`: its name, or a choice as JSON {"name": ..., "options": {...}}.
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value);

@@ -45,8 +45,10 @@ int64_t parse_whole_number(const std::string& flag, const std::string& v) {
 std::vector<std::string> comma_list(const std::string& value) {
   std::vector<std::string> out;
   std::stringstream in(value);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  for (std::string item; std::getline(in, item, ',');) {
+    const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    if (a != std::string::npos) out.push_back(item.substr(a, b - a + 1));
+  }
   return out;
 }
 

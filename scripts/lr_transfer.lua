@@ -15,7 +15,8 @@
 --
 -- jobs=N trains up to N runs side by side, each in its own orrery process with one thread (the
 -- seeds of a rate, and the rates a search step needs together): on a machine with N cores, or
--- several runs sharing one GPU. The results are those of jobs=1. graph=true (device=cuda) records
+-- several runs sharing one GPU. The runs are those jobs=1 trains with OMP_NUM_THREADS=1 (more
+-- threads sum in another order, so their last digits differ). graph=true (device=cuda) records
 -- each step's forward and backward as a CUDA graph, which removes a small model's launch cost.
 --
 -- resume= names the folder of an earlier sweep with the same arguments (stopped by Ctrl-C, a
@@ -176,7 +177,7 @@ local function losses_at(v, width, depth, xs)
       local out = outcomes[(i - 1) * seeds + s]
       -- A failed run counts as diverged, but a run that cannot be resumed is the sweep's error.
       if not out.ok and out.error:find("cannot resume run", 1, true) then error(out.error, 0) end
-      local l = out.ok and (objective == "val" and out.val_loss or out.final_loss) or math.huge
+      local l = out.ok and out[objective == "val" and "val_loss" or "final_loss"] or math.huge  -- nil: not finite
       losses[x][s] = l
       sum = sum + l
     end

@@ -288,3 +288,51 @@ print("covariates ok")
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("covariates ok"));
 }
+
+TEST_CASE("a model trains on a CSV's covariate columns; one that does not read roles refuses them") {
+  const std::string dir = test::temp_dir("csv-covariates-train");
+  {
+    std::ofstream csv(dir + "/sales.csv");
+    csv << "time,sales,price,promo\n";
+    for (int t = 0; t < 400; ++t) {  // the last tenth, the validation split, longer than a patch
+      const int price = 5 + (t / 8) % 3, promo = t % 12 == 0;
+      csv << t << "," << 50 - 4 * price + 10 * promo << "," << price << "," << promo << "\n";
+    }
+  }
+  const std::string path = dir + "/train.lua";
+  std::ofstream(path) << R"(
+local data = {"csv", files = ")" << dir << R"(/sales.csv", timestamp_format = "unix", past_covariates = "price",
+              future_covariates = "promo"}
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, variate_roles = true}}
+local run = orrery.train{model = m, data = data, steps = 3, batch_size = 4, context_length = 64, quiet = true,
+                         runs_dir = ")" << dir << R"(/runs", val_batches = 0}
+assert(run.final_loss == run.final_loss, "a finite loss")
+local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
+local ok, err = pcall(orrery.train, {model = plain, data = data, steps = 1, batch_size = 4, context_length = 64,
+                                     quiet = true, runs_dir = ")" << dir << R"(/runs", val_batches = 0})
+assert(not ok and err:find("does not read variate roles"), err)
+print("trained on covariates")
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + path));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("trained on covariates"));
+}
+
+TEST_CASE("orrery eval refuses a source with covariate columns rather than score covariates as targets") {
+  const std::string dir = test::temp_dir("csv-covariates-eval");
+  {
+    std::ofstream csv(dir + "/sales.csv");
+    csv << "time,sales,price\n";
+    for (int t = 0; t < 120; ++t) csv << 3600 * t << "," << 40 + t % 12 << "," << 5 + t % 3 << "\n";  // hourly
+  }
+  const std::string path = dir + "/eval.lua";
+  std::ofstream(path) << R"(
+orrery.eval{data = {"csv", files = ")" << dir << R"(/sales.csv", timestamp_format = "unix", past_covariates = "price"},
+            baselines = {"seasonal_naive"}, quiet = true}
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + path));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains("series 'sales' has covariate columns (past_covariates, future_covariates); "
+                                       "orrery eval does not score forecasts with covariates yet"));
+}

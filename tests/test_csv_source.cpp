@@ -118,6 +118,62 @@ TEST_CASE("a wide file as one multivariate series") {
   CHECK(b.series_ids.eq(0).all().item<bool>());  // one series: one id
 }
 
+TEST_CASE("covariate columns: each series' last rows, with roles; a long file's ids alike") {
+  auto dir = test::temp_dir("csv-covariates");
+  const std::string wide = write(dir, "sales.csv",
+                                 "time,promo,sales,price\n1,0,10,5\n2,1,20,5\n3,0,11,6\n4,0,12,6\n");
+  auto d = csv({{"files", wide}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"past_covariates", "price"},
+                {"future_covariates", "promo"}});
+  const Json j = d->describe();
+  CHECK(j["series"] == 1);
+  CHECK(j["variates"] == 3);
+  CHECK(j["past_covariates"] == 1);
+  CHECK(j["future_covariates"] == 1);
+  auto b = d->sample({2, 4, 0});
+  CHECK(render(b, 0, 0) == "10,20,11,12");  // the target first, whatever the column order
+  CHECK(render(b, 0, 1) == "5,5,6,6");      // then the past-only covariate
+  CHECK(render(b, 0, 2) == "0,1,0,0");      // then the known-future one
+  REQUIRE(b.roles.defined());
+  CHECK(b.roles.equal(at::tensor(std::vector<int64_t>{0, 1, 2, 0, 1, 2}, at::kLong).view({2, 3})));
+  const auto stored = d->stored_series();
+  REQUIRE(stored.size() == 1);
+  CHECK(stored[0].columns == std::vector<std::string>{"sales", "price", "promo"});
+  CHECK(stored[0].roles == std::vector<int64_t>{0, 1, 2});
+  // Without covariates a batch has no roles, as before.
+  CHECK_FALSE(csv({{"files", wide}, {"holdout", 0.0}, {"timestamp_format", "unix"}})->sample({1, 4, 0}).roles.defined());
+
+  // A long file: each id one series of its targets and covariates.
+  const std::string long_file = write(dir, "long.csv",
+                                      "id,time,y,x\na,1,1,7\nb,1,5,8\na,2,2,7\nb,2,6,9\n");
+  auto l = csv({{"files", long_file}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"past_covariates", "x"}});
+  CHECK(l->describe()["series"] == 2);
+  auto lb = l->sample({8, 2, 3});
+  for (int64_t i = 0; i < 8; ++i) {
+    const std::string y = render(lb, i, 0), x = render(lb, i, 1);
+    CHECK(((y == "1,2" && x == "7,7") || (y == "5,6" && x == "8,9")));
+  }
+  CHECK(lb.roles.select(1, 1).eq(1).all().item<bool>());
+
+  // Every mismatch names the file, the column and the option.
+  auto fails = [&](Json options, const std::string& message) {
+    options["files"] = wide;
+    options["timestamp_format"] = "unix";
+    try {
+      csv(options);
+      FAIL("no error for " << options.dump());
+    } catch (const orrery::Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(message));
+    }
+  };
+  fails({{"past_covariates", "cost"}}, "sales.csv: no column \"cost\" (option past_covariates); its columns are time, "
+                                       "promo, sales, price");
+  fails({{"past_covariates", "time"}}, "column \"time\" is the time column, not a covariate (option past_covariates)");
+  fails({{"columns", "sales,price"}, {"past_covariates", "price"}},
+        "column \"price\" is both a target (option columns) and a covariate (option past_covariates)");
+  fails({{"past_covariates", "price"}, {"future_covariates", "price"}}, "column \"price\" is named twice as a covariate");
+  fails({{"past_covariates", "promo,sales,price"}}, "every value column is a covariate: no target to forecast");
+}
+
 TEST_CASE("a long file with interleaved ids, in memory or spilled to disk") {
   auto dir = test::temp_dir("csv-long");
   const std::string path = write(dir, "l.csv",

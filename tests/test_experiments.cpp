@@ -299,10 +299,14 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
 TEST_CASE("lr_transfer.lua jobs=2 trains runs side by side with jobs=1's results, and refuses bad jobs and graph") {
   const std::string dir = checkout("lr-transfer-jobs");
   const std::string cmd = "scripts/lr_transfer.lua params=sp widths=32 seeds=2 steps=3";
-  const auto alone = run(dir, cmd);
+  // One thread in both: a run's sums depend on how many threads share them.
+  auto one_thread = [&](const std::string& args) {
+    return test::run_command("cd '" + dir + "' && OMP_NUM_THREADS=1 " + test::orrery_cmd("run " + args));
+  };
+  const auto alone = one_thread(cmd);
   INFO(alone.output);
   REQUIRE(alone.status == 0);
-  const auto side_by_side = run(dir, cmd + " jobs=2");
+  const auto side_by_side = one_thread(cmd + " jobs=2");
   INFO(side_by_side.output);
   REQUIRE(side_by_side.status == 0);
   const Json a = Json::parse(test::read_text(dir + "/runs/lr_transfer/lr_transfer.json"));
@@ -321,6 +325,28 @@ TEST_CASE("lr_transfer.lua jobs=2 trains runs side by side with jobs=1's results
   const auto graph = run(dir, cmd + " graph=true");
   CHECK(graph.status == 1);
   CHECK_THAT(graph.output, Catch::Contains("graph=true records CUDA graphs: it needs device=cuda"));
+
+  // A process that stops without an answer is the caller's error, with its output; the run beside
+  // it is stopped rather than left training.
+  std::ofstream(dir + "/fail.lua") << R"(
+package.path = "scripts/?.lua;" .. package.path
+local parallel = require("lib.parallel_runs")
+local bad = {model = {arch = {"no_such_architecture"}}, train = {name = "bad"}}
+local long = {model = {arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}},
+              train = {data = "synthetic", steps = 100000, batch_size = 2, context_length = 64, quiet = true,
+                       runs_dir = "runs", name = "long", val_batches = 0}}
+local ok, err = pcall(parallel.train, {bad, long}, 2, ".")
+assert(not ok, "an error")
+print(err)
+)";
+  const auto failed = run(dir, "fail.lua");
+  INFO(failed.output);
+  CHECK(failed.status == 0);
+  CHECK_THAT(failed.output, Catch::Contains("parallel_runs: run 1 (bad) stopped without an answer"));
+  CHECK_THAT(failed.output, Catch::Contains("no_such_architecture"));
+  // Stopped, not trained to the end (or stopped before it began, with no summary at all).
+  if (fs::exists(dir + "/runs/long/summary.json"))
+    CHECK(Json::parse(test::read_text(dir + "/runs/long/summary.json"))["steps"].get<int>() < 100000);
 }
 
 TEST_CASE("covariate_injection.lua scores every arm with and without its covariate, paired by task, and resumes") {

@@ -4,8 +4,8 @@
 -- many-core machine or sharing one GPU). A run is {model = orrery.model's table, train =
 -- orrery.train's table without `model`}; each comes back as {ok = true, val_loss, final_loss}
 -- or {ok = false, error = message}, what pcall(orrery.train, ...) says in this process (jobs = 1
--- trains here, in order). A run whose losses are not finite comes back as not ok. A process that
--- stops without an answer (killed, a bad model table) is the caller's error, with its output.
+-- trains here, in order). A loss that is not finite comes back as nil. A process that stops
+-- without an answer (killed, a bad model table) is the caller's error, with its output.
 local parallel = {}
 
 -- A value as Lua source that reads back exactly (%q writes floats in hexadecimal).
@@ -22,15 +22,12 @@ local function shell_quote(text) return "'" .. text:gsub("'", "'\\''") .. "'" en
 
 local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
 
--- One run's outcome, as lib/train_run.lua reports it.
+-- One run's outcome, as lib/train_run.lua reports it: a loss that is not finite is left out (nil),
+-- as JSON cannot hold it.
 function parallel.outcome(ok, run)
   if not ok then return {ok = false, error = tostring(run)} end
-  for _, key in ipairs({"final_loss", "val_loss"}) do
-    if run[key] ~= nil and not finite(run[key]) then
-      return {ok = false, error = key .. " is not finite (" .. tostring(run[key]) .. ")"}
-    end
-  end
-  return {ok = true, val_loss = run.val_loss, final_loss = run.final_loss}
+  return {ok = true, val_loss = finite(run.val_loss) and run.val_loss or nil,
+          final_loss = finite(run.final_loss) and run.final_loss or nil}
 end
 
 local function train_here(run)
@@ -51,38 +48,55 @@ end
 local batches = 0   -- names this process's files apart from an earlier process's in the same folder
 
 -- Trains `runs` with at most `jobs` processes at a time; `dir` holds each process's settings,
--- answer and output while it runs (hidden files, removed once read). Returns the outcomes in order.
+-- answer and output while it runs (hidden .run-* files, removed once read, and those an earlier
+-- stopped sweep left removed at its first call). Returns the outcomes in order. When a process
+-- stops without an answer, the others are stopped (SIGTERM: each keeps its checkpoint) before
+-- the error. Ctrl-C in a terminal reaches every process (they share its process group); a signal
+-- to this process alone stops it only once the runs it waits for are done.
 function parallel.train(runs, jobs, dir)
   local out = {}
   if jobs <= 1 then
     for i, run in ipairs(runs) do out[i] = train_here(run) end
     return out
   end
+  if batches == 0 then os.execute("rm -f " .. shell_quote(dir) .. "/.run-*") end
   batches = batches + 1
   local program = shell_quote(orrery.program())
   local child = assert(package.searchpath("lib.train_run", package.path), "parallel_runs: lib/train_run.lua is missing")
   -- One thread each unless the caller chose: jobs processes share the machine's cores.
-  local threads = os.getenv("OMP_NUM_THREADS") and "" or "OMP_NUM_THREADS=1 "
+  local threads = "OMP_NUM_THREADS=" .. (os.getenv("OMP_NUM_THREADS") or "1")
   local running = {}
+  local function forget(job)
+    for _, ext in ipairs({".lua", ".json", ".log"}) do os.remove(job.base .. ext) end
+  end
   local function finish(job)
     local _, how, code = job.handle:close()
     local ok_read, answer = pcall(orrery.read_json, job.base .. ".json")
-    if not ok_read then
-      local log = read_text(job.base .. ".log")
-      error(string.format("parallel_runs: run %d (%s) stopped without an answer (%s %s); its output, in %s.log:\n%s",
-                          job.index, runs[job.index].train.name or "unnamed", how, tostring(code), job.base, log), 0)
+    if ok_read then
+      out[job.index] = answer
+      forget(job)
+      return
     end
-    out[job.index] = answer
-    for _, ext in ipairs({".lua", ".json", ".log"}) do os.remove(job.base .. ext) end
+    local log = read_text(job.base .. ".log")
+    for _, other in ipairs(running) do
+      if other.pid and other.pid > 0 then os.execute("kill -TERM " .. other.pid .. " 2>/dev/null") end
+    end
+    for _, other in ipairs(running) do other.handle:close(); forget(other) end
+    running = {}
+    error(string.format("parallel_runs: run %d (%s) stopped without an answer (%s %s); its output, kept in %s.log:\n%s",
+                        job.index, runs[job.index].train.name or "unnamed", how, tostring(code), job.base, log), 0)
   end
   for i, run in ipairs(runs) do
     local base = string.format("%s/.run-%d-%d-%d", dir, os.time(), batches, i)
     local f = assert(io.open(base .. ".lua", "w"))
     f:write("return ", source(run), "\n")
     f:close()
-    local command = string.format("%s%s run %s spec=%s result=%s > %s 2>&1", threads, program, shell_quote(child),
-                                  shell_quote(base .. ".lua"), shell_quote(base .. ".json"), shell_quote(base .. ".log"))
-    running[#running + 1] = {index = i, base = base, handle = assert(io.popen(command, "r"))}
+    -- The shell says its process id, then becomes the run (exec keeps the id): what stops it.
+    local command = string.format("echo $$; exec env %s %s run %s spec=%s result=%s > %s 2>&1", threads, program,
+                                  shell_quote(child), shell_quote(base .. ".lua"), shell_quote(base .. ".json"),
+                                  shell_quote(base .. ".log"))
+    local handle = assert(io.popen(command, "r"))
+    running[#running + 1] = {index = i, base = base, handle = handle, pid = math.tointeger(tonumber(handle:read("l")))}
     if #running >= jobs then finish(table.remove(running, 1)) end
   end
   while #running > 0 do finish(table.remove(running, 1)) end

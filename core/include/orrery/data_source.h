@@ -40,6 +40,7 @@ struct StoredSeries {
   std::vector<std::string> columns;        // one name per variate
   std::string frequency;                   // "" when the source has no times for it
   std::vector<std::vector<float>> values;  // [variate][step], NaN = unobserved
+  std::vector<int64_t> roles;              // a VariateRole per variate; empty: every variate a target
 };
 
 class DataSource {

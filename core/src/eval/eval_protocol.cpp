@@ -132,6 +132,12 @@ std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::stri
   if (stored.empty())
     throw Error("evaluating on '" + label + "': it holds no fixed series (a generator draws new ones for every "
                 "batch); evaluate on files: data = {\"csv\", files = ...} or {\"parquet\", files = ...}");
+  // Scoring with and without covariates on the same windows is not built yet (issue 29): scoring
+  // covariate rows as targets would be a wrong answer, so such a source is refused.
+  for (const auto& s : stored)
+    if (!s.roles.empty())
+      throw Error(name + ": series '" + s.name + "' has covariate columns (past_covariates, future_covariates); "
+                  "orrery eval does not score forecasts with covariates yet: evaluate without those options");
   std::map<std::string, EvalDataset> by_frequency;  // canonical frequency name -> data set
   for (const auto& s : stored) {
     const std::string given = frequency.empty() ? s.frequency : frequency;

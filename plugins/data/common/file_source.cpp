@@ -70,8 +70,10 @@ class FileSource final : public DataSource {
       throw Error(format.name + ": no series for the " + split_name() + " split in " + describe_files() + " (" +
                   why_empty(holdout, exclude_last) + ")");
     for (const auto& r : regions) longest_ = std::max(longest_, r.hi - r.lo);
+    past_ = static_cast<int64_t>(layout.past_covariates.size());
+    future_ = static_cast<int64_t>(layout.future_covariates.size());
     sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_,
-                                               mix_seed(ctx.seed, 0));  // not the rank: see synthetic
+                                               mix_seed(ctx.seed, 0), past_, future_);  // not the rank: see synthetic
     variates_ = variates;
   }
 
@@ -82,9 +84,14 @@ class FileSource final : public DataSource {
     std::vector<StoredSeries> out;
     for (size_t f = 0; f < entries_.size(); ++f)
       for (const auto& s : entries_[f].series) {
-        StoredSeries o{s.name, s.columns, s.frequency, {}};
+        StoredSeries o{s.name, s.columns, s.frequency, {}, {}};
         const float* data = maps_[f].floats() + s.offset;
         for (int64_t v = 0; v < s.variates; ++v) o.values.emplace_back(data + v * s.length, data + (v + 1) * s.length);
+        if (past_ + future_ > 0)
+          for (int64_t v = 0; v < s.variates; ++v)
+            o.roles.push_back(static_cast<int64_t>(v < s.variates - past_ - future_ ? VariateRole::target
+                                                   : v < s.variates - future_        ? VariateRole::past
+                                                                                      : VariateRole::future));
         out.push_back(std::move(o));
       }
     return out;
@@ -99,7 +106,8 @@ class FileSource final : public DataSource {
               {"variates", variates_}, {"season", season_},       {"cache", folder_},
               {"cache_built", built}, {"cache_reused", static_cast<int64_t>(entries_.size()) - built},
               {"split", split_name()}, {"split_series", summary_.series}, {"split_steps", summary_.steps},
-              {"time_split_files", summary_.time_split_files}, {"dropped_series", dropped}};
+              {"time_split_files", summary_.time_split_files}, {"dropped_series", dropped},
+              {"past_covariates", past_}, {"future_covariates", future_}};
     j["frequency"] = frequencies_.size() == 1 ? Json(frequencies_.begin().key()) : Json(nullptr);
     if (frequencies_.size() > 1) j["frequencies"] = frequencies_;
     return j;
@@ -151,6 +159,7 @@ class FileSource final : public DataSource {
   std::vector<MappedFile> maps_;
   Json frequencies_ = Json::object();
   int64_t series_ = 0, steps_ = 0, season_ = 1, variates_ = 1;
+  int64_t past_ = 0, future_ = 0;  // covariate variates at the end of every series
   int64_t longest_ = 0;  // steps of the longest region the split draws
   SplitSummary summary_;
   std::unique_ptr<WindowSampler> sampler_;
@@ -207,6 +216,11 @@ OptionSchema file_source_schema(const std::string& kind_of_file, const std::stri
                              "the time")
       .boolean("multivariate", false, "wide: a file's columns form one series of several variates; long: an id's "
                                       "value columns do")
+      .strings("past_covariates", "", "columns known up to the forecast's start (a price so far), a list or "
+                                      "comma-separated: each series' rows after its targets (multivariate; "
+                                      "docs/covariates.md)")
+      .strings("future_covariates", "", "columns known over the horizon too (a calendar, a planned promotion): "
+                                        "each series' last rows")
       .boolean("shard_files", false, "data parallel: rank r of W reads only files r, r + W, ... (at least W "
                                      "files), so each builds and maps only its share; the ranks then train on "
                                      "different series, and the run no longer equals one process's")

@@ -65,13 +65,19 @@ LayoutOptions LayoutOptions::from_json(const Json& o) {
   if (o.contains("value")) l.value = name_list(o["value"]);
   if (o.contains("columns")) l.columns = name_list(o["columns"]);
   l.multivariate = o.value("multivariate", false);
+  if (o.contains("past_covariates")) l.past_covariates = name_list(o["past_covariates"]);
+  if (o.contains("future_covariates")) l.future_covariates = name_list(o["future_covariates"]);
   return l;
 }
 
 Json LayoutOptions::to_json() const {
   const char* format = time_format == TimeFormat::unix_seconds ? "unix" : time_format == TimeFormat::year_fraction ? "year" : "iso";
-  return {{"layout", layout}, {"timestamp", timestamp}, {"timestamp_format", format}, {"frequency", frequency},
-          {"id", id}, {"value", value}, {"columns", columns}, {"multivariate", multivariate}};
+  Json j = {{"layout", layout}, {"timestamp", timestamp}, {"timestamp_format", format}, {"frequency", frequency},
+            {"id", id}, {"value", value}, {"columns", columns}, {"multivariate", multivariate}};
+  // Only when given, so that caches built before covariates existed keep their keys.
+  if (!past_covariates.empty()) j["past_covariates"] = past_covariates;
+  if (!future_covariates.empty()) j["future_covariates"] = future_covariates;
+  return j;
 }
 
 Layout resolve_layout(const std::vector<std::string>& header, const std::function<bool(size_t)>& numeric,
@@ -90,7 +96,8 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
   };
   Layout l;
   l.header = header;
-  l.multivariate = o.multivariate;
+  const bool covariates = !o.past_covariates.empty() || !o.future_covariates.empty();
+  l.multivariate = o.multivariate || covariates;
   if (o.timestamp == "none") l.time = -1;
   else l.time = o.timestamp.empty() ? find_named({"time", "timestamp", "date", "datetime", "ds"}) : find(o.timestamp, "timestamp");
 
@@ -119,9 +126,33 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
       throw Error(file + ": column " + quote_input(name) + " is listed twice");
     l.values.push_back(c);
   }
+  // Covariate columns: found, not the time or id, not a target too, each once.
+  std::vector<int> covariate_columns;
+  for (const auto* names : {&o.past_covariates, &o.future_covariates})
+    for (const auto& name : *names) {
+      const char* option = names == &o.past_covariates ? "past_covariates" : "future_covariates";
+      const int c = find(name, option);
+      if (c == l.time || c == l.id)
+        throw Error(file + ": column " + quote_input(name) + " is the " + (c == l.time ? "time" : "id") +
+                    " column, not a covariate (option " + option + ")");
+      if (std::find(l.values.begin(), l.values.end(), c) != l.values.end())
+        throw Error(file + ": column " + quote_input(name) + " is both a target (option " +
+                    (l.long_form ? "value" : "columns") + ") and a covariate (option " + option + ")");
+      if (std::find(covariate_columns.begin(), covariate_columns.end(), c) != covariate_columns.end())
+        throw Error(file + ": column " + quote_input(name) + " is named twice as a covariate");
+      covariate_columns.push_back(c);
+    }
+  auto is_covariate = [&](int c) {
+    return std::find(covariate_columns.begin(), covariate_columns.end(), c) != covariate_columns.end();
+  };
   if (chosen.empty())
     for (size_t i = 0; i < header.size(); ++i)
-      if (static_cast<int>(i) != l.time && static_cast<int>(i) != l.id && numeric(i)) l.values.push_back(static_cast<int>(i));
+      if (static_cast<int>(i) != l.time && static_cast<int>(i) != l.id && numeric(i) && !is_covariate(static_cast<int>(i)))
+        l.values.push_back(static_cast<int>(i));
+  if (covariates && l.values.empty())
+    throw Error(file + ": every value column is a covariate: no target to forecast; its columns are " +
+                columns_of(header));
+  l.values.insert(l.values.end(), covariate_columns.begin(), covariate_columns.end());
   if (l.values.empty()) {
     std::string example;
     for (size_t i = 0; text_in && example.empty() && i < header.size(); ++i)

@@ -25,6 +25,9 @@ struct LayoutOptions {
   std::string id;               // "": a column named id, item_id or series
   std::vector<std::string> value, columns;
   bool multivariate = false;
+  // Covariate columns (docs/covariates.md): each series' last variates, past-only ones then
+  // known-future ones, after its targets; any makes the layout multivariate.
+  std::vector<std::string> past_covariates, future_covariates;
 
   static LayoutOptions from_json(const Json& options);
   Json to_json() const;  // all of it changes what a file reads as: part of its cache key

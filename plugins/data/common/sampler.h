@@ -24,12 +24,15 @@ class WindowSampler {
  public:
   // `variates`: the batch's variate count (the widest series; narrower ones are padded with
   // unobserved variates, each its own series id). `seed`: the source's, mixed with each request's.
-  WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed);
+  // `past`, `future`: each series' last variates that are past-only and known-future covariates
+  // (after its targets); with any, batches carry roles.
+  WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed, int64_t past = 0,
+                int64_t future = 0);
   Batch sample(const SampleRequest& request) const;
 
  private:
   std::vector<Region> regions_;
-  int64_t variates_, season_;
+  int64_t variates_, season_, past_, future_;
   uint64_t seed_;
 };
 
