@@ -10,14 +10,20 @@
 --   orrery run scripts/lr_transfer.lua [optimizer=adamw|normuon|muon|dion2] [params=sp,umup]
 --       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
 --       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
---       [adamw_lr=...] [start=-2,-5] [device=cpu|cuda] [graph=true] [jobs=N] [runs_dir=runs]
---       [resume=runs/lr_transfer-N]
+--       [adamw_lr=...] [start=-2,-5] [span=1] [device=cpu|cuda] [graph=true] [jobs=N]
+--       [runs_dir=runs] [resume=runs/lr_transfer-N]
 --
 -- jobs=N trains up to N runs side by side, each in its own orrery process with one thread (the
 -- seeds of a rate, and the rates a search step needs together): on a machine with N cores, or
 -- several runs sharing one GPU. The runs are those jobs=1 trains with OMP_NUM_THREADS=1 (more
 -- threads sum in another order, so their last digits differ). graph=true (device=cuda) records
 -- each step's forward and backward as a CUDA graph, which removes a small model's launch cost.
+--
+-- span=S makes each search's first step every half-octave within S octaves of its start (span=1:
+-- 5 rates, 15 runs with 3 seeds) instead of the start and its two octave neighbours. With as many
+-- jobs as runs, a search whose optimum lies inside the span needs one round of training, not two
+-- (the later steps find those rates trained); the grid a search ends with gains at most the
+-- half-octaves its own steps would not have visited.
 --
 -- resume= names the folder of an earlier sweep with the same arguments (stopped by Ctrl-C, a
 -- time limit or a lost machine): its finished runs are read back, not trained again, an
@@ -58,6 +64,9 @@ local val_batches = tonumber(args.val_batches) or 8
 local jobs = args.jobs == nil and 1 or tonumber(args.jobs)
 assert(jobs and jobs >= 1 and jobs == math.floor(jobs), "jobs must be a whole number of processes, at least 1, got " .. tostring(args.jobs))
 local graph = args.graph == true
+local span = args.span == nil and 0 or tonumber(args.span)
+assert(span and span >= 0 and span * 2 == math.floor(span * 2),
+       "span must be a number of octaves in half-octave steps (0, 0.5, 1, ...), got " .. tostring(args.span))
 assert(args.graph == nil or type(args.graph) == "boolean", "graph must be true or false, got " .. tostring(args.graph))
 assert(not graph or device == "cuda", "graph=true records CUDA graphs: it needs device=cuda")
 assert(objective == "val" or objective == "train", "objective must be val or train, got " .. objective)
@@ -285,7 +294,9 @@ local function run_variant(v, index)
     end
     -- Octave steps downhill until the best point has worse neighbours on both sides.
     local best = centre
-    ensure({best, best - 1, best + 1})
+    local first = {best, best - 1, best + 1}
+    for x = best - span, best + span, 0.5 do first[#first + 1] = x end
+    ensure(first)
     while true do
       local l, r = eval(best - 1), eval(best + 1)
       if l < mean[best] and l <= r then best = best - 1

@@ -296,6 +296,33 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
   CHECK_THAT(none.output, Catch::Contains("resume=runs/nothing: no lr_transfer.json there"));
 }
 
+TEST_CASE("lr_transfer.lua span=1 trains every half-octave within an octave of the start first, and refuses other spans") {
+  const std::string dir = checkout("lr-transfer-span");
+  const std::string cmd = "scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=3 start=-9";
+  const auto r = run(dir, cmd + " span=1");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // The progress line of each rate, in the order trained: the start, its octave neighbours, then
+  // the half-octaves between them, all before any octave step of the search.
+  std::vector<std::string> order;
+  for (size_t at = r.output.find("log2 lr"); at != std::string::npos; at = r.output.find("log2 lr", at + 1))
+    order.push_back(r.output.substr(at + 8, 5));
+  REQUIRE(order.size() >= 5);
+  CHECK(std::vector<std::string>(order.begin(), order.begin() + 5) ==
+        std::vector<std::string>{" -9.0", "-10.0", " -8.0", " -9.5", " -8.5"});
+  const Json j = Json::parse(test::read_text(dir + "/runs/lr_transfer/lr_transfer.json"));
+  std::set<double> rates;
+  for (const auto& p : j["curves"]["sp"]["width 32"]["points"]) rates.insert(p["log2_lr"].get<double>());
+  for (double x : {-10.0, -9.5, -9.0, -8.5, -8.0}) CHECK(rates.count(x) == 1);
+  CHECK(!j["config"].contains("span"));  // which rates train first does not change the sweep: resume= accepts it
+
+  for (const std::string bad : {"-1", "0.3", "wide"}) {
+    const auto b = run(dir, cmd + " span=" + bad);
+    CHECK(b.status == 1);
+    CHECK_THAT(b.output, Catch::Contains("span must be a number of octaves in half-octave steps (0, 0.5, 1, ...), got " + bad));
+  }
+}
+
 TEST_CASE("lr_transfer.lua jobs=2 trains runs side by side with jobs=1's results, and refuses bad jobs and graph") {
   const std::string dir = checkout("lr-transfer-jobs");
   const std::string cmd = "scripts/lr_transfer.lua params=sp widths=32 seeds=2 steps=3";

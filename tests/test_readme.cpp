@@ -100,6 +100,16 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=1 depths=2 base_depth=1 "
      "widths=32 seeds=1 steps=2 start=-5",
      "normuon, 2 layers from base depth 1, 2 steps"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=1 depths=16 base_depth=2 "
+     "widths=128 steps=1000 start=-7 span=1 jobs=15",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=1 depths=2 base_depth=1 "
+     "widths=32 seeds=1 steps=2 start=-7 span=1 jobs=2",
+     "normuon, 2 layers from base depth 1, 2 steps"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5 depths=16 base_depth=2 "
+     "widths=128 steps=1000 start=-5 span=1 jobs=15",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5 depths=2 base_depth=1 "
+     "widths=32 seeds=1 steps=2 start=-5 span=0.5 jobs=2",
+     "written runs/lr_transfer"},
     {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=128x2,256x4,512x8",
      "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=32x1,64x2 seeds=1 steps=2",
      "from shape 32x1 to 64x2"},
