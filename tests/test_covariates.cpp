@@ -319,20 +319,42 @@ print("trained on covariates")
   CHECK_THAT(r.output, Catch::Contains("trained on covariates"));
 }
 
-TEST_CASE("orrery eval refuses a source with covariate columns rather than score covariates as targets") {
+TEST_CASE("orrery eval scores a model with and without its covariates on the same windows") {
   const std::string dir = test::temp_dir("csv-covariates-eval");
   {
-    std::ofstream csv(dir + "/sales.csv");
-    csv << "time,sales,price\n";
-    for (int t = 0; t < 120; ++t) csv << 3600 * t << "," << 40 + t % 12 << "," << 5 + t % 3 << "\n";  // hourly
+    std::ofstream csv(dir + "/sales.csv"), gap(dir + "/gap.csv");
+    csv << "time,sales,price,promo\n";
+    gap << "time,sales,promo\n";
+    for (int t = 0; t < 240; ++t) {  // hourly: one test window of 48 steps
+      const int price = 5 + (t / 8) % 3, promo = t % 7 == 0;
+      csv << 3600 * t << "," << 40 + t % 24 - 3 * price + 8 * promo << "," << price << "," << promo << "\n";
+      gap << 3600 * t << "," << 40 + t % 24 << ",";
+      if (t != 230) gap << promo;  // a gap inside the test window's horizon
+      gap << "\n";
+    }
   }
   const std::string path = dir + "/eval.lua";
   std::ofstream(path) << R"(
-orrery.eval{data = {"csv", files = ")" << dir << R"(/sales.csv", timestamp_format = "unix", past_covariates = "price"},
-            baselines = {"seasonal_naive"}, quiet = true}
+local data = {"csv", files = ")" << dir << R"(/sales.csv", timestamp_format = "unix", past_covariates = "price",
+              future_covariates = "promo"}
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, variate_roles = true}}
+local r = orrery.eval{models = {m = m}, data = data, baselines = {"seasonal_naive"}, quiet = true}
+local score = {}
+for _, s in ipairs(r.summary) do score[s.model] = s.score end
+assert(score["m"] and score["m/no-covariates"] and score["seasonal_naive"], "three forecasters")
+assert(score["m"] == score["m"] and score["m/no-covariates"] == score["m/no-covariates"], "finite scores")
+assert(score["m"] ~= score["m/no-covariates"], "the covariates change the forecast")
+assert(#r.configurations == 1 and r.configurations[1].items == 1, "one target: sales")
+local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
+local p = orrery.eval{models = {plain = plain}, data = data, baselines = {}, quiet = true}
+assert(#p.summary == 1 and p.summary[1].model == "plain", "a model that cannot read them: scored without")
+local ok, err = pcall(orrery.eval, {models = {m = m}, data = {"csv", files = ")" << dir << R"(/gap.csv",
+                                    timestamp_format = "unix", future_covariates = "promo"}, quiet = true})
+assert(not ok and err:find("known%-future covariate 1 has no value at step 231, inside test window 1"), err)
+print("with and without")
 )";
   const auto r = test::run_command(test::orrery_cmd("run " + path));
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Catch::Contains("series 'sales' has covariate columns (past_covariates, future_covariates); "
-                                       "orrery eval does not score forecasts with covariates yet"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("with and without"));
 }

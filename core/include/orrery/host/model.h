@@ -114,6 +114,8 @@ class Model {
   std::vector<Param>& params() { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }
+  // Whether the architecture reads variate roles, so that covariates can be given to it.
+  bool reads_roles() const { return arch_->reads_roles(); }
   int64_t patch_size() const { return spec_.patch_size; }
   // The fewest steps of one series that give loss() anything to score: a target patch and two
   // observations before it (its anchor statistics). A source of shorter series trains on nothing.
