@@ -358,3 +358,53 @@ print("with and without")
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("with and without"));
 }
+
+TEST_CASE("a checkpoint without role embeddings loads with variate_roles and forecasts as before") {
+  const std::string dir = test::temp_dir("load-roles");
+  const std::string path = dir + "/load.lua";
+  std::ofstream(path) << R"(
+local dir = ")" << dir << R"("
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
+m:save(dir .. "/plain.safetensors")
+local y = {}
+for t = 1, 50 do y[t] = math.sin(t / 4) * 3 + 10 end
+local before = m:forecast{values = y, horizon = 8}.median
+local r = orrery.load(dir .. "/plain.safetensors", "cpu", {variate_roles = true})
+local after = r:forecast{values = y, horizon = 8}.median
+for h = 1, 8 do assert(before[h] == after[h], "the same forecast at step " .. h) end
+local x = {}
+for t = 1, 50 do x[t] = t % 5 end
+assert(#r:forecast{values = y, past_covariates = {x}, horizon = 8}.median == 8, "and it takes covariates")
+local ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", {num_layers = 3})
+assert(not ok and err:find("an option added at load may add a parameter only if it starts at zero"), err)
+ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", "variate_roles")
+assert(not ok and err:find("arch_options must be a table"), err)
+print("loaded with roles")
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + path));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("loaded with roles"));
+}
+
+TEST_CASE("finetune.lua with covariates: the tuned model scored with and without them") {
+  const std::string dir = test::temp_dir("finetune-covariates");
+  {
+    std::ofstream csv(dir + "/sales.csv");
+    csv << "time,sales,price\n";
+    for (int t = 0; t < 400; ++t) {  // hourly
+      const int price = 5 + (t / 8) % 3;
+      csv << 3600 * t << "," << 40 + t % 24 - 3 * price << "," << price << "\n";
+    }
+  }
+  std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}}"
+                                      ":save(\"" << dir << "/model.safetensors\")\n";
+  REQUIRE(test::run_command(test::orrery_cmd("run " + dir + "/make.lua")).status == 0);
+  const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd(
+      "run " + std::string(ORRERY_SOURCE_DIR) + "/scripts/finetune.lua model=" + dir + "/model.safetensors data=" +
+      dir + "/sales.csv timestamp_format=unix past_covariates=price steps=2 batch=2 context=64"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("fine-tuning moved MASE"));
+  CHECK_THAT(r.output, Catch::Contains("the tuned model without its covariates: MASE"));
+}
