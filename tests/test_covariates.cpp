@@ -394,7 +394,7 @@ TEST_CASE("finetune.lua with covariates: the tuned model scored with and without
     csv << "time,sales,price\n";
     for (int t = 0; t < 400; ++t) {  // hourly
       const int price = 5 + (t / 8) % 3;
-      csv << 3600 * t << "," << 40 + t % 24 - 3 * price << "," << price << "\n";
+      csv << 3600 * t << "," << 40 + t % 24 - 3 * price + (7 * t) % 5 << "," << price << "\n";
     }
   }
   std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}}"
