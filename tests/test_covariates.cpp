@@ -319,20 +319,92 @@ print("trained on covariates")
   CHECK_THAT(r.output, Catch::Contains("trained on covariates"));
 }
 
-TEST_CASE("orrery eval refuses a source with covariate columns rather than score covariates as targets") {
+TEST_CASE("orrery eval scores a model with and without its covariates on the same windows") {
   const std::string dir = test::temp_dir("csv-covariates-eval");
   {
-    std::ofstream csv(dir + "/sales.csv");
-    csv << "time,sales,price\n";
-    for (int t = 0; t < 120; ++t) csv << 3600 * t << "," << 40 + t % 12 << "," << 5 + t % 3 << "\n";  // hourly
+    std::ofstream csv(dir + "/sales.csv"), gap(dir + "/gap.csv");
+    csv << "time,sales,price,promo\n";
+    gap << "time,sales,promo\n";
+    for (int t = 0; t < 240; ++t) {  // hourly: one test window of 48 steps
+      const int price = 5 + (t / 8) % 3, promo = t % 7 == 0;
+      csv << 3600 * t << "," << 40 + t % 24 - 3 * price + 8 * promo << "," << price << "," << promo << "\n";
+      gap << 3600 * t << "," << 40 + t % 24 << ",";
+      if (t != 230) gap << promo;  // a gap inside the test window's horizon
+      gap << "\n";
+    }
   }
   const std::string path = dir + "/eval.lua";
   std::ofstream(path) << R"(
-orrery.eval{data = {"csv", files = ")" << dir << R"(/sales.csv", timestamp_format = "unix", past_covariates = "price"},
-            baselines = {"seasonal_naive"}, quiet = true}
+local data = {"csv", files = ")" << dir << R"(/sales.csv", timestamp_format = "unix", past_covariates = "price",
+              future_covariates = "promo"}
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, variate_roles = true}}
+local r = orrery.eval{models = {m = m}, data = data, baselines = {"seasonal_naive"}, quiet = true}
+local score = {}
+for _, s in ipairs(r.summary) do score[s.model] = s.score end
+assert(score["m"] and score["m/no-covariates"] and score["seasonal_naive"], "three forecasters")
+assert(score["m"] == score["m"] and score["m/no-covariates"] == score["m/no-covariates"], "finite scores")
+assert(score["m"] ~= score["m/no-covariates"], "the covariates change the forecast")
+assert(#r.configurations == 1 and r.configurations[1].items == 1, "one target: sales")
+local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
+local p = orrery.eval{models = {plain = plain}, data = data, baselines = {}, quiet = true}
+assert(#p.summary == 1 and p.summary[1].model == "plain", "a model that cannot read them: scored without")
+local ok, err = pcall(orrery.eval, {models = {m = m}, data = {"csv", files = ")" << dir << R"(/gap.csv",
+                                    timestamp_format = "unix", future_covariates = "promo"}, quiet = true})
+assert(not ok and err:find("known%-future covariate 1 has no value at step 231, inside test window 1"), err)
+print("with and without")
 )";
   const auto r = test::run_command(test::orrery_cmd("run " + path));
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Catch::Contains("series 'sales' has covariate columns (past_covariates, future_covariates); "
-                                       "orrery eval does not score forecasts with covariates yet"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("with and without"));
+}
+
+TEST_CASE("a checkpoint without role embeddings loads with variate_roles and forecasts as before") {
+  const std::string dir = test::temp_dir("load-roles");
+  const std::string path = dir + "/load.lua";
+  std::ofstream(path) << R"(
+local dir = ")" << dir << R"("
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
+m:save(dir .. "/plain.safetensors")
+local y = {}
+for t = 1, 50 do y[t] = math.sin(t / 4) * 3 + 10 end
+local before = m:forecast{values = y, horizon = 8}.median
+local r = orrery.load(dir .. "/plain.safetensors", "cpu", {variate_roles = true})
+local after = r:forecast{values = y, horizon = 8}.median
+for h = 1, 8 do assert(before[h] == after[h], "the same forecast at step " .. h) end
+local x = {}
+for t = 1, 50 do x[t] = t % 5 end
+assert(#r:forecast{values = y, past_covariates = {x}, horizon = 8}.median == 8, "and it takes covariates")
+local ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", {num_layers = 3})
+assert(not ok and err:find("an option added at load may add a parameter only if it starts at zero"), err)
+ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", "variate_roles")
+assert(not ok and err:find("arch_options must be a table"), err)
+print("loaded with roles")
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + path));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("loaded with roles"));
+}
+
+TEST_CASE("finetune.lua with covariates: the tuned model scored with and without them") {
+  const std::string dir = test::temp_dir("finetune-covariates");
+  {
+    std::ofstream csv(dir + "/sales.csv");
+    csv << "time,sales,price\n";
+    for (int t = 0; t < 400; ++t) {  // hourly
+      const int price = 5 + (t / 8) % 3;
+      csv << 3600 * t << "," << 40 + t % 24 - 3 * price + (7 * t) % 5 << "," << price << "\n";
+    }
+  }
+  std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}}"
+                                      ":save(\"" << dir << "/model.safetensors\")\n";
+  REQUIRE(test::run_command(test::orrery_cmd("run " + dir + "/make.lua")).status == 0);
+  const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd(
+      "run " + std::string(ORRERY_SOURCE_DIR) + "/scripts/finetune.lua model=" + dir + "/model.safetensors data=" +
+      dir + "/sales.csv timestamp_format=unix past_covariates=price steps=2 batch=2 context=64"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("fine-tuning moved MASE"));
+  CHECK_THAT(r.output, Catch::Contains("the tuned model without its covariates: MASE"));
 }

@@ -75,7 +75,7 @@ struct Shifted final : EvalForecaster {
 EvalDataset yearly(std::vector<double> values) {
   EvalDataset d;
   d.name = "toy", d.frequency = Frequency::parse("A");
-  d.series.push_back({"toy", std::move(values), 1});
+  d.series.push_back({"toy", std::move(values), 1, {}, {}});
   return d;
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("the context buckets score each window with its history's length bucke
   } f;
   f.all = {a, b};
   EvalDataset both = hourly(a);
-  both.series.push_back({"b", b, 1});
+  both.series.push_back({"b", b, 1, {}, {}});
   const Json r = run_eval({both}, {&f}, EvalProtocol{});
   std::map<std::string, double> crps;
   for (const auto& x : r["buckets"]) crps[x["bucket"]] = x["crps"];
@@ -295,7 +295,7 @@ TEST_CASE("rolling validation origins: back to back before the test windows, a t
   std::vector<double> y;
   for (int t = 0; t < 400; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
   EvalDataset d = yearly(y);  // the long series: 400 steps
-  d.series.push_back({"short", std::vector<double>(y.begin(), y.begin() + 130), 1});
+  d.series.push_back({"short", std::vector<double>(y.begin(), y.begin() + 130), 1, {}, {}});
   // The shortest has 130 steps: 3 test windows of 6 at the end of every series. Before them the
   // long series has 382 steps, a tenth of which 7 windows cover (ceil(38.2 / 6)); the short one
   // 112: 2 windows.
@@ -402,7 +402,7 @@ TEST_CASE("benchmark errors name the manifest entry or file at fault") {
   by_hour.name = "by_hour", by_hour.frequency = Frequency::parse("H");
   std::vector<double> days(600);
   for (size_t t = 0; t < days.size(); ++t) days[t] = 10 + std::sin(2 * M_PI * static_cast<double>(t) / 24);
-  by_hour.series.push_back({"h", days, 24});
+  by_hour.series.push_back({"h", days, 24, {}, {}});
   EvalProtocol all;
   all.terms = {Term::short_term, Term::medium_term, Term::long_term};
   const Json r = run_eval({by_hour}, {naive.get()}, all);
@@ -419,8 +419,8 @@ TEST_CASE("a model is scored on every window in batched forward passes") {
   for (int t = 0; t < 200; ++t) y.push_back(20 + 5 * std::sin(2 * M_PI * t / 12.0) + 0.1 * t);
   EvalDataset d;
   d.name = "monthly", d.frequency = Frequency::parse("M");
-  d.series.push_back({"a", y, 12});
-  d.series.push_back({"b", std::vector<double>(y.begin(), y.begin() + 150), 12});
+  d.series.push_back({"a", y, 12, {}, {}});
+  d.series.push_back({"b", std::vector<double>(y.begin(), y.begin() + 150), 12, {}, {}});
   // batch 1 and batch 64 give the same forecasts: batching does not change a window's answer.
   auto one = model_forecaster(*model, "tiny", 64, 1), all = model_forecaster(*model, "tiny", 64, 64);
   const Json r1 = run_eval({d}, {one.get()}, EvalProtocol{}), r64 = run_eval({d}, {all.get()}, EvalProtocol{});
@@ -439,8 +439,8 @@ TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain
   std::vector<double> y, minus_y;
   for (int t = 0; t < 160; ++t) y.push_back(30 + 6 * std::sin(2 * M_PI * t / 12.0) + 0.2 * t + std::cos(t * 1.7));
   for (double v : y) minus_y.push_back(-v);
-  up.series.push_back({"a", y, 12});
-  down.series.push_back({"a", minus_y, 12});
+  up.series.push_back({"a", y, 12, {}, {}});
+  down.series.push_back({"a", minus_y, 12, {}, {}});
   auto score = [&](bool sign_average, const EvalDataset& d) {
     auto f = model_forecaster(*model, "tiny", 64, 8, nullptr, sign_average);
     const Json r = run_eval({d}, {f.get()}, EvalProtocol{});

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -132,12 +133,6 @@ std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::stri
   if (stored.empty())
     throw Error("evaluating on '" + label + "': it holds no fixed series (a generator draws new ones for every "
                 "batch); evaluate on files: data = {\"csv\", files = ...} or {\"parquet\", files = ...}");
-  // Scoring with and without covariates on the same windows is not built yet (issue 29): scoring
-  // covariate rows as targets would be a wrong answer, so such a source is refused.
-  for (const auto& s : stored)
-    if (!s.roles.empty())
-      throw Error(name + ": series '" + s.name + "' has covariate columns (past_covariates, future_covariates); "
-                  "orrery eval does not score forecasts with covariates yet: evaluate without those options");
   std::map<std::string, EvalDataset> by_frequency;  // canonical frequency name -> data set
   for (const auto& s : stored) {
     const std::string given = frequency.empty() ? s.frequency : frequency;
@@ -153,11 +148,19 @@ std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::stri
     EvalDataset& d = by_frequency[f.str()];
     d.frequency = f;
     d.origin = about.contains("files") ? about["files"].dump() : label;
+    // Each target variate an item; a series' covariate rows go with each of its targets.
+    auto role_of = [&](size_t v) { return s.roles.empty() ? VariateRole::target : static_cast<VariateRole>(s.roles[v]); };
+    std::vector<std::vector<double>> past, future;
+    for (size_t v = 0; v < s.values.size(); ++v)
+      if (role_of(v) != VariateRole::target)
+        (role_of(v) == VariateRole::past ? past : future).emplace_back(s.values[v].begin(), s.values[v].end());
     for (size_t v = 0; v < s.values.size(); ++v) {
+      if (role_of(v) != VariateRole::target) continue;
       SeriesInput item;
       item.name = s.values.size() == 1 ? s.name : s.name + "/" + (v < s.columns.size() ? s.columns[v] : std::to_string(v + 1));
       item.values.assign(s.values[v].begin(), s.values[v].end());
       item.season = seasonality(f);
+      item.past = past, item.future = future;
       d.series.push_back(std::move(item));
     }
   }
@@ -176,10 +179,59 @@ namespace {
 class ModelForecaster final : public EvalForecaster {
  public:
   ModelForecaster(Model& m, std::string name, int64_t context, int64_t batch, const Interrupt* interrupt,
-                  bool sign_average)
+                  bool sign_average, bool covariates)
       : model_(m), name_(std::move(name)), context_(context), batch_(batch), interrupt_(interrupt),
-        sign_average_(sign_average) {}
+        sign_average_(sign_average), covariates_(covariates) {}
   std::string name() const override { return name_; }
+
+  // Each window one series: its target, then its past-only and known-future covariate rows.
+  std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
+                                                              const std::vector<Covariates>& covariates,
+                                                              int64_t season, int64_t horizon,
+                                                              const std::vector<double>& levels) override {
+    if (!covariates_) return forecast(histories, season, horizon, levels);
+    std::vector<std::vector<std::vector<double>>> out;
+    for (size_t start = 0; start < histories.size(); start += static_cast<size_t>(batch_)) {
+      const size_t end = std::min(histories.size(), start + static_cast<size_t>(batch_));
+      const size_t np = covariates[start].past.size(), nf = covariates[start].future.size();
+      const int64_t n = static_cast<int64_t>(end - start), V = static_cast<int64_t>(1 + np + nf);
+      std::vector<std::vector<double>> rows;  // n x V rows, window by window
+      std::vector<std::string> labels;
+      std::vector<int64_t> roles;
+      at::Tensor ahead = at::full({n, V, horizon}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
+      for (size_t i = start; i < end; ++i) {
+        const Covariates& c = covariates[i];
+        if (c.past.size() != np || c.future.size() != nf)
+          throw Error("windows " + std::to_string(start + 1) + " and " + std::to_string(i + 1) +
+                      " have different covariates; forecast them apart");
+        const std::string window = "window " + std::to_string(i + 1);
+        const size_t T = histories[i].size();
+        rows.push_back(histories[i]), labels.push_back(window), roles.push_back(0);
+        for (size_t k = 0; k < np; ++k)
+          rows.push_back(c.past[k]), labels.push_back(window + ", past-only covariate " + std::to_string(k + 1)),
+              roles.push_back(static_cast<int64_t>(VariateRole::past));
+        for (size_t k = 0; k < nf; ++k) {
+          rows.emplace_back(c.future[k].begin(), c.future[k].begin() + static_cast<std::ptrdiff_t>(T));
+          labels.push_back(window + ", known-future covariate " + std::to_string(k + 1));
+          roles.push_back(static_cast<int64_t>(VariateRole::future));
+          for (int64_t h = 0; h < horizon; ++h)
+            ahead[static_cast<int64_t>(i - start)][static_cast<int64_t>(1 + np + k)][h] = c.future[k][T + h];
+        }
+      }
+      const SeriesBatch b = series_batch(rows, labels, context_);
+      ForecastOptions o;
+      o.levels = levels;
+      o.interrupt = interrupt_;
+      o.sign_average = sign_average_;
+      o.roles = at::tensor(roles, at::kLong).view({n, V});
+      o.future = ahead;
+      const int64_t T = b.values.size(2);
+      Forecast f = model_.forecast(b.values.view({n, V, T}), b.observed.view({n, V, T}), at::zeros({n, V}, at::kLong),
+                                   horizon, o);
+      for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
+    }
+    return out;
+  }
 
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t, int64_t horizon,
@@ -208,7 +260,7 @@ class ModelForecaster final : public EvalForecaster {
   std::string name_;
   int64_t context_, batch_;
   const Interrupt* interrupt_;
-  bool sign_average_;
+  bool sign_average_, covariates_;
 };
 
 class BaselineForecaster final : public EvalForecaster {
@@ -230,9 +282,13 @@ class BaselineForecaster final : public EvalForecaster {
 }  // namespace
 
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
-                                                 int64_t batch_size, const Interrupt* interrupt, bool sign_average) {
+                                                 int64_t batch_size, const Interrupt* interrupt, bool sign_average,
+                                                 bool covariates) {
   if (context < 1 || batch_size < 1) throw Error("evaluation needs a positive context and batch size");
-  return std::make_unique<ModelForecaster>(model, std::move(name), context, batch_size, interrupt, sign_average);
+  if (covariates && !model.reads_roles())
+    throw Error("evaluation: model '" + name + "' does not read variate roles, so it cannot be scored with covariates");
+  return std::make_unique<ModelForecaster>(model, std::move(name), context, batch_size, interrupt, sign_average,
+                                           covariates);
 }
 
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name) {
@@ -247,6 +303,7 @@ namespace {
 struct Windows {
   int64_t horizon = 0, count = 0, season = 1;
   std::vector<std::vector<double>> histories, targets;
+  std::vector<EvalForecaster::Covariates> covariates;  // per window; empty when the data set has none
 };
 
 // The test windows: the last `tests` of the prediction length. The validation split (gluonts'
@@ -282,6 +339,20 @@ Windows make_windows(const EvalDataset& d, Term term, const EvalProtocol& protoc
       const auto cut = s.values.begin() + first + k * w.horizon;
       w.histories.emplace_back(s.values.begin(), cut);
       w.targets.emplace_back(cut, cut + w.horizon);
+      if (!s.past.empty() || !s.future.empty()) {
+        const int64_t at = first + k * w.horizon;
+        EvalForecaster::Covariates c;
+        for (const auto& row : s.past) c.past.emplace_back(row.begin(), row.begin() + at);
+        for (size_t j = 0; j < s.future.size(); ++j) {
+          c.future.emplace_back(s.future[j].begin(), s.future[j].begin() + at + w.horizon);
+          for (int64_t h = at; h < at + w.horizon; ++h)
+            if (!std::isfinite(s.future[j][h]))
+              throw Error("data set '" + d.name + "': series '" + s.name + "': known-future covariate " +
+                          std::to_string(j + 1) + " has no value at step " + std::to_string(h + 1) + ", inside " +
+                          kind + " window " + std::to_string(k + 1) + ", where it must be known");
+        }
+        w.covariates.push_back(std::move(c));
+      }
       // MASE divides by the history's seasonal error: a constant history has none to divide by.
       const double scale = seasonal_error(w.histories.back(), w.season);
       if (!(scale > 0))
@@ -366,7 +437,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
         Scores s;
         std::vector<std::vector<std::vector<double>>> q;
         try {
-          q = f->forecast(w.histories, w.season, w.horizon, protocol.levels);
+          q = w.covariates.empty() ? f->forecast(w.histories, w.season, w.horizon, protocol.levels)
+                                   : f->forecast_with(w.histories, w.covariates, w.season, w.horizon, protocol.levels);
           s = score(w, q, protocol.levels);
         } catch (const std::exception& e) {
           throw Error(f->name() + " on " + d.name + " (" + term_name(term) + "): " + e.what());
@@ -567,9 +639,18 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   if (r.batch_size < 1) throw Error("evaluation: batch_size must be at least 1, got " + std::to_string(r.batch_size));
   const std::vector<EvalDataset> datasets =
       r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
+  bool covariates = false;
+  for (const auto& d : datasets)
+    for (const auto& s : d.series) covariates = covariates || !s.past.empty() || !s.future.empty();
   std::vector<std::unique_ptr<EvalForecaster>> owned;
-  for (const auto& [name, model] : r.models)
-    owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt, r.sign_average));
+  for (const auto& [name, model] : r.models) {
+    // With covariates and without, on the same windows: what the covariates are worth.
+    const bool both = covariates && model->reads_roles();
+    owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt, r.sign_average, both));
+    if (both)
+      owned.push_back(model_forecaster(*model, name + "/no-covariates", r.context, r.batch_size, interrupt,
+                                       r.sign_average));
+  }
   for (const auto& b : r.baselines) owned.push_back(baseline_forecaster(b));
   std::vector<EvalForecaster*> forecasters;
   for (size_t i = 0; i < owned.size(); ++i) {

@@ -38,11 +38,18 @@ int l_model(lua_State* L) {
   return 1;
 }
 
-// orrery.load(path [, device]): Orrery weights, a run folder or a released checkpoint folder.
+// orrery.load(path [, device [, arch_options]]): Orrery weights, a run folder or a released
+// checkpoint folder; arch_options are added to the architecture's (load_model).
 int l_load(lua_State* L) {
   const std::string path = to_string(L, 1, "orrery.load: path");
   const std::string device = lua_isnoneornil(L, 2) ? "cpu" : to_string(L, 2, "orrery.load: device");
-  push_box(L, std::shared_ptr<Model>(load_model(path, host(L).registry, device)), kModelMeta);
+  Json arch_options = Json::object();
+  if (!lua_isnoneornil(L, 3)) {
+    if (lua_type(L, 3) != LUA_TTABLE) throw Error("orrery.load: arch_options must be a table such as {variate_roles = true}");
+    arch_options = lua_to_json(L, 3, "orrery.load: arch_options");
+    if (!arch_options.is_object()) throw Error("orrery.load: arch_options must be a table of named options");
+  }
+  push_box(L, std::shared_ptr<Model>(load_model(path, host(L).registry, device, arch_options)), kModelMeta);
   return 1;
 }
 

@@ -47,21 +47,24 @@ bool is_run_config(const Json& c) {
 }
 
 std::unique_ptr<Model> load_released(const fs::path& dir, const Json& config, const PluginInfo& reader,
-                                     const Registry& registry, const std::string& device) {
+                                     const Registry& registry, const std::string& device, const Json& arch_options) {
   const CheckpointFormat& format = *reader.checkpoint_format;
   ModelSpec spec = format.spec(config, (dir / "config.json").string());
   spec.device = device;
+  for (const auto& [key, value] : arch_options.items()) spec.arch.options[key] = value;
   auto model = std::make_unique<Model>(spec, registry);
   SafetensorsFile file = read_weights(dir);
   format.take_buffers(file.tensors, spec, model->parametrisation(), dir.string());
-  model->load_weights(file, dir.string());
+  model->load_weights(file, dir.string(), !arch_options.empty());
   return model;
 }
 
-std::unique_ptr<Model> load_folder(const fs::path& dir, const Registry& registry, const std::string& device) {
+std::unique_ptr<Model> load_folder(const fs::path& dir, const Registry& registry, const std::string& device,
+                                   const Json& arch_options) {
   const fs::path weights = dir / "model.safetensors", config_path = dir / "config.json";
   const bool has_weights = fs::is_regular_file(weights), has_config = fs::is_regular_file(config_path);
-  if (has_weights && holds_orrery_spec(weights)) return Model::from_file(weights.string(), registry, device);
+  if (has_weights && holds_orrery_spec(weights))
+    return Model::from_file(weights.string(), registry, device, arch_options);
   if (!has_config) {
     if (has_weights)
       throw Error(weights.string() + " was not written by model:save (its metadata holds no Orrery "
@@ -79,7 +82,7 @@ std::unique_ptr<Model> load_folder(const fs::path& dir, const Registry& registry
                 ". A script saves them with model:save(run.run_dir .. \"/model.safetensors\")");
   std::string formats;
   for (const PluginInfo* reader : registry.checkpoint_readers()) {
-    if (reader->checkpoint_format->recognises(config)) return load_released(dir, config, *reader, registry, device);
+    if (reader->checkpoint_format->recognises(config)) return load_released(dir, config, *reader, registry, device, arch_options);
     formats += std::string(formats.empty() ? "" : ", ") + reader->checkpoint_format->name +
                " (architecture plugin '" + reader->name + "')";
   }
@@ -90,18 +93,20 @@ std::unique_ptr<Model> load_folder(const fs::path& dir, const Registry& registry
 }  // namespace
 
 std::unique_ptr<Model> load_model(const std::string& path, const Registry& registry,
-                                  const std::string& device) {
+                                  const std::string& device, const Json& arch_options) {
   const fs::path p(path);
   std::error_code ec;
   const auto status = fs::status(p, ec);
   if (!fs::exists(status)) throw Error("no model at " + path + " (no such file or folder)");
-  if (fs::is_directory(status)) return load_folder(p, registry, device);
-  if (p.filename() == "config.json") return load_folder(p.has_parent_path() ? p.parent_path() : ".", registry, device);
+  if (!arch_options.is_object()) throw Error("loading " + path + ": architecture options must be an object");
+  if (fs::is_directory(status)) return load_folder(p, registry, device, arch_options);
+  if (p.filename() == "config.json")
+    return load_folder(p.has_parent_path() ? p.parent_path() : ".", registry, device, arch_options);
   if (!holds_orrery_spec(p))
     throw Error(path + " is a safetensors file without an Orrery model spec in its metadata (it "
                 "was not written by model:save); a released checkpoint is a folder with "
                 "config.json: give the folder");
-  return Model::from_file(path, registry, device);
+  return Model::from_file(path, registry, device, arch_options);
 }
 
 }  // namespace orrery

@@ -38,7 +38,7 @@ void Model::load_weights(const std::string& given) {
 }
 
 std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry& registry,
-                                        const std::string& device) {
+                                        const std::string& device, const Json& arch_options) {
   SafetensorsFile file = load_safetensors(path);
   auto it = file.metadata.find("orrery_model");
   if (it == file.metadata.end())
@@ -51,15 +51,17 @@ std::unique_ptr<Model> Model::from_file(const std::string& path, const Registry&
   }
   spec.device = device;
   pin_changed_defaults(spec, registry, SavedBefore::maybe);
+  for (const auto& [key, value] : arch_options.items()) spec.arch.options[key] = value;
   auto model = std::make_unique<Model>(spec, registry);
-  model->load_weights(file, path);
+  model->load_weights(file, path, !arch_options.empty());
   return model;
 }
 
-void Model::load_weights(const SafetensorsFile& file, const std::string& path) {
-  check_weights(file, path);
+void Model::load_weights(const SafetensorsFile& file, const std::string& path, bool new_zeros) {
+  check_weights(file, path, new_zeros);
   at::NoGradGuard no_grad;  // checked everything first: nothing is half-loaded
-  for (auto& p : params_) p.tensor.copy_(*file.find(p.info.name));
+  for (auto& p : params_)
+    if (const at::Tensor* t = file.find(p.info.name)) p.tensor.copy_(*t);
 }
 
 void Model::load_average(const std::vector<std::string>& paths) {
@@ -80,13 +82,15 @@ void Model::load_average(const std::vector<std::string>& paths) {
   for (size_t i = 0; i < params_.size(); ++i) params_[i].tensor.copy_(sums[i] / static_cast<double>(paths.size()));
 }
 
-void Model::check_weights(const SafetensorsFile& file, const std::string& path) const {
+void Model::check_weights(const SafetensorsFile& file, const std::string& path, bool new_zeros) const {
   std::set<std::string> expected;
   std::vector<std::string> problems;
   for (const auto& p : params_) {
     expected.insert(p.info.name);
     const at::Tensor* t = file.find(p.info.name);
-    if (!t) problems.push_back("missing '" + p.info.name + "'");
+    if (!t && new_zeros && !p.tensor.any().item<bool>()) continue;  // new, and zero: changes nothing
+    if (!t) problems.push_back("missing '" + p.info.name + "'" +
+                               (new_zeros ? " (an option added at load may add a parameter only if it starts at zero)" : ""));
     else if (t->sizes() != p.tensor.sizes())
       problems.push_back("'" + p.info.name + "' has shape " + c10::str(t->sizes()) + ", the model expects " +
                          c10::str(p.tensor.sizes()));

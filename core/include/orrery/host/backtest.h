@@ -18,6 +18,9 @@ struct SeriesInput {
   std::string name;
   std::vector<double> values;  // NaN = missing
   int64_t season = 1;
+  // Covariate rows (docs/covariates.md), each as long as `values`: past-only ones are read up to
+  // a window's start, known-future ones over its horizon too. Empty: no covariates.
+  std::vector<std::vector<double>> past, future;
 };
 
 struct BacktestConfig {

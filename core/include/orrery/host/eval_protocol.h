@@ -35,7 +35,8 @@ struct EvalDataset {
 std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::string& frequency = "");
 
 // The series a data source reads from files (csv, parquet: any layout), whole: one data set per
-// frequency, each variate an item. `frequency` overrides the series' own (needed when they have
+// frequency, each variate an item (each target variate, with its series' covariate rows, when the
+// source has covariate columns). `frequency` overrides the series' own (needed when they have
 // no times); `label` names the set ("csv"), or its file's stem when the source reads one file.
 // A generator holds no fixed series: an error says to evaluate on files.
 std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::string& label,
@@ -49,13 +50,27 @@ class EvalForecaster {
   virtual std::vector<std::vector<std::vector<double>>> forecast(
       const std::vector<std::vector<double>>& histories, int64_t season, int64_t horizon,
       const std::vector<double>& levels) = 0;
+  // A window's covariate rows as it may read them: past-only ones over its history, known-future
+  // ones over its history and horizon.
+  struct Covariates {
+    std::vector<std::vector<double>> past, future;
+  };
+  // forecast() given each window's covariates. A forecaster that does not read them (a baseline,
+  // a model scored without them) forecasts from the histories alone.
+  virtual std::vector<std::vector<std::vector<double>>> forecast_with(
+      const std::vector<std::vector<double>>& histories, const std::vector<Covariates>& covariates, int64_t season,
+      int64_t horizon, const std::vector<double>& levels) {
+    (void)covariates;
+    return forecast(histories, season, horizon, levels);
+  }
 };
 
 // A model's forecasts, `batch_size` windows per forward pass, each fed its last `context` steps;
-// `sign_average`: ForecastOptions::sign_average.
+// `sign_average`: ForecastOptions::sign_average. With `covariates` it reads the windows'
+// covariates (forecast_with), which needs a model that reads variate roles.
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
                                                  int64_t batch_size, const Interrupt* interrupt = nullptr,
-                                                 bool sign_average = false);
+                                                 bool sign_average = false, bool covariates = false);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 
@@ -95,7 +110,9 @@ std::string format_eval_table(const Json& result);
 // atomically.
 void write_eval(const Json& result, const std::string& dir);
 
-// What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol.
+// What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol. On data
+// with covariates a model that reads variate roles is scored twice on the same windows, with its
+// covariates (under its name) and without them (NAME/no-covariates).
 struct EvalRequest {
   std::vector<std::pair<std::string, Model*>> models;
   std::string data = "assets/data";  // see load_eval_datasets; with `source`, the plugin's name

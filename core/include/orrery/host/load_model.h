@@ -17,7 +17,10 @@
 namespace orrery {
 class Registry;
 
+// `arch_options` are added to the architecture's options before the weights load (variate_roles
+// = true to fine-tune a checkpoint with covariates): a parameter they add must start at zero, so
+// the model computes exactly what the checkpoint does until it trains.
 std::unique_ptr<Model> load_model(const std::string& path, const Registry& registry,
-                                  const std::string& device = "cpu");
+                                  const std::string& device = "cpu", const Json& arch_options = Json::object());
 
 }  // namespace orrery

@@ -95,15 +95,20 @@ class Model {
   // the file and the tensors at fault. The model is unchanged when loading fails. A checkpoint
   // folder stands for its model.safetensors.
   void load_weights(const std::string& path);
-  void load_weights(const SafetensorsFile& file, const std::string& label);
+  // With `new_zeros`, a parameter the file lacks is one an option added at load (variate_roles on
+  // a checkpoint trained without it) and keeps its initial values, but only when those are all
+  // zero: the model then computes exactly what the file's model did.
+  void load_weights(const SafetensorsFile& file, const std::string& label, bool new_zeros = false);
   // The mean of several files' weights (checkpoint averaging: a run's last checkpoints), each
   // file (or folder) checked as load_weights checks it; the model is unchanged when one fails.
   void load_average(const std::vector<std::string>& paths);
 
   // A model rebuilt from a file written by save_weights (its spec is in the metadata), on
-  // `device`. Throws when the file was not written by Orrery.
+  // `device`, with `arch_options` added to its architecture's (parameters they add must start at
+  // zero: load_weights' new_zeros). Throws when the file was not written by Orrery.
   static std::unique_ptr<Model> from_file(const std::string& path, const Registry& registry,
-                                          const std::string& device = "cpu");
+                                          const std::string& device = "cpu",
+                                          const Json& arch_options = Json::object());
 
   // Model FLOPs of a training step on `batch` series of `variates` variates and `context` steps
   // (StepFlops' convention, architecture.h): the architecture's own count, plus the head's
@@ -114,6 +119,8 @@ class Model {
   std::vector<Param>& params() { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }
+  // Whether the architecture reads variate roles, so that covariates can be given to it.
+  bool reads_roles() const { return arch_->reads_roles(); }
   int64_t patch_size() const { return spec_.patch_size; }
   // The fewest steps of one series that give loss() anything to score: a target patch and two
   // observations before it (its anchor statistics). A source of shorter series trains on nothing.
@@ -133,7 +140,7 @@ class Model {
                          const at::Tensor& series_ids, int64_t horizon,
                          const std::vector<double>& levels, const ForecastOptions& options);
   // Throws, naming the file and the tensors at fault, unless `file` holds exactly the parameters.
-  void check_weights(const SafetensorsFile& file, const std::string& path) const;
+  void check_weights(const SafetensorsFile& file, const std::string& path, bool new_zeros = false) const;
   // forecast() with sign_average: checked levels, sorted.
   Forecast sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
                                   const at::Tensor& series_ids, int64_t horizon,
