@@ -296,6 +296,30 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
   CHECK_THAT(none.output, Catch::Contains("resume=runs/nothing: no lr_transfer.json there"));
 }
 
+TEST_CASE("parallel_runs starts the next run when any run ends, not when the oldest does") {
+  // Two slots: a long run and a short one start together; the third must take the short one's
+  // slot and finish while the long run still trains (waiting for the oldest would start it after).
+  const std::string dir = checkout("parallel-order");
+  std::ofstream(dir + "/order.lua") << R"(
+package.path = "scripts/?.lua;" .. package.path
+local parallel = require("lib.parallel_runs")
+local function run(name, steps)
+  return {model = {arch = {"toto2", d_model = 32, num_layers = 1, num_heads = 4}, head = "quantile", param = "sp"},
+          train = {data = {"synthetic", seed = 1}, optimizer = {"adamw", lr = 1e-3}, steps = steps, batch_size = 4,
+                   context_length = 64, quiet = true, runs_dir = "runs", name = name, forecast_series = 0}}
+end
+os.execute("mkdir -p runs")
+for _, o in ipairs(parallel.train({run("long", 3000), run("short1", 2), run("short2", 2)}, 2, "runs")) do
+  assert(o.ok, o.error)
+end
+)";
+  const auto r = run(dir, "order.lua");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto done = [&](const std::string& name) { return fs::last_write_time(dir + "/runs/" + name + "/summary.json"); };
+  CHECK(done("short2") < done("long"));
+}
+
 TEST_CASE("lr_transfer.lua span=1 trains every half-octave within an octave of the start first, and refuses other spans") {
   const std::string dir = checkout("lr-transfer-span");
   const std::string cmd = "scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=3 start=-9";

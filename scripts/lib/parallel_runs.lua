@@ -51,8 +51,9 @@ local batches = 0   -- names this process's files apart from an earlier process'
 -- answer and output while it runs (hidden .run-* files, removed once read, and those an earlier
 -- stopped sweep left removed at its first call). Returns the outcomes in order. When a process
 -- stops without an answer, the others are stopped (SIGTERM: each keeps its checkpoint) before
--- the error. Ctrl-C in a terminal reaches every process (they share its process group); a signal
--- to this process alone stops it only once the runs it waits for are done.
+-- the error. A slot that frees starts the next run at once, whichever run ended. Ctrl-C in a
+-- terminal reaches every process (they share its process group); a signal to this process alone
+-- stops it only once the runs it waits for are done.
 function parallel.train(runs, jobs, dir)
   local out = {}
   if jobs <= 1 then
@@ -86,6 +87,22 @@ function parallel.train(runs, jobs, dir)
     error(string.format("parallel_runs: run %d (%s) stopped without an answer (%s %s); its output, kept in %s.log:\n%s",
                         job.index, runs[job.index].train.name or "unnamed", how, tostring(code), job.base, log), 0)
   end
+  -- The next process to finish: whichever ends first, seen as its answer file or (Linux) as a
+  -- zombie waiting to be closed; where /proc is missing, the oldest.
+  local function next_done()
+    while true do
+      for k, job in ipairs(running) do
+        local answer = io.open(job.base .. ".json", "r")
+        if answer then answer:close(); return table.remove(running, k) end
+        local stat = io.open("/proc/" .. tostring(job.pid) .. "/stat", "r")
+        if not stat then return table.remove(running, 1) end
+        local state = stat:read("a"):match("%) (%a)")
+        stat:close()
+        if state == "Z" then return table.remove(running, k) end
+      end
+      os.execute("sleep 0.2")
+    end
+  end
   for i, run in ipairs(runs) do
     local base = string.format("%s/.run-%d-%d-%d", dir, os.time(), batches, i)
     local f = assert(io.open(base .. ".lua", "w"))
@@ -97,9 +114,9 @@ function parallel.train(runs, jobs, dir)
                                   shell_quote(base .. ".log"))
     local handle = assert(io.popen(command, "r"))
     running[#running + 1] = {index = i, base = base, handle = handle, pid = math.tointeger(tonumber(handle:read("l")))}
-    if #running >= jobs then finish(table.remove(running, 1)) end
+    if #running >= jobs then finish(next_done()) end
   end
-  while #running > 0 do finish(table.remove(running, 1)) end
+  while #running > 0 do finish(next_done()) end
   return out
 end
 
