@@ -220,6 +220,22 @@ TEST_CASE("orrery forecast with covariates: every mismatch is an error naming th
         "late.csv: data row 1 holds time 71, but horizon step 1 is at 70");
   fails("--future-covariates promo --future " + write("huge.csv", "promo\n1\n0\n1e200\n0\n0\n0\n"),
         "huge.csv: column \"promo\" is beyond +-1e150 in data row 3");
+  // Hostile --future files: each is refused with the file (and line) named, nothing written.
+  const std::string out = " --out " + f.dir + "/never.csv";
+  fails("--future-covariates promo --future " + f.dir + "/absent.csv" + out, "cannot open " + f.dir + "/absent.csv");
+  fails("--future-covariates promo --future " + f.dir + out, f.dir + " is a folder, not a CSV file");
+  fails("--future-covariates promo --future " + write("empty.csv", "") + out, "empty.csv: empty file, expected a header row");
+  fails("--future-covariates promo --future " + write("words.csv", "promo\n1\nabc\n0\n0\n0\n0\n") + out,
+        "words.csv:3: column \"promo\": non-numeric value \"abc\"");
+  fails("--future-covariates promo --future " + write("inf.csv", "promo\n1\ninf\n0\n0\n0\n0\n") + out,
+        "inf.csv:3: column \"promo\": infinite value \"inf\"");
+  fails("--future-covariates promo --future " + write("nul.csv", std::string("promo\n1\n\0\n", 11)) + out,
+        "nul.csv:3: holds binary data (a NUL byte): not a text CSV file");
+  fails("--future-covariates promo --future " + write("ragged.csv", "time,promo\n70,1\n71\n72,0\n73,0\n74,0\n75,0\n") + out,
+        "ragged.csv:3: expected 2 fields, found 1");
+  fails("--future-covariates promo --future " + write("twice.csv", "promo,promo\n1,1\n0,0\n0,0\n0,0\n0,0\n0,0\n") + out,
+        "twice.csv:1: columns 1 and 2 are both named \"promo\"");
+  CHECK(!std::filesystem::exists(f.dir + "/never.csv"));
   // A model without role embeddings cannot tell covariates from targets.
   test::tiny_model(3)->save_weights(f.dir + "/plain.safetensors");
   auto plain = test::run_command(orrery_cmd("forecast --model " + f.dir + "/plain.safetensors --input " + f.dir +
