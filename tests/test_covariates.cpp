@@ -63,6 +63,14 @@ double lagged_correlation(const at::Tensor& y, const at::Tensor& x) {
   return best;
 }
 
+// Runs the Lua script at `path` with `orrery run`: it must exit 0 after printing `done`, its last line.
+void check_script(const std::string& path, const std::string& done) {
+  const auto r = test::run_command(test::orrery_cmd("run " + path));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains(done));
+}
+
 }  // namespace
 
 TEST_CASE("covariate tasks: one series of a target and its covariates, each with its role") {
@@ -283,10 +291,7 @@ ok, err = pcall(plain.forecast, plain, {values = y, past_covariates = {price}, h
 assert(not ok and err:find("does not read variate roles"), err)
 print("covariates ok")
 )";
-  const auto r = test::run_command(test::orrery_cmd("run " + path));
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK_THAT(r.output, Catch::Contains("covariates ok"));
+  check_script(path, "covariates ok");
 }
 
 TEST_CASE("a model trains on a CSV's covariate columns; one that does not read roles refuses them") {
@@ -313,10 +318,7 @@ local ok, err = pcall(orrery.train, {model = plain, data = data, steps = 1, batc
 assert(not ok and err:find("does not read variate roles"), err)
 print("trained on covariates")
 )";
-  const auto r = test::run_command(test::orrery_cmd("run " + path));
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK_THAT(r.output, Catch::Contains("trained on covariates"));
+  check_script(path, "trained on covariates");
 }
 
 TEST_CASE("orrery eval scores a model with and without its covariates on the same windows") {
@@ -353,10 +355,7 @@ local ok, err = pcall(orrery.eval, {models = {m = m}, data = {"csv", files = ")"
 assert(not ok and err:find("known%-future covariate 1 has no value at step 231, inside test window 1"), err)
 print("with and without")
 )";
-  const auto r = test::run_command(test::orrery_cmd("run " + path));
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK_THAT(r.output, Catch::Contains("with and without"));
+  check_script(path, "with and without");
 }
 
 TEST_CASE("a checkpoint without role embeddings loads with variate_roles and forecasts as before") {
@@ -381,10 +380,7 @@ ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", "variate_roles"
 assert(not ok and err:find("arch_options must be a table"), err)
 print("loaded with roles")
 )";
-  const auto r = test::run_command(test::orrery_cmd("run " + path));
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK_THAT(r.output, Catch::Contains("loaded with roles"));
+  check_script(path, "loaded with roles");
 }
 
 TEST_CASE("finetune.lua with covariates: the tuned model scored with and without them") {
