@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "orrery/batch.h"
@@ -12,6 +13,8 @@
 #include "support.h"
 
 namespace {
+
+namespace fs = std::filesystem;
 using orrery::Json;
 using orrery::VariateRole;
 
@@ -319,6 +322,24 @@ assert(not ok and err:find("does not read variate roles"), err)
 print("trained on covariates")
 )";
   check_script(path, "trained on covariates");
+  // Its forecast snapshots carry the covariate rows for the dashboard: the past-only price with its
+  // history alone, the known-future promotion with its horizon values too.
+  std::string snapshots;
+  for (const auto& e : fs::directory_iterator(dir + "/runs"))
+    if (fs::exists(e.path() / "forecasts.jsonl")) snapshots = test::read_text((e.path() / "forecasts.jsonl").string());
+  REQUIRE(!snapshots.empty());
+  const Json first = Json::parse(snapshots.substr(0, snapshots.find('\n')));
+  const Json& series = first["series"][0];
+  REQUIRE(series["covariates"].size() == 2);
+  CHECK(series["covariates"][0]["role"] == "past-only");
+  CHECK(!series["covariates"][0].contains("future"));
+  CHECK(series["covariates"][0]["history"].size() == series["history"].size());
+  CHECK(series["covariates"][1]["role"] == "known-future");
+  CHECK(series["covariates"][1]["future"].size() == first["horizon"].get<size_t>());
+  // promo is 1 every 12 steps: its horizon values are the data's.
+  double ones = 0;
+  for (const auto& v : series["covariates"][1]["future"]) ones += v.get<double>();
+  CHECK(ones >= 1);
 }
 
 TEST_CASE("orrery eval scores a model with and without its covariates on the same windows") {

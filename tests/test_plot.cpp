@@ -381,6 +381,53 @@ TEST_CASE("plots draw known data where the axes say, and SVG files hold it") {
   CHECK(count(c2.str(), ",") < 4 * 400 + 200);
 }
 
+TEST_CASE("a forecast's covariate rows are strips under it on its time axis, past-only ones ending at the start") {
+  Json event = test::flat_fan_event(10, 4, 8);
+  Json& series = event["series"][0];
+  series["covariates"] = Json::array();
+  series["covariates"].push_back({{"role", "known-future"}, {"history", std::vector<double>(8, 1.0)},
+                                  {"future", std::vector<double>{2, 3, 4, 5}}});
+  series["covariates"].push_back({{"role", "past-only"}, {"history", std::vector<double>(8, 7.0)},
+                                  {"future", std::vector<double>{9, 9, 9, 9}}});  // never drawn: not read
+  series["covariates"].push_back(3);  // not an object: skipped
+  for (int k = 0; k < 3; ++k) series["covariates"].push_back({{"role", "past-only"}, {"history", {0.0, 1.0}}});
+  const auto snap = ui::parse_forecast_event(event);
+  REQUIRE(snap);
+  const auto& rows = snap->series[0].covariates;
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0].known_future);
+  CHECK(rows[0].future == std::vector<double>{2, 3, 4, 5});
+  CHECK(!rows[1].known_future);
+  CHECK(rows[1].future.empty());
+
+  plot::SvgCanvas c(600, 600, plot::Color{});
+  plot::drawn_frames().clear();
+  const plot::PlotFrame target = ui::draw_forecast(c, {0, 0, 600, 600}, *snap, 0, "val/0");
+  const auto& frames = plot::drawn_frames();
+  REQUIRE(frames.size() == 4);  // the target and three strips
+  CHECK(frames[1].id == "covariate 1: known future");
+  CHECK(frames[2].id == "covariate 2: past only");
+  CHECK(frames[3].id == "covariate 3: past only (+2 more not shown)");
+  for (size_t k = 1; k < frames.size(); ++k) {
+    CHECK(frames[k].area.y0 >= target.area.y1);  // under the target
+    CHECK(frames[k].to_pixel(0, 0).x == Approx(target.to_pixel(0, 0).x));  // one time axis
+    CHECK(frames[k].to_pixel(-8, 0).x == Approx(target.to_pixel(-8, 0).x));
+  }
+  CHECK(target.area.h() > 2 * frames[1].area.h());
+  const std::string svg = c.str();
+  // The known-future row's horizon values are drawn; the past-only row's (9s) are not.
+  char at_future[32], at_hidden[32];
+  std::snprintf(at_future, sizeof at_future, "%.1f,%.1f", frames[1].to_pixel(3, 5).x, frames[1].to_pixel(3, 5).y);
+  std::snprintf(at_hidden, sizeof at_hidden, "%.1f,%.1f", frames[2].to_pixel(3, 9).x, frames[2].to_pixel(3, 9).y);
+  CHECK(svg.find(at_future) != std::string::npos);
+  CHECK(svg.find(at_hidden) == std::string::npos);
+  // Without covariates the target takes the whole area, as before.
+  plot::drawn_frames().clear();
+  const auto plain = ui::parse_forecast_event(test::flat_fan_event(10, 4, 8));
+  ui::draw_forecast(c, {0, 0, 600, 600}, *plain, 0, "val/0");
+  CHECK(plot::drawn_frames().size() == 1);
+}
+
 TEST_CASE("orrery plot's report writes the views it has data for") {
   auto root = test::fresh_dir("report");
   for (int w : {64, 128})

@@ -44,6 +44,15 @@ ForecastSeries parse_series(const Json& s) {
   if (s.contains("target")) out.target = numbers(s["target"]);
   if (s.contains("quantiles") && s["quantiles"].is_array())
     for (const auto& row : s["quantiles"]) out.quantiles.push_back(numbers(row));
+  if (s.contains("covariates") && s["covariates"].is_array())
+    for (const auto& row : s["covariates"]) {
+      if (!row.is_object()) continue;
+      CovariateRow c;
+      c.known_future = row.value("role", std::string()) == "known-future";
+      if (row.contains("history")) c.history = numbers(row["history"]);
+      if (c.known_future && row.contains("future")) c.future = numbers(row["future"]);
+      out.covariates.push_back(std::move(c));
+    }
   return out;
 }
 

@@ -25,10 +25,18 @@ struct Curve {
   double last() const { return y.empty() ? kNaN : y.back(); }
 };
 
+// A covariate row of a forecast series: its history and, when known over the horizon, its values
+// there (the forecast read them); a past-only row has none after the forecast start.
+struct CovariateRow {
+  bool known_future = false;
+  std::vector<double> history, future;  // NaN = missing
+};
+
 struct ForecastSeries {
   std::string name;
   std::vector<double> history, target;           // NaN = missing
   std::vector<std::vector<double>> quantiles;    // [level][step]
+  std::vector<CovariateRow> covariates;          // drawn under the target, in the series' order
 };
 
 // The forecasts of one moment of a run: a training step, or the final evaluation.

@@ -27,6 +27,32 @@ size_t median_row(std::span<const double> levels) {
 
 std::string percent(double level) { return std::to_string(static_cast<int>(std::lround(level * 100))); }
 
+// At most this many covariate strips under a forecast; the rest are named in the last one's title.
+constexpr size_t kCovariateStrips = 3;
+
+// One covariate row as a strip under its target, on the target's time axis: its history, and for
+// a known-future row the horizon values the forecast read (in the actual values' colour); a
+// past-only row ends at the forecast start, where the model stops reading it.
+plot::Axis covariate_axis(const CovariateRow& row) {
+  plot::Range yr;
+  yr.add_all(row.history), yr.add_all(row.future);
+  return yr.axis("");
+}
+
+void draw_covariate(plot::Canvas& c, plot::Rect r, const CovariateRow& row, size_t number, size_t hidden,
+                    const plot::Range& xr, float left) {
+  const plot::Theme& t = plot::theme();
+  std::vector<double> x_hist(row.history.size()), x_fut(row.future.size());
+  for (size_t i = 0; i < x_hist.size(); ++i) x_hist[i] = static_cast<double>(i) - static_cast<double>(x_hist.size());
+  for (size_t i = 0; i < x_fut.size(); ++i) x_fut[i] = static_cast<double>(i);
+  std::string title = "covariate " + std::to_string(number) + (row.known_future ? ": known future" : ": past only");
+  if (hidden > 0) title += " (+" + std::to_string(hidden) + " more not shown)";
+  plot::Plot p(c, r, title, xr.axis("", 0.01), covariate_axis(row), left);
+  p.line(x_hist, row.history, t.history, 1.2f);
+  if (!row.future.empty()) p.line(x_fut, row.future, t.actual, 1.2f);
+  p.vertical_rule(-0.5, t.muted, plot::Stroke::dotted);
+}
+
 }  // namespace
 
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t index,
@@ -38,6 +64,15 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
     return p.frame();
   }
   const ForecastSeries& s = snap.series[index];
+  // Covariate rows get strips under the target's plot, a third of its height each.
+  const size_t strips = std::min(s.covariates.size(), kCovariateStrips);
+  std::vector<plot::Rect> parts{r};
+  if (strips > 0) {
+    std::vector<float> weights(strips + 1, 1.f);
+    weights[0] = 3.f;
+    parts = split_rows(r, weights, 4);
+  }
+  r = parts[0];
   const double n_hist = static_cast<double>(s.history.size());
   size_t horizon = s.target.size();
   for (const auto& q : s.quantiles) horizon = std::max(horizon, q.size());
@@ -50,7 +85,11 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
   xr.add(static_cast<double>(horizon) - 1);
   yr.add_all(s.history), yr.add_all(s.target);
   for (const auto& q : s.quantiles) yr.add_all(q);
-  plot::Plot p(c, r, title, xr.axis("steps from the forecast start", 0.01), yr.axis("value"));
+  // One room for the y tick labels of the target and its strips, so that they share the time axis.
+  const plot::Axis y_axis = yr.axis("value");
+  float left = strips > 0 ? plot::Plot::label_room(c, y_axis) : -1.f;
+  for (size_t k = 0; k < strips; ++k) left = std::max(left, plot::Plot::label_room(c, covariate_axis(s.covariates[k])));
+  plot::Plot p(c, r, title, xr.axis("steps from the forecast start", 0.01), y_axis, left);
 
   const auto pairs = band_pairs(snap.levels);
   std::vector<plot::LegendEntry> legend;
@@ -79,6 +118,9 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
   }
   p.vertical_rule(-0.5, t.muted, plot::Stroke::dotted);
   if (show_legend) p.legend(legend, /*left=*/true);
+  for (size_t k = 0; k < strips; ++k)
+    draw_covariate(c, parts[k + 1], s.covariates[k], k + 1, k + 1 == strips ? s.covariates.size() - strips : 0, xr,
+                   left);
   return p.frame();
 }
 

@@ -27,6 +27,25 @@ Json series_json(const at::Tensor& values, const at::Tensor& observed) {
   return out;
 }
 
+// A series' covariate rows as the dashboard draws them under its forecast: each row's role and
+// its history; a known-future row also its horizon values, which the forecast read. Rows with no
+// observation (a group's padding) are left out.
+Json covariate_rows(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& roles, int64_t cut,
+                    int64_t shown, int64_t horizon) {
+  Json rows = Json::array();
+  const at::Tensor role = roles.to(at::kCPU, at::kLong).contiguous(), seen = observed.any(-1).cpu();
+  for (int64_t v = 0; v < role.size(0); ++v) {
+    const int64_t kind = role[v].item<int64_t>();
+    if (kind == static_cast<int64_t>(VariateRole::target) || !seen[v].item<bool>()) continue;
+    const bool known = kind == static_cast<int64_t>(VariateRole::future);
+    Json row = {{"role", known ? "known-future" : "past-only"},
+                {"history", series_json(values[v].narrow(0, cut - shown, shown), observed[v].narrow(0, cut - shown, shown))}};
+    if (known) row["future"] = series_json(values[v].narrow(0, cut, horizon), observed[v].narrow(0, cut, horizon));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 // The forecast snapshot event: the first `series` rows of `b` (variate 0) forecast over their
 // last `horizon` steps from the steps before.
 Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizon, int64_t step, Precision precision) {
@@ -55,10 +74,12 @@ Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizo
   Json list = Json::array();
   for (int64_t i = 0; i < n; ++i) {
     const at::Tensor v = values[i][0], m = observed[i][0];
-    list.push_back({{"name", "val/" + std::to_string(usable[i].item<int64_t>())},
-                    {"history", series_json(v.narrow(0, cut - shown, shown), m.narrow(0, cut - shown, shown))},
-                    {"target", series_json(v.narrow(0, cut, horizon), m.narrow(0, cut, horizon))},
-                    {"quantiles", quantile_rows(q.select(1, i))}});
+    Json entry = {{"name", "val/" + std::to_string(usable[i].item<int64_t>())},
+                  {"history", series_json(v.narrow(0, cut - shown, shown), m.narrow(0, cut - shown, shown))},
+                  {"target", series_json(v.narrow(0, cut, horizon), m.narrow(0, cut, horizon))},
+                  {"quantiles", quantile_rows(q.select(1, i))}};
+    if (options.roles.defined()) entry["covariates"] = covariate_rows(values[i], observed[i], options.roles[i], cut, shown, horizon);
+    list.push_back(std::move(entry));
   }
   return make_event(EventKind::forecast, {{"step", step}, {"levels", f.levels}, {"horizon", horizon}, {"series", list}});
 }
