@@ -21,9 +21,10 @@
 --
 -- span=S makes each search's first step every half-octave within S octaves of its start (span=1:
 -- 5 rates, 15 runs with 3 seeds) instead of the start and its two octave neighbours. With as many
--- jobs as runs, a search whose optimum lies inside the span needs one round of training, not two
--- (the later steps find those rates trained); the grid a search ends with gains at most the
--- half-octaves its own steps would not have visited.
+-- jobs as runs, a search whose best octave lies within S - 1 octaves of the start (for span=1, the
+-- start itself) needs one round of training, not two: the later steps find those rates trained.
+-- The grid a search ends with gains at most the half-octaves its own steps would not have
+-- visited. span is kept in the JSON beside config (a resumed sweep may use another).
 --
 -- resume= names the folder of an earlier sweep with the same arguments (stopped by Ctrl-C, a
 -- time limit or a lost machine): its finished runs are read back, not trained again, an
@@ -65,8 +66,8 @@ local jobs = args.jobs == nil and 1 or tonumber(args.jobs)
 assert(jobs and jobs >= 1 and jobs == math.floor(jobs), "jobs must be a whole number of processes, at least 1, got " .. tostring(args.jobs))
 local graph = args.graph == true
 local span = args.span == nil and 0 or tonumber(args.span)
-assert(span and span >= 0 and span * 2 == math.floor(span * 2),
-       "span must be a number of octaves in half-octave steps (0, 0.5, 1, ...), got " .. tostring(args.span))
+assert(span and span >= 0 and span <= 8 and span * 2 == math.floor(span * 2),
+       "span must be a number of octaves in half-octave steps from 0 to 8 (0, 0.5, 1, ...), got " .. tostring(args.span))
 assert(args.graph == nil or type(args.graph) == "boolean", "graph must be true or false, got " .. tostring(args.graph))
 assert(not graph or device == "cuda", "graph=true records CUDA graphs: it needs device=cuda")
 assert(objective == "val" or objective == "train", "objective must be val or train, got " .. objective)
@@ -255,7 +256,7 @@ local results = {config = {optimizer = optimizer, params = params, rules = muon_
                            metric = objective == "val"
                              and string.format("held-out loss at the end (%d batches of 16 series)", val_batches)
                              or "mean training loss over the last quarter of the run"},
-                 curves = {}, shift = {}}
+                 span = span > 0 and span or nil, curves = {}, shift = {}}
 
 -- A resumed sweep must be the one it continues: every setting but the points it has yet to reach.
 if saved_config and not require("lib.tables").same(saved_config, results.config) then
@@ -295,7 +296,7 @@ local function run_variant(v, index)
     -- Octave steps downhill until the best point has worse neighbours on both sides.
     local best = centre
     local first = {best, best - 1, best + 1}
-    for x = best - span, best + span, 0.5 do first[#first + 1] = x end
+    for k = -2 * span, 2 * span do first[#first + 1] = best + k / 2 end
     ensure(first)
     while true do
       local l, r = eval(best - 1), eval(best + 1)

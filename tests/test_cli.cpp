@@ -229,7 +229,7 @@ TEST_CASE("orrery forecast with covariates: every mismatch is an error naming th
         "words.csv:3: column \"promo\": non-numeric value \"abc\"");
   fails("--future-covariates promo --future " + write("inf.csv", "promo\n1\ninf\n0\n0\n0\n0\n") + out,
         "inf.csv:3: column \"promo\": infinite value \"inf\"");
-  fails("--future-covariates promo --future " + write("nul.csv", std::string("promo\n1\n\0\n", 11)) + out,
+  fails("--future-covariates promo --future " + write("nul.csv", std::string("promo\n1\n\0\n", 10)) + out,
         "nul.csv:3: holds binary data (a NUL byte): not a text CSV file");
   fails("--future-covariates promo --future " + write("ragged.csv", "time,promo\n70,1\n71\n72,0\n73,0\n74,0\n75,0\n") + out,
         "ragged.csv:3: expected 2 fields, found 1");

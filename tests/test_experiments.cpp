@@ -297,27 +297,40 @@ TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back a
 }
 
 TEST_CASE("parallel_runs starts the next run when any run ends, not when the oldest does") {
-  // Two slots: a long run and a short one start together; the third must take the short one's
-  // slot and finish while the long run still trains (waiting for the oldest would start it after).
+  // Two slots and three runs, the children a stub in place of orrery: "long" waits (up to a minute)
+  // for "short2" to have run, which happens only if short1's slot goes to short2 while long still
+  // holds its own. Waiting for the oldest child first would leave long waiting alone: its answer
+  // then says so. No timing decides the outcome.
   const std::string dir = checkout("parallel-order");
+  std::ofstream(dir + "/child.sh") << R"(#!/bin/sh
+spec=${3#spec=}; result=${4#result=}
+if grep -q '"long"' "$spec"; then
+  i=0
+  while [ ! -e short2.done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  if [ -e short2.done ]; then echo '{"ok": true, "final_loss": 1}' > "$result.tmp"
+  else echo '{"ok": false, "error": "short2 never ran beside long"}' > "$result.tmp"; fi
+else
+  echo '{"ok": true, "final_loss": 0}' > "$result.tmp"
+  grep -q '"short2"' "$spec" && touch short2.done
+fi
+mv "$result.tmp" "$result"
+)";
+  fs::permissions(dir + "/child.sh", fs::perms::owner_all);
   std::ofstream(dir + "/order.lua") << R"(
 package.path = "scripts/?.lua;" .. package.path
 local parallel = require("lib.parallel_runs")
-local function run(name, steps)
-  return {model = {arch = {"toto2", d_model = 32, num_layers = 1, num_heads = 4}, head = "quantile", param = "sp"},
-          train = {data = {"synthetic", seed = 1}, optimizer = {"adamw", lr = 1e-3}, steps = steps, batch_size = 4,
-                   context_length = 64, quiet = true, runs_dir = "runs", name = name, forecast_series = 0}}
-end
+orrery.program = function() return "./child.sh" end
+local function run(name) return {model = {}, train = {name = name}} end
 os.execute("mkdir -p runs")
-for _, o in ipairs(parallel.train({run("long", 3000), run("short1", 2), run("short2", 2)}, 2, "runs")) do
+for _, o in ipairs(parallel.train({run("long"), run("short1"), run("short2")}, 2, "runs")) do
   assert(o.ok, o.error)
 end
+print("all three answered")
 )";
   const auto r = run(dir, "order.lua");
   INFO(r.output);
-  REQUIRE(r.status == 0);
-  const auto done = [&](const std::string& name) { return fs::last_write_time(dir + "/runs/" + name + "/summary.json"); };
-  CHECK(done("short2") < done("long"));
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("all three answered"));
 }
 
 TEST_CASE("lr_transfer.lua span=1 trains every half-octave within an octave of the start first, and refuses other spans") {
@@ -338,12 +351,13 @@ TEST_CASE("lr_transfer.lua span=1 trains every half-octave within an octave of t
   std::set<double> rates;
   for (const auto& p : j["curves"]["sp"]["width 32"]["points"]) rates.insert(p["log2_lr"].get<double>());
   for (double x : {-10.0, -9.5, -9.0, -8.5, -8.0}) CHECK(rates.count(x) == 1);
+  CHECK(j["span"] == 1);
   CHECK(!j["config"].contains("span"));  // which rates train first does not change the sweep: resume= accepts it
 
-  for (const std::string bad : {"-1", "0.3", "wide"}) {
+  for (const std::string bad : {"-1", "0.3", "9", "1e999", "wide"}) {
     const auto b = run(dir, cmd + " span=" + bad);
     CHECK(b.status == 1);
-    CHECK_THAT(b.output, Catch::Contains("span must be a number of octaves in half-octave steps (0, 0.5, 1, ...), got " + bad));
+    CHECK_THAT(b.output, Catch::Contains("span must be a number of octaves in half-octave steps from 0 to 8"));
   }
 }
 

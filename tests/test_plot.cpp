@@ -421,6 +421,11 @@ TEST_CASE("a forecast's covariate rows are strips under it on its time axis, pas
   std::snprintf(at_hidden, sizeof at_hidden, "%.1f,%.1f", frames[2].to_pixel(3, 9).x, frames[2].to_pixel(3, 9).y);
   CHECK(svg.find(at_future) != std::string::npos);
   CHECK(svg.find(at_hidden) == std::string::npos);
+  // A small cell (the "all series" grid) has no room for strips: the target alone.
+  plot::drawn_frames().clear();
+  ui::draw_forecast(c, {0, 0, 300, 160}, *snap, 0, "val/0");
+  REQUIRE(plot::drawn_frames().size() == 1);
+  CHECK(plot::drawn_frames()[0].area.h() > 0);
   // Without covariates the target takes the whole area, as before.
   plot::drawn_frames().clear();
   const auto plain = ui::parse_forecast_event(test::flat_fan_event(10, 4, 8));

@@ -94,13 +94,16 @@ function parallel.train(runs, jobs, dir)
       for k, job in ipairs(running) do
         local answer = io.open(job.base .. ".json", "r")
         if answer then answer:close(); return table.remove(running, k) end
+      end
+      for k, job in ipairs(running) do
         local stat = io.open("/proc/" .. tostring(job.pid) .. "/stat", "r")
         if not stat then return table.remove(running, 1) end
-        local state = stat:read("a"):match("%) (%a)")
+        local state = stat:read("a"):match(".*%) (%a)")  -- after the last ')': a name may hold one
         stat:close()
         if state == "Z" then return table.remove(running, k) end
       end
-      os.execute("sleep 0.2")
+      -- Not os.execute: system() ignores SIGINT in this process while the sleep runs.
+      io.popen("sleep 0.2"):close()
     end
   end
   for i, run in ipairs(runs) do

@@ -64,8 +64,11 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
     return p.frame();
   }
   const ForecastSeries& s = snap.series[index];
-  // Covariate rows get strips under the target's plot, a third of its height each.
-  const size_t strips = std::min(s.covariates.size(), kCovariateStrips);
+  // Covariate rows get strips under the target's plot, a third of its height each, as many as
+  // leave each strip room for a plot (title, axis and a few lines of data): none in a small cell.
+  const float strip_least = 5 * c.text_size("0").y;
+  size_t strips = std::min(s.covariates.size(), kCovariateStrips);
+  while (strips > 0 && r.h() / static_cast<float>(strips + 3) < strip_least) --strips;
   std::vector<plot::Rect> parts{r};
   if (strips > 0) {
     std::vector<float> weights(strips + 1, 1.f);

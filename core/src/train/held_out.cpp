@@ -29,11 +29,12 @@ Json series_json(const at::Tensor& values, const at::Tensor& observed) {
 
 // A series' covariate rows as the dashboard draws them under its forecast: each row's role and
 // its history; a known-future row also its horizon values, which the forecast read. Rows with no
-// observation (a group's padding) are left out.
+// observation in the shown history (a group's padding) are left out.
 Json covariate_rows(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& roles, int64_t cut,
                     int64_t shown, int64_t horizon) {
   Json rows = Json::array();
-  const at::Tensor role = roles.to(at::kCPU, at::kLong).contiguous(), seen = observed.any(-1).cpu();
+  const at::Tensor role = roles.to(at::kCPU, at::kLong).contiguous();
+  const at::Tensor seen = observed.narrow(-1, cut - shown, shown).any(-1).cpu();
   for (int64_t v = 0; v < role.size(0); ++v) {
     const int64_t kind = role[v].item<int64_t>();
     if (kind == static_cast<int64_t>(VariateRole::target) || !seen[v].item<bool>()) continue;
