@@ -421,6 +421,15 @@ TEST_CASE("a forecast's covariate rows are strips under it on its time axis, pas
   std::snprintf(at_hidden, sizeof at_hidden, "%.1f,%.1f", frames[2].to_pixel(3, 9).x, frames[2].to_pixel(3, 9).y);
   CHECK(svg.find(at_future) != std::string::npos);
   CHECK(svg.find(at_hidden) == std::string::npos);
+  // A hand-edited or foreign file: a role of another type, a history that is not a list.
+  Json odd = test::flat_fan_event(10, 4, 8);
+  odd["series"][0]["covariates"] = Json::array({Json{{"role", 7}, {"history", "none"}, {"future", {1e-40, nullptr, "x"}}}});
+  const auto odd_snap = ui::parse_forecast_event(odd);
+  REQUIRE(odd_snap);
+  REQUIRE(odd_snap->series[0].covariates.size() == 1);
+  CHECK(!odd_snap->series[0].covariates[0].known_future);  // past-only: its future is not read
+  CHECK(odd_snap->series[0].covariates[0].history.empty());
+  CHECK(odd_snap->series[0].covariates[0].future.empty());
   // A small cell (the "all series" grid) has no room for strips: the target alone.
   plot::drawn_frames().clear();
   ui::draw_forecast(c, {0, 0, 300, 160}, *snap, 0, "val/0");

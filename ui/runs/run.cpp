@@ -48,7 +48,7 @@ ForecastSeries parse_series(const Json& s) {
     for (const auto& row : s["covariates"]) {
       if (!row.is_object()) continue;
       CovariateRow c;
-      c.known_future = row.value("role", std::string()) == "known-future";
+      c.known_future = row.contains("role") && row["role"] == "known-future";  // any other value: past-only
       if (row.contains("history")) c.history = numbers(row["history"]);
       if (c.known_future && row.contains("future")) c.future = numbers(row["future"]);
       out.covariates.push_back(std::move(c));
