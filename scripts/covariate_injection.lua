@@ -7,7 +7,7 @@
 -- another task's) should change little.
 --
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
---       [context=128] [covariate_prob=0.5] [batch=32] [variate_layers=1|2|4] [variate_first=true]
+--       [context=128] [covariate_prob=0.5] [batch=32] [variate_layers=1|2] [variate_first=true]
 --       [device=cpu|cuda] [runs_dir=runs]
 --
 -- Each arm is scored per task as CRPS with the covariate / CRPS without it (the mean of the
@@ -25,10 +25,11 @@ local function whole(name, default, least)
 end
 local steps, seeds, tasks = whole("steps", 2000, 1), whole("seeds", 3, 1), whole("tasks", 64, 2)
 local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 16), whole("batch", 32, 1)
--- variate_layers: how many of the 4 layers mix across rows (1, 2 or 4; Toto 2.0 has 1, the last),
--- each closing a group of 4 / variate_layers layers, or opening it with variate_first=true.
+-- variate_layers: how many of the 4 layers mix across rows (1 or 2; Toto 2.0 has 1, the last;
+-- 4 would leave no layer along time), each closing a group of 4 / variate_layers layers, or
+-- opening it with variate_first=true.
 local variate_layers = whole("variate_layers", 1, 1)
-assert(4 % variate_layers == 0, "variate_layers must be 1, 2 or 4 (the model has 4 layers), got " .. variate_layers)
+assert(variate_layers <= 2, "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got " .. variate_layers)
 local variate_first = args.variate_first == true
 local covariate_prob = tonumber(args.covariate_prob or 0.5)
 assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")

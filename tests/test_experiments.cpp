@@ -440,7 +440,7 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   CHECK_THAT(bad.output, Catch::Contains("steps must be a whole number, at least 1, got 'abc'"));
   const auto three = run(dir, "scripts/covariate_injection.lua variate_layers=3");
   CHECK(three.status == 1);
-  CHECK_THAT(three.output, Catch::Contains("variate_layers must be 1, 2 or 4 (the model has 4 layers), got 3"));
+  CHECK_THAT(three.output, Catch::Contains("variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got 3"));
   // Two variate layers, opening their groups: the model says so in its saved spec.
   const auto two = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "
                                  "variate_layers=2 variate_first=true runs_dir=two");
