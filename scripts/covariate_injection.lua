@@ -31,6 +31,10 @@ local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 1
 local variate_layers = whole("variate_layers", 1, 1)
 assert(variate_layers <= 2, "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got " .. variate_layers)
 local variate_first = args.variate_first == true
+-- prior=simple trains on covariate tasks only, each one informative covariate with a lagged
+-- linear effect (a sanity check: can the model learn to read a covariate at all?).
+local prior = args.prior or "mixed"
+assert(prior == "mixed" or prior == "simple", "prior must be mixed or simple, got " .. tostring(prior))
 local covariate_prob = tonumber(args.covariate_prob or 0.5)
 assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")
 local dir = (args.runs_dir or "runs") .. "/covariate_injection"
@@ -91,7 +95,7 @@ local function crps(f, truth)
 end
 
 local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon = horizon, context = context,
-                           covariate_prob = covariate_prob, batch = batch, variate_layers = variate_layers,
+                           covariate_prob = covariate_prob, batch = batch, variate_layers = variate_layers, prior = prior,
                            variate_first = variate_first}, scores = {}}
 for seed = 0, seeds - 1 do
   local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4, variate_roles = true}
@@ -100,7 +104,9 @@ for seed = 0, seeds - 1 do
   local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu"}
   local run = orrery.train{
-    model = m, data = {"synthetic", covariate_prob = covariate_prob}, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
+    model = m, data = prior == "simple"
+      and {"synthetic", covariate_prob = 1, max_covariates = 1, noise_covariates = 0, effects = {lag = 1}}
+      or {"synthetic", covariate_prob = covariate_prob}, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
     steps = steps, batch_size = batch, context_length = 2 * context, schedule = {warmup = math.min(100, steps // 10), decay = 0.3},
     seed = seed, quiet = true, runs_dir = dir .. "/runs", name = "s" .. seed, resume = true, log_every = 100,
   }
