@@ -7,7 +7,8 @@
 -- another task's) should change little.
 --
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
---       [context=128] [covariate_prob=0.5] [batch=32] [device=cpu|cuda] [runs_dir=runs]
+--       [context=128] [covariate_prob=0.5] [batch=32] [variate_layers=1|2] [variate_first=true]
+--       [device=cpu|cuda] [runs_dir=runs]
 --
 -- Each arm is scored per task as CRPS with the covariate / CRPS without it (the mean of the
 -- seeds' log ratios), with a 90% bootstrap over tasks. Results:
@@ -24,6 +25,16 @@ local function whole(name, default, least)
 end
 local steps, seeds, tasks = whole("steps", 2000, 1), whole("seeds", 3, 1), whole("tasks", 64, 2)
 local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 16), whole("batch", 32, 1)
+-- variate_layers: how many of the 4 layers mix across rows (1 or 2; Toto 2.0 has 1, the last;
+-- 4 would leave no layer along time), each closing a group of 4 / variate_layers layers, or
+-- opening it with variate_first=true.
+local variate_layers = whole("variate_layers", 1, 1)
+assert(variate_layers <= 2, "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got " .. variate_layers)
+local variate_first = args.variate_first == true
+-- prior=simple trains on covariate tasks only, each one informative covariate with a lagged
+-- linear effect (a sanity check: can the model learn to read a covariate at all?).
+local prior = args.prior or "mixed"
+assert(prior == "mixed" or prior == "simple", "prior must be mixed or simple, got " .. tostring(prior))
 local covariate_prob = tonumber(args.covariate_prob or 0.5)
 assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")
 local dir = (args.runs_dir or "runs") .. "/covariate_injection"
@@ -84,12 +95,18 @@ local function crps(f, truth)
 end
 
 local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon = horizon, context = context,
-                           covariate_prob = covariate_prob, batch = batch}, scores = {}}
+                           covariate_prob = covariate_prob, batch = batch, variate_layers = variate_layers, prior = prior,
+                           variate_first = variate_first}, scores = {}}
 for seed = 0, seeds - 1 do
-  local m = orrery.model{arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4, variate_roles = true},
+  local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4, variate_roles = true}
+  if variate_layers > 1 then arch.layer_group_size = 4 // variate_layers end  -- else the model as it was
+  if variate_first then arch.variate_layer_first = true end
+  local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu"}
   local run = orrery.train{
-    model = m, data = {"synthetic", covariate_prob = covariate_prob}, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
+    model = m, data = prior == "simple"
+      and {"synthetic", covariate_prob = 1, max_covariates = 1, noise_covariates = 0, effects = {lag = 1}}
+      or {"synthetic", covariate_prob = covariate_prob}, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
     steps = steps, batch_size = batch, context_length = 2 * context, schedule = {warmup = math.min(100, steps // 10), decay = 0.3},
     seed = seed, quiet = true, runs_dir = dir .. "/runs", name = "s" .. seed, resume = true, log_every = 100,
   }

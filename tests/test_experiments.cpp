@@ -438,4 +438,18 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   const auto bad = run(dir, "scripts/covariate_injection.lua steps=abc");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("steps must be a whole number, at least 1, got 'abc'"));
+  const auto three = run(dir, "scripts/covariate_injection.lua variate_layers=3");
+  CHECK(three.status == 1);
+  CHECK_THAT(three.output, Catch::Contains("variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got 3"));
+  const auto prior = run(dir, "scripts/covariate_injection.lua prior=easy");
+  CHECK(prior.status == 1);
+  CHECK_THAT(prior.output, Catch::Contains("prior must be mixed or simple, got easy"));
+  // Two variate layers, opening their groups: the model says so in its saved spec.
+  const auto two = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "
+                                 "variate_layers=2 variate_first=true runs_dir=two");
+  INFO(two.output);
+  REQUIRE(two.status == 0);
+  const Json spec = Json::parse(test::read_text(dir + "/two/covariate_injection/runs/s0/config.json"));
+  CHECK(spec.dump().find("\"layer_group_size\":2") != std::string::npos);
+  CHECK(spec.dump().find("\"variate_layer_first\":true") != std::string::npos);
 }
