@@ -7,7 +7,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
+#include "orrery/host/covariate_regression.h"
 #include "orrery/batch.h"
 #include "orrery/data_source.h"
 #include "support.h"
@@ -51,17 +53,21 @@ std::unique_ptr<orrery::DataSource> synthetic(const Json& options) {
   return orrery::Registry::global().create<orrery::PluginKind::data>("synthetic", options, orrery::DataContext{});
 }
 
-// The largest |correlation| of the first differences of y_t and x_{t-lag}, lag 0..12, over the
-// observed steps both rows have.
-double lagged_correlation(const at::Tensor& y, const at::Tensor& x) {
+// The largest |correlation| of the first differences of y_t and x_{t-lag}, lag 0..max_lag, over
+// the observed steps both rows have, and the lag that gives it.
+struct LaggedCorrelation {
+  double r = 0;
+  int64_t lag = 0;
+};
+LaggedCorrelation lagged_correlation(const at::Tensor& y, const at::Tensor& x, int64_t max_lag = 12) {
   const at::Tensor dy = y.to(at::kDouble).diff(), dx = x.to(at::kDouble).diff();
-  double best = 0;
-  for (int64_t lag = 0; lag <= 12; ++lag) {
+  LaggedCorrelation best;
+  for (int64_t lag = 0; lag <= max_lag; ++lag) {
     const int64_t n = dy.size(0) - lag;
     const at::Tensor a = dy.narrow(0, lag, n), b = dx.narrow(0, 0, n);
     const at::Tensor ca = a - a.mean(), cb = b - b.mean();
     const double r = (ca * cb).sum().item<double>() / std::sqrt((ca * ca).sum().item<double>() * (cb * cb).sum().item<double>() + 1e-300);
-    best = std::max(best, std::fabs(r));
+    if (std::fabs(r) > best.r) best = {std::fabs(r), lag};
   }
   return best;
 }
@@ -117,7 +123,7 @@ TEST_CASE("informative covariates drive their targets; noise covariates do not")
   auto mean_correlation = [&](const Json& options) {
     const orrery::Batch b = synthetic(options)->sample({64, 512, 9});
     double sum = 0;
-    for (int64_t i = 0; i < 64; ++i) sum += lagged_correlation(b.values[i][0], b.values[i][1]);
+    for (int64_t i = 0; i < 64; ++i) sum += lagged_correlation(b.values[i][0], b.values[i][1]).r;
     return sum / 64;
   };
   const double informative = mean_correlation(o);
@@ -126,6 +132,39 @@ TEST_CASE("informative covariates drive their targets; noise covariates do not")
   INFO("informative " << informative << ", noise " << noise);
   CHECK(informative > 0.4);
   CHECK(noise < 0.2);
+}
+
+TEST_CASE("max_effect sizes the covariates' effects and max_lag bounds their lags") {
+  // The same tasks (one covariate, a lagged linear effect on an ou base) with effects of exactly
+  // 0.3 base spreads, then up to 1,000: the target follows its covariate far more closely.
+  Json o = {{"missing_prob", 0}, {"families", {{"ou", 1}}}, {"covariate_prob", 1}, {"max_covariates", 1},
+            {"effects", {{"lag", 1}}}, {"noise_covariates", 0}};
+  auto draw = [&](double max_effect, int64_t max_lag) {
+    o["max_effect"] = max_effect, o["max_lag"] = max_lag;
+    const orrery::Batch b = synthetic(o)->sample({64, 512, 9});
+    std::vector<LaggedCorrelation> c;
+    for (int64_t i = 0; i < 64; ++i) c.push_back(lagged_correlation(b.values[i][0], b.values[i][1], 40));
+    return c;
+  };
+  auto mean_r = [](const std::vector<LaggedCorrelation>& c) {
+    double sum = 0;
+    for (const auto& x : c) sum += x.r;
+    return sum / static_cast<double>(c.size());
+  };
+  const double weak = mean_r(draw(0.3, 0)), strong = mean_r(draw(1000, 0));
+  INFO("max_effect 0.3: " << weak << ", 1000: " << strong);
+  CHECK(strong > 0.85);
+  CHECK(strong > weak + 0.3);
+  // max_lag = 0: every strongly driven target follows its covariate at lag 0; max_lag = 40: the
+  // lags spread over 0..40, most of them beyond the default 12.
+  const auto at_zero = draw(1000, 0), spread = draw(1000, 40);
+  int64_t zero = 0, beyond = 0;
+  for (const auto& c : at_zero) zero += c.lag == 0;
+  for (const auto& c : spread) beyond += c.lag > 12;
+  CHECK(zero == 64);
+  CHECK(beyond > 32);
+  o["max_effect"] = 0.1;
+  CHECK_THROWS_WITH(synthetic(o), Catch::Contains("max_effect"));
 }
 
 TEST_CASE("role embeddings start at zero: with them a model forecasts and trains exactly as without") {
@@ -294,6 +333,24 @@ assert(not ok and err:find("go with values = "), err)
 local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
 ok, err = pcall(plain.forecast, plain, {values = y, past_covariates = {price}, horizon = 6})
 assert(not ok and err:find("does not read variate roles"), err)
+-- regression = true: any model, roles or not, forecasts y - (a + b x) and adds the fit back. Here
+-- y = 5 + 2 x exactly, so the residual is 0 and the forecast is the fit over the horizon.
+local x, z = {}, {}
+for t = 1, 46 do x[t] = math.sin(t / 2) end
+for t = 1, 40 do z[t] = 5 + 2 * x[t] end
+for _, model in ipairs({m, plain}) do
+  local r = model:forecast{values = z, future_covariates = {x}, horizon = 6, regression = true}
+  for h = 1, 6 do
+    assert(math.abs(r.median[h] - (5 + 2 * x[40 + h])) < 1e-3, "the fit over the horizon: " .. r.median[h])
+    assert(math.abs(r.mean[h] - r.median[h]) < 1e-3 and r.quantiles[1][h] <= r.median[h], "every level moved with it")
+  end
+end
+ok, err = pcall(m.forecast, m, {values = z, horizon = 6, regression = true})
+assert(not ok and err:find("regression = true fits values = {...} on its future_covariates; give both"), err)
+ok, err = pcall(m.forecast, m, {values = z, future_covariates = {x}, past_covariates = {z}, horizon = 6, regression = true})
+assert(not ok and err:find("regression = true reads known%-future covariates only"), err)
+ok, err = pcall(m.forecast, m, {values = z, future_covariates = {z}, horizon = 6, regression = true})
+assert(not ok and err:find("future_covariates%[1%] has 40 values"), err)
 print("covariates ok")
 )";
   check_script(path, "covariates ok");
@@ -344,6 +401,37 @@ print("trained on covariates")
   CHECK(ones >= 1);
 }
 
+TEST_CASE("the covariate regression recovers a linear effect, skips gaps and constant covariates") {
+  using orrery::CovariateRegression;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // y = 3 + 2 x1 - 0.5 x2 exactly, with a constant third covariate (the intercept's) and a gap.
+  std::vector<double> y;
+  std::vector<std::vector<double>> x(3);
+  for (int t = 0; t < 40; ++t) {
+    x[0].push_back(std::sin(0.3 * t)), x[1].push_back(t % 5), x[2].push_back(7);
+    y.push_back(3 + 2 * x[0].back() - 0.5 * x[1].back());
+  }
+  y[10] = nan, x[0][20] = nan;
+  for (int h = 0; h < 4; ++h) x[0].push_back(1), x[1].push_back(h), x[2].push_back(7);  // the horizon
+  const CovariateRegression f = CovariateRegression::fit(y, x);
+  REQUIRE(f.fitted);
+  CHECK(f.steps == 38);
+  CHECK(f.coef[0] == Approx(2).epsilon(1e-5));
+  CHECK(f.coef[1] == Approx(-0.5).epsilon(1e-5));
+  CHECK(f.coef[2] == 0);
+  CHECK(f.at(x, 42) == Approx(3 + 2 - 1).epsilon(1e-5));
+  const std::vector<double> r = f.residual(y, x);
+  CHECK(std::isnan(r[10]));  // the target's gap
+  CHECK(std::isnan(r[20]));  // a covariate's gap: the fit is unknown there
+  CHECK(std::fabs(r[0]) < 1e-4);
+  // Two covariates need four complete steps: with three the fit is 0 and the residual is y.
+  const CovariateRegression few = CovariateRegression::fit({1, 2, 4}, {{0, 1, 3}, {1, 0, 1}});
+  CHECK(!few.fitted);
+  CHECK(few.at({{0, 1, 3, 5}, {1, 0, 1, 0}}, 3) == 0);
+  CHECK_THROWS_WITH(CovariateRegression::fit({1, 2, 3}, {{1, 2}}),
+                    Catch::Contains("covariate 1 has 2 steps, the target 3"));
+}
+
 TEST_CASE("orrery eval scores a model with and without its covariates on the same windows") {
   const std::string dir = test::temp_dir("csv-covariates-eval");
   {
@@ -366,13 +454,17 @@ local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads 
 local r = orrery.eval{models = {m = m}, data = data, baselines = {"seasonal_naive"}, quiet = true}
 local score = {}
 for _, s in ipairs(r.summary) do score[s.model] = s.score end
-assert(score["m"] and score["m/no-covariates"] and score["seasonal_naive"], "three forecasters")
+assert(score["m"] and score["m/no-covariates"] and score["m/regression"] and score["seasonal_naive"]
+       and score["seasonal_naive/regression"], "five forecasters")
+-- The promotion's +8 is not seasonal: regressed out, seasonal naive forecasts the rest exactly.
+assert(score["seasonal_naive/regression"] < 0.5 * score["seasonal_naive"], "the regression reads the promotion")
 assert(score["m"] == score["m"] and score["m/no-covariates"] == score["m/no-covariates"], "finite scores")
 assert(score["m"] ~= score["m/no-covariates"], "the covariates change the forecast")
 assert(#r.configurations == 1 and r.configurations[1].items == 1, "one target: sales")
 local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}
 local p = orrery.eval{models = {plain = plain}, data = data, baselines = {}, quiet = true}
-assert(#p.summary == 1 and p.summary[1].model == "plain", "a model that cannot read them: scored without")
+assert(#p.summary == 2 and p.summary[1].model == "plain" and p.summary[2].model == "plain/regression",
+       "a model that cannot read them: scored without, and through the regression")
 local ok, err = pcall(orrery.eval, {models = {m = m}, data = {"csv", files = ")" << dir << R"(/gap.csv",
                                     timestamp_format = "unix", future_covariates = "promo"}, quiet = true})
 assert(not ok and err:find("known%-future covariate 1 has no value at step 231, inside test window 1"), err)

@@ -97,7 +97,7 @@ CovariateTask covariate_task(Rng& rng, int64_t length, const CovariateTaskSettin
     if (!informative) continue;
 
     const std::vector<double> z = standardised(x);
-    const auto lag = static_cast<size_t>(effect == Effect::regime ? 0 : rng.integer(0, 12));
+    const auto lag = static_cast<size_t>(effect == Effect::regime ? 0 : rng.integer(0, s.max_lag));
     const double threshold = rng.normal(0, 0.5);
     std::vector<double> e(T);
     for (size_t t = 0; t < T; ++t) {
@@ -113,7 +113,7 @@ CovariateTask covariate_task(Rng& rng, int64_t length, const CovariateTaskSettin
     // Each effect's size relative to the base's spread: from a nudge to the dominant signal.
     const Moments m = moments(e);
     if (m.sd < 1e-12) continue;
-    const double size = (rng.chance(0.5) ? 1 : -1) * rng.log_uniform(0.3, 3) * unit;
+    const double size = (rng.chance(0.5) ? 1 : -1) * rng.log_uniform(0.3, s.max_effect) * unit;
     for (size_t t = 0; t < T; ++t) target[t] += size * (e[t] - m.mean) / m.sd;
   }
   return task;

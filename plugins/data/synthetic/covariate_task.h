@@ -28,6 +28,8 @@ struct CovariateTaskSettings {
   int max_covariates = 3;       // covariates per task: 1 to this many
   double future_prob = 0.5;     // a covariate is known over the horizon (else past-only)
   double noise_prob = 0.25;     // a covariate has no effect on the target
+  double max_effect = 3;        // effect sizes log-uniform from 0.3 to this many base spreads
+  int max_lag = 12;             // lags L uniform from 0 to this many steps
   std::vector<double> effects;  // weights by Effect
 };
 

@@ -85,6 +85,8 @@ class Synthetic final : public DataSource {
     tasks_.max_covariates = o["max_covariates"];
     tasks_.future_prob = o["future_prob"];
     tasks_.noise_prob = o["noise_covariates"];
+    tasks_.max_effect = o["max_effect"];
+    tasks_.max_lag = o["max_lag"];
     tasks_.effects = effect_parts().weights(o["effects"]);
     for (double p : settings_.periods)
       if (!(p >= 2))
@@ -169,7 +171,7 @@ class Synthetic final : public DataSource {
         if (tasks_.effects[static_cast<size_t>(i)] > 0) effects[synth::kEffectNames[i]] = tasks_.effects[static_cast<size_t>(i)] / sum;
       d["covariate_tasks"] = {{"share", covariate_prob_}, {"max_covariates", tasks_.max_covariates},
                               {"future_prob", tasks_.future_prob}, {"noise_covariates", tasks_.noise_prob},
-                              {"effects", effects}};
+                              {"max_effect", tasks_.max_effect}, {"max_lag", tasks_.max_lag}, {"effects", effects}};
     }
     return d;
   }
@@ -238,6 +240,10 @@ OptionSchema schema() {
               "halfway to always)",
               0.0, 1.0)
       .number("noise_covariates", 0.25, "probability that a covariate has no effect on its target", 0.0, 1.0)
+      .number("max_effect", 3,
+              "largest effect of an informative covariate, in spreads of the target's base; sizes are "
+              "log-uniform from 0.3 to this", 0.3, 1e3)
+      .integer("max_lag", 12, "largest lag of a lagged, threshold, multiplicative or event effect, in steps", 0, 4096)
       .table("effects",
              "how informative covariates move their targets, effect = weight: lag (a lagged linear effect), "
              "threshold, multiplicative, events (sparse 0/1 events such as promotions or holidays), regime (a "
