@@ -187,7 +187,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--target COL,...]\n"
-        "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n\n"
+        "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
+        "                       [--regression]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -206,7 +207,10 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "columns of the input known up to the forecast's start; --future-covariates are known over\n"
         "the horizon too, their H values in the first H rows of --future (same column names; a\n"
         "time column there must continue the input's). Targets and covariates are then the rows of\n"
-        "one series, and the output has the targets' columns.\n");
+        "one series, and the output has the targets' columns. --regression reads the\n"
+        "--future-covariates through an in-context linear regression instead, for any model: each\n"
+        "target is fitted on them over its history, the model forecasts the residual alone, and\n"
+        "the fit over the horizon is added to every quantile.\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
@@ -226,6 +230,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
+    else if (a == "--regression") o.regression = true;
     else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates") {
       const auto names = comma_list(value());
       if (names.empty()) throw Error("forecast: " + a + " takes column names, separated by commas");

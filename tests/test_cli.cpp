@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/covariate_regression.h"
 #include "support.h"
 
 namespace {
@@ -187,6 +188,37 @@ TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::fo
   auto other = f.forecast("--past-covariates price --future-covariates promo --future " + f.dir + "/other.csv");
   REQUIRE(other.status == 0);
   CHECK(csv_column(other.output, "sales_q0.5") != median);
+}
+
+TEST_CASE("orrery forecast --regression: the model forecasts the residual, the fit is added back") {
+  CovariateFixture f;
+  auto r = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.rfind("step,time,sales_q0.1,", 0) == 0);
+  const std::vector<double> median = csv_column(r.output, "sales_q0.5");
+  REQUIRE(median.size() == CovariateFixture::kHorizon);
+
+  // The same in C++: fit sales on promo, forecast the residual as a plain series, add the fit.
+  const int64_t T = CovariateFixture::kSteps, H = CovariateFixture::kHorizon;
+  const orrery::CovariateRegression fit = orrery::CovariateRegression::fit(f.sales, {f.promo});
+  REQUIRE(fit.fitted);
+  CHECK(fit.coef[0] > 5);  // the promotion's +10 (11.7: price, left out, moves with it)
+  const at::Tensor residual = at::tensor(fit.residual(f.sales, {f.promo}), at::kDouble).view({1, 1, T});
+  const orrery::Forecast direct = f.model->forecast(residual, at::ones(residual.sizes(), at::kBool),
+                                                    at::zeros({1, 1}, at::kLong), H, orrery::ForecastOptions{});
+  for (int64_t h = 0; h < H; ++h) {
+    const double expected = direct.median[0][0][h].item<double>() + fit.at({f.promo}, static_cast<size_t>(T + h));
+    CHECK(median[h] == Approx(expected).epsilon(1e-8));
+  }
+  // What it needs, and what it cannot use.
+  auto none = f.forecast("--target sales --regression");
+  CHECK(none.status != 0);
+  CHECK_THAT(none.output, Catch::Contains("--regression fits the targets on --future-covariates"));
+  auto past = f.forecast("--target sales --past-covariates price --future-covariates promo --future " + f.dir +
+                         "/future.csv --regression");
+  CHECK(past.status != 0);
+  CHECK_THAT(past.output, Catch::Contains("--regression reads known-future covariates only"));
 }
 
 TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag") {

@@ -196,6 +196,10 @@ const std::vector<Exercise> kExercises = {
      "seatbelts_history.csv --target drivers --past-covariates front,rear --future-covariates PetrolPrice,kms "
      "--future seatbelts_1983.csv --horizon 12 --out drivers_1983.csv",
      "file:drivers_1983.csv"},
+    {"build/bin/orrery forecast --model runs/covariates --input seatbelts_history.csv --target drivers "
+     "--future-covariates PetrolPrice,kms --future seatbelts_1983.csv --horizon 12 --regression "
+     "--out drivers_1983_regression.csv",
+     "", "file:drivers_1983_regression.csv"},
     {"build/bin/orrery run scripts/covariate_injection.lua",
      "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
      "results: runs/covariate_injection/covariate_injection.json"},

@@ -20,6 +20,7 @@
 #include "orrery/host/model.h"
 #include "orrery/host/scoring.h"
 #include "orrery/host/series.h"
+#include "orrery/host/covariate_regression.h"
 #include "orrery/timestamps.h"
 
 namespace orrery {
@@ -279,7 +280,43 @@ class BaselineForecaster final : public EvalForecaster {
   std::unique_ptr<Baseline> baseline_;
 };
 
+class RegressionForecaster final : public EvalForecaster {
+ public:
+  explicit RegressionForecaster(std::unique_ptr<EvalForecaster> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name() + "/regression"; }
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
+                                                         int64_t season, int64_t horizon,
+                                                         const std::vector<double>& levels) override {
+    return inner_->forecast(histories, season, horizon, levels);
+  }
+  std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
+                                                              const std::vector<Covariates>& covariates,
+                                                              int64_t season, int64_t horizon,
+                                                              const std::vector<double>& levels) override {
+    std::vector<CovariateRegression> fits;
+    std::vector<std::vector<double>> residuals;
+    for (size_t i = 0; i < histories.size(); ++i) {
+      fits.push_back(CovariateRegression::fit(histories[i], covariates[i].future));
+      residuals.push_back(fits.back().residual(histories[i], covariates[i].future));
+    }
+    std::vector<std::vector<std::vector<double>>> out = inner_->forecast(residuals, season, horizon, levels);
+    for (size_t i = 0; i < out.size(); ++i)
+      for (int64_t h = 0; h < horizon; ++h) {
+        const double shift = fits[i].at(covariates[i].future, histories[i].size() + static_cast<size_t>(h));
+        for (auto& level : out[i]) level[static_cast<size_t>(h)] += shift;
+      }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<EvalForecaster> inner_;
+};
+
 }  // namespace
+
+std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner) {
+  return std::make_unique<RegressionForecaster>(std::move(inner));
+}
 
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
                                                  int64_t batch_size, const Interrupt* interrupt, bool sign_average,
@@ -639,9 +676,12 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   if (r.batch_size < 1) throw Error("evaluation: batch_size must be at least 1, got " + std::to_string(r.batch_size));
   const std::vector<EvalDataset> datasets =
       r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
-  bool covariates = false;
+  bool covariates = false, known_future = false;
   for (const auto& d : datasets)
-    for (const auto& s : d.series) covariates = covariates || !s.past.empty() || !s.future.empty();
+    for (const auto& s : d.series) {
+      covariates = covariates || !s.past.empty() || !s.future.empty();
+      known_future = known_future || !s.future.empty();
+    }
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
@@ -650,8 +690,15 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     if (both)
       owned.push_back(model_forecaster(*model, name + "/no-covariates", r.context, r.batch_size, interrupt,
                                        r.sign_average));
+    // And through an in-context regression on the known-future ones, which any model can use.
+    if (known_future)
+      owned.push_back(regression_forecaster(model_forecaster(*model, name, r.context, r.batch_size, interrupt,
+                                                             r.sign_average)));
   }
-  for (const auto& b : r.baselines) owned.push_back(baseline_forecaster(b));
+  for (const auto& b : r.baselines) {
+    owned.push_back(baseline_forecaster(b));
+    if (known_future) owned.push_back(regression_forecaster(baseline_forecaster(b)));  // regression, b's errors
+  }
   std::vector<EvalForecaster*> forecasters;
   for (size_t i = 0; i < owned.size(); ++i) {
     for (size_t k = 0; k < i; ++k)

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "orrery/atomic_file.h"
+#include "orrery/host/covariate_regression.h"
 #include "orrery/host/csv.h"
 #include "orrery/error.h"
 #include "orrery/batch.h"
@@ -163,6 +164,34 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   if (steps == 0) throw Error(o.input + ": no data rows below the header");
   const double dt = time_col >= 0 && steps >= 2 ? regular_step(table.columns[time_col], o.input) : NAN;
   const double t_last = std::isfinite(dt) ? table.columns[time_col].back() : NAN;
+  const int64_t S = static_cast<int64_t>(targets.size());
+  int64_t V = static_cast<int64_t>(rows.size());
+
+  // --regression: each target becomes its residual on the known-future covariates, which the
+  // model then never sees; the fits over the horizon are added back below.
+  std::vector<CovariateRegression> fits;
+  std::vector<std::vector<double>> regressors;  // each known-future covariate, history then horizon
+  if (o.regression) {
+    if (o.future_covariates.empty())
+      throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
+    if (!o.past_covariates.empty())
+      throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "
+                  "the horizon to regress on");
+    const int64_t first = V - static_cast<int64_t>(o.future_covariates.size());
+    const at::Tensor ahead = future_values(o, V, first, horizon, t_last, dt);
+    for (int64_t k = first; k < V; ++k) {
+      std::vector<double> x = series[static_cast<size_t>(k)];
+      for (int64_t h = 0; h < horizon; ++h) x.push_back(ahead[0][k][h].item<double>());
+      regressors.push_back(std::move(x));
+    }
+    for (int64_t s = 0; s < S; ++s) {
+      fits.push_back(CovariateRegression::fit(series[static_cast<size_t>(s)], regressors));
+      series[static_cast<size_t>(s)] = fits.back().residual(series[static_cast<size_t>(s)], regressors);
+    }
+    series.resize(static_cast<size_t>(S)), labels.resize(static_cast<size_t>(S));
+    V = S;
+  }
+  const bool rows_of_one_series = covariates && !o.regression;
   SeriesBatch batch = series_batch(series, labels, o.context);
 
   ForecastOptions fo;
@@ -170,8 +199,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   fo.precision = parse_precision(o.precision, "forecast: --precision");
   fo.interrupt = o.interrupt;
   fo.sign_average = o.sign_average;
-  const int64_t S = static_cast<int64_t>(targets.size()), V = static_cast<int64_t>(rows.size());
-  if (covariates) {  // one series whose rows are the targets and covariates
+  if (rows_of_one_series) {  // one series whose rows are the targets and covariates
     batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
     std::vector<int64_t> roles(static_cast<size_t>(S), static_cast<int64_t>(VariateRole::target));
     roles.insert(roles.end(), o.past_covariates.size(), static_cast<int64_t>(VariateRole::past));
@@ -183,9 +211,14 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   auto model = load_model(o.model, registry, o.device);
   Forecast f = model->forecast(batch.values, batch.observed,
                                at::zeros({batch.values.size(0), batch.values.size(1)}, at::kLong), horizon, fo);
-  const at::Tensor q = (covariates ? f.quantiles.select(1, 0).narrow(1, 0, S).unsqueeze(2)
-                                   : f.quantiles).contiguous();
+  at::Tensor q = (rows_of_one_series ? f.quantiles.select(1, 0).narrow(1, 0, S).unsqueeze(2)
+                                     : f.quantiles).contiguous();
   auto qa = q.accessor<double, 4>();  // (Q, S, 1, H): the targets
+  for (int64_t s = 0; s < static_cast<int64_t>(fits.size()); ++s)
+    for (int64_t h = 0; h < horizon; ++h) {
+      const double shift = fits[static_cast<size_t>(s)].at(regressors, steps + static_cast<size_t>(h));
+      for (size_t l = 0; l < f.levels.size(); ++l) qa[static_cast<int64_t>(l)][s][0][h] += shift;
+    }
   names.resize(static_cast<size_t>(S));
 
   std::ostringstream out;

@@ -4,8 +4,10 @@
 #include <ATen/ATen.h>
 
 #include <limits>
+#include <optional>
 
 #include "orrery/host/coord_check.h"
+#include "orrery/host/covariate_regression.h"
 #include "orrery/host/backtest.h"
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
@@ -71,13 +73,13 @@ std::vector<std::vector<double>> number_lists(lua_State* L, const std::string& k
 }
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
-//                sign_average=, past_covariates=, future_covariates=}
+//                sign_average=, past_covariates=, future_covariates=, regression=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
-                          "sign_average", "past_covariates", "future_covariates"});
+                          "sign_average", "past_covariates", "future_covariates", "regression"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   ForecastOptions opts;
@@ -115,7 +117,24 @@ int m_forecast(lua_State* L) {
   std::vector<std::string> past_labels, future_labels;
   const auto past = number_lists(L, "past_covariates", fn, past_labels);
   const auto future = number_lists(L, "future_covariates", fn, future_labels);
-  if (!past.empty() || !future.empty()) {
+  // regression = true: the known-future covariates enter through an in-context linear fit
+  // (covariate_regression.h), the model forecasting the residual from the history alone.
+  std::optional<CovariateRegression> regression;
+  if (boolean_field(L, 2, "regression", fn).value_or(false)) {
+    if (!single || future.empty())
+      throw Error(fn + ": regression = true fits values = {...} on its future_covariates; give both");
+    if (!past.empty())
+      throw Error(fn + ": regression = true reads known-future covariates only; past_covariates have no values "
+                  "over the horizon to regress on");
+    for (size_t i = 0; i < future.size(); ++i)
+      if (future[i].size() != series[0].size() + static_cast<size_t>(*horizon))
+        throw Error(future_labels[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
+                    "covers the series' history and the horizon, " + std::to_string(series[0].size()) + " + " +
+                    std::to_string(*horizon));
+    regression = CovariateRegression::fit(series[0], future);
+    series[0] = regression->residual(series[0], future);
+  }
+  if (!regression && (!past.empty() || !future.empty())) {
     if (!single) throw Error(fn + ": past_covariates and future_covariates go with values = {...} (one series)");
     const size_t T = series[0].size();
     std::vector<int64_t> roles = {static_cast<int64_t>(VariateRole::target)};
@@ -153,6 +172,16 @@ int m_forecast(lua_State* L) {
     auto row = [&](const at::Tensor& t) { return quantile_rows(t.select(0, b).select(0, 0).unsqueeze(0))[0]; };
     results.push_back({{"levels", f.levels}, {"quantiles", quantile_rows(f.quantiles.select(1, b).select(1, 0))},
                        {"median", row(f.median)}, {"mean", row(f.mean)}, {"horizon", *horizon}});
+  }
+  if (regression) {  // the fit over the horizon, added to every level, the median and the mean
+    const size_t T = series[0].size();
+    Json& r = results[0];
+    for (int64_t h = 0; h < *horizon; ++h) {
+      const double shift = regression->at(future, T + static_cast<size_t>(h));
+      for (auto& level : r["quantiles"]) level[h] = level[h].get<double>() + shift;
+      r["median"][h] = r["median"][h].get<double>() + shift;
+      r["mean"][h] = r["mean"][h].get<double>() + shift;
+    }
   }
   push_json(L, single ? results[0] : results);
   return 1;

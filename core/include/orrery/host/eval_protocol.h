@@ -73,6 +73,12 @@ std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name,
                                                  bool sign_average = false, bool covariates = false);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
+// `inner` with an in-context regression on each window's known-future covariates, named
+// "INNER/regression": a linear fit of the target on them over the history; `inner` forecasts the
+// residual from the history alone and the fit over the horizon is added to every quantile
+// (covariate_regression.h). A window without known-future covariates, or with too few complete
+// steps for the fit, is forecast as `inner` forecasts it.
+std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner);
 
 struct EvalProtocol {
   std::vector<Term> terms{Term::short_term};
@@ -112,7 +118,9 @@ void write_eval(const Json& result, const std::string& dir);
 
 // What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol. On data
 // with covariates a model that reads variate roles is scored twice on the same windows, with its
-// covariates (under its name) and without them (NAME/no-covariates).
+// covariates (under its name) and without them (NAME/no-covariates); on data with known-future
+// covariates every model and baseline is also scored through regression_forecaster
+// (NAME/regression).
 struct EvalRequest {
   std::vector<std::pair<std::string, Model*>> models;
   std::string data = "assets/data";  // see load_eval_datasets; with `source`, the plugin's name
