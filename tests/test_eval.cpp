@@ -121,6 +121,37 @@ TEST_CASE("run_eval scores the last non-overlapping windows against seasonal nai
   CHECK(rows[1]["mase_ratio"].get<double>() == Approx(mase / n["rows"][0]["mase"].get<double>()).epsilon(1e-12));
 }
 
+TEST_CASE("per_window scores each window alone: the pooled scores are their combination") {
+  std::vector<double> y;
+  for (int t = 0; t < 130; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));
+  Shifted off;
+  off.series = y;
+  off.offset = 2.0;
+  EvalProtocol p;
+  CHECK(!run_eval({yearly(y)}, {&off}, p).contains("windows"));  // off by default
+  p.per_window = true;
+  const Json r = run_eval({yearly(y)}, {&off}, p);
+  REQUIRE(r["windows"].size() == 3);  // the three test windows
+  // Off by +2: window w's MASE is 2 / s_w, and its CRPS the pinball sum over its own |y|; the
+  // pooled MASE is their mean, the pooled CRPS the same sums over all three windows.
+  double mase = 0, ql = 0;
+  for (double q : p.levels) ql += 2 * 2 * (1 - q) * 6;
+  for (int w = 0; w < 3; ++w) {
+    const Json& one = r["windows"][w];
+    CHECK(one["dataset"] == "toy");
+    CHECK(one["term"] == "short");
+    CHECK(one["window"] == w + 1);
+    CHECK(one["model"] == "shifted");
+    std::vector<double> h(y.begin(), y.begin() + 130 - 18 + 6 * w);
+    double abs_y = 0;
+    for (int k = 0; k < 6; ++k) abs_y += std::fabs(y[static_cast<size_t>(130 - 18 + 6 * w + k)]);
+    CHECK(one["mase"].get<double>() == Approx(2.0 / seasonal_error(h, 1)).epsilon(1e-12));
+    CHECK(one["crps"].get<double>() == Approx(ql / 9 / abs_y).epsilon(1e-12));
+    mase += one["mase"].get<double>() / 3;
+  }
+  CHECK(r["rows"][0]["mase"].get<double>() == Approx(mase).epsilon(1e-12));
+}
+
 TEST_CASE("eval.csv holds one line per row, with the row's frequency bucket") {
   std::vector<double> y;
   for (int t = 0; t < 130; ++t) y.push_back(100 + 3 * t + 10 * std::sin(t * 0.7));

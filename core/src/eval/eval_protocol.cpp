@@ -442,7 +442,8 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
                     datasets[i].origin + "); each data set is scored once, under a name of its own");
   if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
   auto normaliser = baseline_forecaster("seasonal_naive");
-  Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array();
+  Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array(),
+       windows = Json::array();
   std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, mean_ratios, coverages;
   // The same ratios by frequency bucket: bucket -> model -> (MASE, CRPS, mean) ratios.
   std::map<std::string, std::map<std::string, std::array<std::vector<double>, 3>>> bucketed;
@@ -502,6 +503,12 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
           b[0].push_back(mk), b[1].push_back(ck), b[2].push_back((mk + ck) / 2);
         }
         if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
+        for (size_t i = 0; protocol.per_window && i < w.histories.size(); ++i) {
+          ScoreAccumulator one(protocol.levels);
+          one.add(w.histories[i], w.season, w.targets[i], q[i]);
+          windows.push_back({{"dataset", d.name}, {"term", term_name(term)}, {"window", i + 1}, {"model", f->name()},
+                             {"mase", one.mase()}, {"crps", one.crps()}});
+        }
         char buf[96];
         std::snprintf(buf, sizeof buf, "  %s %.3f/%.3f", f->name().c_str(), mr, cr);
         line += buf;
@@ -542,6 +549,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
           {"configurations", configs}, {"skipped", skipped}, {"unscaled", unscaled}, {"rows", rows},
           {"summary", summary}, {"buckets", buckets}};
   if (protocol.validation) result["protocol"]["validation_windows"] = protocol.validation_windows;
+  if (protocol.per_window) result["windows"] = windows;
   return result;
 }
 

@@ -39,13 +39,13 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
 // orrery.eval{model = m | "path", name = "model" | models = {name = m, ...},
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
-//             validation_windows = 1,
+//             validation_windows = 1, windows = false,
 //             context = 2048, batch_size = 64, sign_average = false, out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
-                          "batch_size", "sign_average", "validation_windows", "out", "quiet"});
+                          "batch_size", "sign_average", "validation_windows", "windows", "out", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
   if (field(L, 1, "model")) {
@@ -94,6 +94,7 @@ int l_eval(lua_State* L) {
     if (*v < 1) throw Error(fn + ": validation_windows must be at least 1, got " + std::to_string(*v));
     r.protocol.validation_windows = *v;
   }
+  if (auto v = boolean_field(L, 1, "windows", fn)) r.protocol.per_window = *v;
   if (auto v = integer_field(L, 1, "context", fn)) r.context = *v;
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;

@@ -92,6 +92,9 @@ struct EvalProtocol {
   // per series), at least one, so long series are validated more densely. 1: GIFT-Eval's split.
   int64_t validation_windows = 1;
   std::vector<double> levels{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  // Also score every window on its own ("windows" in the result), so that two forecasters can
+  // be compared window by window, paired (large for a large benchmark: off by default).
+  bool per_window = false;
 };
 
 // Every forecaster on every data set and term. `progress` gets a line per configuration.
@@ -104,6 +107,8 @@ struct EvalProtocol {
 // and "buckets": [{by, bucket, model, mase, crps, score, configurations}], the same means by
 // frequency (yearly, quarterly, monthly, higher: weekly and up) and by the length of a window's
 // history (context <48, 48-127, 128-512, >512 steps; each configuration on its windows there).
+// With `per_window`, "windows": [{dataset, term, window, model, mase, crps}], each window scored
+// alone (window counts from 1 in the configuration's order; mase and crps unnormalised).
 Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalForecaster*>& forecasters,
               const EvalProtocol& protocol, const std::function<void(const std::string&)>& progress = {},
               const Interrupt* interrupt = nullptr);
