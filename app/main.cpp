@@ -209,8 +209,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "time column there must continue the input's). Targets and covariates are then the rows of\n"
         "one series, and the output has the targets' columns. --regression reads the\n"
         "--future-covariates through an in-context linear regression instead, for any model: each\n"
-        "target is fitted on them over its history, the model forecasts the residual alone, and\n"
-        "the fit over the horizon is added to every quantile.\n");
+        "target is fitted over its whole history on those it follows (chosen by a test on their\n"
+        "changes; none, and the forecast is the model's own), the model forecasts the residual\n"
+        "alone, and the fit over the horizon is added to every quantile.\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;

@@ -7,7 +7,8 @@
 -- another task's) should change little.
 --
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
---       [context=128] [covariate_prob=0.5] [batch=32] [variate_layers=1|2] [variate_first=true]
+--       [context=128] [covariate_prob=0.5] [max_effect=E] [max_lag=L] [batch=32]
+--       [variate_layers=1|2] [variate_first=true] [prior=mixed|simple|injection] [signs=positive|both]
 --       [device=cpu|cuda] [runs_dir=runs]
 --
 -- Each arm is scored per task as CRPS with the covariate / CRPS without it (the mean of the
@@ -31,10 +32,30 @@ local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 1
 local variate_layers = whole("variate_layers", 1, 1)
 assert(variate_layers <= 2, "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got " .. variate_layers)
 local variate_first = args.variate_first == true
--- prior=simple trains on covariate tasks only, each one informative covariate with a lagged
--- linear effect (a sanity check: can the model learn to read a covariate at all?).
+-- prior=mixed (the synthetic prior, covariate_prob of its samples covariate tasks, their effects
+-- up to max_effect base spreads and max_lag steps); prior=simple trains on covariate tasks only,
+-- each one informative covariate with a lagged linear effect; prior=injection trains on the test's
+-- own kind of task, made from other paths (the ceiling: can this model learn to read a covariate
+-- at all, whatever the prior teaches?).
 local prior = args.prior or "mixed"
-assert(prior == "mixed" or prior == "simple", "prior must be mixed or simple, got " .. tostring(prior))
+assert(prior == "mixed" or prior == "simple" or prior == "injection",
+       "prior must be mixed, simple or injection, got " .. tostring(prior))
+local function positive(name)
+  local v = args[name] and tonumber(args[name])
+  if args[name] and not (v and v > 0) then error(name .. " must be a positive number, got '" .. tostring(args[name]) .. "'", 0) end
+  return v
+end
+local max_effect, max_lag = positive("max_effect"), args.max_lag and whole("max_lag", 0, 0)
+if prior ~= "mixed" then  -- the other priors fix their tasks
+  for _, name in ipairs({"covariate_prob", "max_effect", "max_lag"}) do
+    if args[name] then error(name .. " shapes the mixed prior's covariate tasks; prior=" .. prior .. " fixes its own", 0) end
+  end
+end
+-- signs=both: half of prior=injection's training tasks follow their covariate negated,
+-- y[t] = -x[t - k] + noise, so the model must tell the sign from the history, as it must for the
+-- prior's effects (of either sign).
+local signs = args.signs or "positive"
+assert(signs == "positive" or signs == "both", "signs must be positive or both, got " .. tostring(signs))
 local covariate_prob = tonumber(args.covariate_prob or 0.5)
 assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")
 local dir = (args.runs_dir or "runs") .. "/covariate_injection"
@@ -94,9 +115,38 @@ local function crps(f, truth)
   return 2 * total / (#f.levels * horizon)
 end
 
+-- What the model trains on, by `prior`.
+local function training_data()
+  if prior == "simple" then
+    return {"synthetic", covariate_prob = 1, max_covariates = 1, noise_covariates = 0, effects = {lag = 1}}
+  elseif prior == "injection" then
+    -- 1,024 tasks y[t] = x[t - k] + noise, k from 0 to twice the horizon, x known over the
+    -- horizon, from paths the scored tasks do not use (seed 5, not 77), as a long CSV.
+    local file, n, length = dir .. "/injection_tasks.csv", 1024, 2 * context + 2 * horizon
+    local source = orrery.data{"synthetic", families = {kernel_synth = 1, ou = 1, waves = 1}, missing_prob = 0, seed = 5}
+    local p = source:sample(n, length + 2 * horizon, 0)
+    os.execute("mkdir -p '" .. dir .. "'")
+    local f = assert(io.open(file, "w"))
+    f:write("id,time,y,x\n")
+    for i = 1, n do
+      local x = window(p[i][1], 1 + 2 * horizon, length)
+      local lag, noise = (i - 1) % (2 * horizon + 1), 0.1 * sd(x)
+      local sign = (signs == "both" and i % 2 == 0) and -1 or 1
+      for t = 1, length do
+        f:write(string.format("%d,%d,%.9g,%.9g\n", i, t, sign * p[i][1][2 * horizon + t - lag] + noise * normal(), x[t]))
+      end
+    end
+    f:close()
+    return {"csv", files = file, layout = "long", timestamp_format = "unix", value = "y", future_covariates = "x"}
+  end
+  return {"synthetic", covariate_prob = covariate_prob, max_effect = max_effect, max_lag = max_lag}
+end
+
 local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon = horizon, context = context,
-                           covariate_prob = covariate_prob, batch = batch, variate_layers = variate_layers, prior = prior,
-                           variate_first = variate_first}, scores = {}}
+                           covariate_prob = prior == "mixed" and covariate_prob or nil, batch = batch, variate_layers = variate_layers, prior = prior,
+                           variate_first = variate_first, max_effect = max_effect, max_lag = max_lag,
+                           signs = prior == "injection" and signs or nil}, scores = {}}
+local training = training_data()
 for seed = 0, seeds - 1 do
   local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4, variate_roles = true}
   if variate_layers > 1 then arch.layer_group_size = 4 // variate_layers end  -- else the model as it was
@@ -104,12 +154,11 @@ for seed = 0, seeds - 1 do
   local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu"}
   local run = orrery.train{
-    model = m, data = prior == "simple"
-      and {"synthetic", covariate_prob = 1, max_covariates = 1, noise_covariates = 0, effects = {lag = 1}}
-      or {"synthetic", covariate_prob = covariate_prob}, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
+    model = m, data = training, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
     steps = steps, batch_size = batch, context_length = 2 * context, schedule = {warmup = math.min(100, steps // 10), decay = 0.3},
     seed = seed, quiet = true, runs_dir = dir .. "/runs", name = "s" .. seed, resume = true, log_every = 100,
   }
+  m:save(run.run_dir .. "/model.safetensors")  -- for orrery forecast and covariate_benchmark.lua model=
   local per_arm = {}
   for a, arm in ipairs(arms) do
     per_arm[a] = {}
@@ -119,6 +168,10 @@ for seed = 0, seeds - 1 do
       local with = {values = history, horizon = horizon}
       if arm.role == "future" then with.future_covariates = {d.x} else with.past_covariates = {window(d.x, 1, context)} end
       per_arm[a][i] = {with = crps(m:forecast(with), truth), without = crps(m:forecast{values = history, horizon = horizon}, truth)}
+      if arm.role == "future" then  -- the same covariate through an in-context linear regression
+        per_arm[a][i].regression = crps(m:forecast{values = history, future_covariates = {d.x}, horizon = horizon,
+                                                   regression = true}, truth)
+      end
     end
   end
   results.scores[tostring(seed)] = per_arm
@@ -126,25 +179,44 @@ for seed = 0, seeds - 1 do
   io.flush()
 end
 
--- Per arm: the change of CRPS the covariate brings, paired by task, seeds averaged in logs.
-results.summary = {}
-print(string.format("\n\n%-28s %10s %10s   %s", "arm", "with", "without", "with / without - 1 (90% bootstrap over tasks)"))
-for a, arm in ipairs(arms) do
-  local d, with, without = {}, 0, 0
+-- Per arm: the change of CRPS the covariate brings, read by the model (`with`) or through the
+-- regression, paired by task, seeds averaged in logs.
+local function mean_of(a, key)
+  local mean = 0
+  for i = 1, tasks do
+    for seed = 0, seeds - 1 do mean = mean + results.scores[tostring(seed)][a][i][key] / (tasks * seeds) end
+  end
+  return mean
+end
+local function change_of(a, key)
+  local d = {}
   for i = 1, tasks do
     local t = 0
     for seed = 0, seeds - 1 do
       local s = results.scores[tostring(seed)][a][i]
-      t = t + math.log(s.with / s.without)
-      with, without = with + s.with / (tasks * seeds), without + s.without / (tasks * seeds)
+      t = t + math.log(s[key] / s.without)
     end
     d[i] = t / seeds
   end
   local change = stats.relative_change(d)
   local text = change.text
   change.text = nil
+  return change, mean_of(a, key), text
+end
+results.summary = {}
+print(string.format("\n\n%-28s %10s %10s   %-46s %s", "arm", "with", "without", "model: with / without - 1 (90% bootstrap)",
+                    "regression: the same"))
+for a, arm in ipairs(arms) do
+  local change, with, text = change_of(a, "with")
+  local without = mean_of(a, "without")
   results.summary[arm.name] = {change = change, crps_with = with, crps_without = without}
-  print(string.format("%-28s %10.4f %10.4f   %s", arm.name, with, without, text))
+  local through = "-"
+  if arm.role == "future" then
+    local rc, rmean, rtext = change_of(a, "regression")
+    results.summary[arm.name].regression = {change = rc, crps = rmean}
+    through = rtext
+  end
+  print(string.format("%-28s %10.4f %10.4f   %-46s %s", arm.name, with, without, text, through))
 end
 print(string.format("(CRPS in the data's units, mean over %d tasks and %d seeds; %d training steps)", tasks, seeds, steps))
 orrery.write_json(dir .. "/covariate_injection.json", results)

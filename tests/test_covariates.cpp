@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 
 #include "orrery/host/covariate_regression.h"
 #include "orrery/batch.h"
@@ -351,6 +352,13 @@ ok, err = pcall(m.forecast, m, {values = z, future_covariates = {x}, past_covari
 assert(not ok and err:find("regression = true reads known%-future covariates only"), err)
 ok, err = pcall(m.forecast, m, {values = z, future_covariates = {z}, horizon = 6, regression = true})
 assert(not ok and err:find("future_covariates%[1%] has 40 values"), err)
+local gap = {}
+for t = 1, 46 do gap[t] = x[t] end
+gap[43] = 0 / 0
+ok, err = pcall(m.forecast, m, {values = z, future_covariates = {gap}, horizon = 6, regression = true})
+assert(not ok and err:find("future_covariates%[1%] has no usable value at horizon step 3"), err)
+ok, err = pcall(m.forecast, m, {values = z, future_covariates = {x}, horizon = -1, regression = true})
+assert(not ok and err:find("horizon must be at least 1, got %-1"), err)
 print("covariates ok")
 )";
   check_script(path, "covariates ok");
@@ -424,12 +432,66 @@ TEST_CASE("the covariate regression recovers a linear effect, skips gaps and con
   CHECK(std::isnan(r[10]));  // the target's gap
   CHECK(std::isnan(r[20]));  // a covariate's gap: the fit is unknown there
   CHECK(std::fabs(r[0]) < 1e-4);
-  // Two covariates need four complete steps: with three the fit is 0 and the residual is y.
+  // Three complete steps give two pairs of changes, too few to test a covariate: the fit is 0.
   const CovariateRegression few = CovariateRegression::fit({1, 2, 4}, {{0, 1, 3}, {1, 0, 1}});
   CHECK(!few.fitted);
   CHECK(few.at({{0, 1, 3, 5}, {1, 0, 1, 0}}, 3) == 0);
   CHECK_THROWS_WITH(CovariateRegression::fit({1, 2, 3}, {{1, 2}}),
                     Catch::Contains("covariate 1 has 2 steps, the target 3"));
+}
+
+TEST_CASE("the covariate regression leaves alone a covariate the target does not follow") {
+  using orrery::CovariateRegression;
+  // Two independent random walks of 300 steps, a spurious regression in levels (|t| > 10 there),
+  // none in their steps: the fit takes nothing in. A target that does follow the walk, y + 3 x,
+  // is fitted, its coefficient from the changes (2.98): in levels the walks' spurious relation
+  // adds half a unit (3.46), which the check against the changes estimate catches.
+  std::mt19937 g(10);  // the standard fixes its sequence: the same walks everywhere
+  auto step = [&] { return static_cast<double>(g()) / 4294967296.0 - 0.5; };
+  std::vector<double> y{0}, x{0};
+  for (int t = 1; t < 300; ++t) y.push_back(y.back() + step()), x.push_back(x.back() + step());
+  double mx = 0, my = 0, sxy = 0, sxx = 0, sse = 0;
+  for (int t = 0; t < 300; ++t) mx += x[t] / 300, my += y[t] / 300;
+  for (int t = 0; t < 300; ++t) sxy += (x[t] - mx) * (y[t] - my), sxx += (x[t] - mx) * (x[t] - mx);
+  for (int t = 0; t < 300; ++t) sse += std::pow(y[t] - my - sxy / sxx * (x[t] - mx), 2);
+  CHECK(std::fabs(sxy / sxx / std::sqrt(sse / 298 / sxx)) > 10);  // levels: a "relation"
+  const CovariateRegression unrelated = CovariateRegression::fit(y, {x});
+  CHECK(!unrelated.fitted);
+  CHECK(unrelated.coef[0] == 0);
+  std::vector<double> follows;
+  for (int t = 0; t < 300; ++t) follows.push_back(y[t] + 3 * x[t]);
+  const CovariateRegression related = CovariateRegression::fit(follows, {x});
+  REQUIRE(related.fitted);
+  CHECK(related.coef[0] == Approx(2.984).margin(0.01));
+}
+
+TEST_CASE("the covariate regression takes one of two covariates that move together, and drops straight lines") {
+  using orrery::CovariateRegression;
+  // A promotion and its complement (x and 1 - x): either one says it all, the second adds nothing.
+  std::vector<double> y, promo, rest, trend, line;
+  for (int t = 0; t < 200; ++t) {
+    promo.push_back(t % 7 == 0), rest.push_back(1 - promo.back());
+    y.push_back(20 + 5 * promo.back() + 0.5 * std::sin(1.3 * t));
+    trend.push_back(19000 + t / 24.0), line.push_back(3 + 0.1 * t);
+  }
+  const CovariateRegression both = CovariateRegression::fit(y, {promo, rest});
+  REQUIRE(both.fitted);
+  CHECK(((both.coef[0] == 0) != (both.coef[1] == 0)));  // one taken in
+  CHECK(both.at({promo, rest}, 7) - both.at({promo, rest}, 8) == Approx(5).margin(0.2));  // promotion day - other
+  // A straight line's changes are constant (here even at a large offset, in fractional steps):
+  // it is the intercept's and the trend's, never a covariate.
+  CHECK(!CovariateRegression::fit(line, {trend}).fitted);
+}
+
+TEST_CASE("the covariate regression tests a covariate on three pairs of consecutive complete steps at least") {
+  using orrery::CovariateRegression;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> x = {0, 1, 3, 2, 5, 4, 7, 6};
+  std::vector<double> y;
+  for (double v : x) y.push_back(1 + 2 * v);
+  CHECK(CovariateRegression::fit({y[0], y[1], y[2], y[3]}, {x}).fitted);   // four steps: three pairs
+  CHECK(!CovariateRegression::fit({y[0], y[1], y[2]}, {x}).fitted);        // three steps: two
+  CHECK(!CovariateRegression::fit({y[0], nan, y[2], nan, y[4], nan, y[6], nan}, {x}).fitted);  // no pairs
 }
 
 TEST_CASE("orrery eval scores a model with and without its covariates on the same windows") {

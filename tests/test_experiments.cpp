@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -433,23 +434,86 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   REQUIRE(r["scores"].size() == 2);  // one entry per seed
   CHECK(r["scores"]["0"].size() == 6);
   CHECK(r["scores"]["0"][0].size() == 4);  // one per task
-  CHECK_THAT(first.output, Catch::Contains("with / without - 1 (90% bootstrap over tasks)"));
+  CHECK_THAT(first.output, Catch::Contains("model: with / without - 1 (90% bootstrap)"));
+  // The known-future arms are also scored through the in-context regression; where the target
+  // is its covariate plus noise (lag 0) the fit takes nearly all of it, whatever the model.
+  INFO("lag 0 through the regression: " << r["summary"]["lag 0, known-future"]["regression"].dump());
+  CHECK(r["summary"]["lag 0, known-future"]["regression"]["change"]["verdict"] == "better");
+  CHECK(r["summary"]["lag 0, known-future"]["regression"]["crps"].get<double>() <
+        0.5 * r["summary"]["lag 0, known-future"]["crps_without"].get<double>());
+  CHECK(!r["summary"]["lag 8, past-only"].contains("regression"));
+  CHECK(fs::exists(dir + "/runs/covariate_injection/runs/s1/model.safetensors"));  // each seed's model, saved
   rerun_without_training(dir, cmd, "runs/covariate_injection/runs", "runs/covariate_injection/covariate_injection.json");
-  const auto bad = run(dir, "scripts/covariate_injection.lua steps=abc");
-  CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("steps must be a whole number, at least 1, got 'abc'"));
-  const auto three = run(dir, "scripts/covariate_injection.lua variate_layers=3");
-  CHECK(three.status == 1);
-  CHECK_THAT(three.output, Catch::Contains("variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got 3"));
-  const auto prior = run(dir, "scripts/covariate_injection.lua prior=easy");
-  CHECK(prior.status == 1);
-  CHECK_THAT(prior.output, Catch::Contains("prior must be mixed or simple, got easy"));
+  // Bad arguments are refused with a message naming them.
+  auto refused = [&](const std::string& args, const std::string& message) {
+    const auto r = run(dir, "scripts/covariate_injection.lua " + args);
+    INFO(args);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains(message));
+  };
+  refused("steps=abc", "steps must be a whole number, at least 1, got 'abc'");
+  refused("variate_layers=3", "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got 3");
+  refused("prior=easy", "prior must be mixed, simple or injection, got easy");
+  refused("max_effect=-2", "max_effect must be a positive number, got '-2'");
+  refused("signs=negative", "signs must be positive or both, got negative");
+  refused("prior=injection max_lag=4", "max_lag shapes the mixed prior's covariate tasks; prior=injection fixes its own");
+  // A tiny run into runs_dir `under`: the saved spec of its one model.
+  auto tiny = [&](const std::string& args, const std::string& under) {
+    const auto r = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 " +
+                                args + " runs_dir=" + under);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    return Json::parse(test::read_text(dir + "/" + under + "/covariate_injection/runs/s0/config.json"));
+  };
+  // The ceiling: trained on injection tasks of its own (lags 0 to twice the horizon, from other
+  // paths), written as a long CSV with the covariate known over the horizon.
+  const Json ceiling = tiny("prior=injection", "ceiling");
+  const std::string tasks = test::read_text(dir + "/ceiling/covariate_injection/injection_tasks.csv");
+  CHECK(tasks.rfind("id,time,y,x\n", 0) == 0);
+  CHECK(std::count(tasks.begin(), tasks.end(), '\n') == 1 + 1024 * (2 * 32 + 2 * 8));
+  CHECK(ceiling.dump().find("injection_tasks.csv") != std::string::npos);
+  // The prior's covariate effects, as the options name them, reach the training data.
+  const Json wide = tiny("max_effect=30 max_lag=20", "wide")["data"];
+  CHECK(wide["options"]["max_effect"] == 30);
+  CHECK(wide["describe"]["covariate_tasks"]["max_lag"] == 20);
   // Two variate layers, opening their groups: the model says so in its saved spec.
-  const auto two = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "
-                                 "variate_layers=2 variate_first=true runs_dir=two");
-  INFO(two.output);
-  REQUIRE(two.status == 0);
-  const Json spec = Json::parse(test::read_text(dir + "/two/covariate_injection/runs/s0/config.json"));
-  CHECK(spec.dump().find("\"layer_group_size\":2") != std::string::npos);
-  CHECK(spec.dump().find("\"variate_layer_first\":true") != std::string::npos);
+  const std::string two = tiny("variate_layers=2 variate_first=true", "two").dump();
+  CHECK(two.find("\"layer_group_size\":2") != std::string::npos);
+  CHECK(two.find("\"variate_layer_first\":true") != std::string::npos);
+}
+
+TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-future covariates, window by window") {
+  const std::string dir = checkout("covariate-benchmark");
+  const auto r = run(dir, "scripts/covariate_benchmark.lua");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("ets/regression vs ets"));
+  // The seat-belt file gains R's law column: 0 before February 1983, 1 from it.
+  const std::string belts = test::read_text(dir + "/runs/covariate_benchmark/seatbelts.csv");
+  CHECK(belts.rfind("time,DriversKilled,drivers,front,rear,kms,PetrolPrice,VanKilled,law\n", 0) == 0);
+  CHECK(belts.find("\n1983,") != std::string::npos);
+  CHECK(belts.find(",0\n1983.083333") != std::string::npos);  // January 1983: not yet
+  const Json j = Json::parse(test::read_text(dir + "/runs/covariate_benchmark/covariate_benchmark.json"));
+  // Three seat-belt targets and the ozone, each on its test and validation windows.
+  REQUIRE(j["windows"].size() == 14);
+  for (const auto& w : j["windows"]) {
+    CHECK(w["crps"].contains("ets"));
+    CHECK(w["crps"].contains("ets/regression"));
+  }
+  CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 14);
+  CHECK(j["summary"]["ets/regression vs ets (all)"].contains("verdict"));
+  CHECK(j["summary"]["seasonal_naive/regression vs seasonal_naive (seatbelts)"]["windows"] == 12);
+
+  // With a model that reads variate roles: with its covariates as rows, without, and through the regression.
+  const std::string model = dir + "/roles.safetensors";
+  std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1, "
+                                      "variate_roles = true}, patch_size = 16}:save(\"" << model << "\")\n";
+  REQUIRE(run(dir, "make.lua").status == 0);
+  const auto m = run(dir, "scripts/covariate_benchmark.lua model=" + model + " runs_dir=with_model");
+  INFO(m.output);
+  REQUIRE(m.status == 0);
+  const Json jm = Json::parse(test::read_text(dir + "/with_model/covariate_benchmark/covariate_benchmark.json"));
+  CHECK(jm["summary"].contains("model vs model/no-covariates (all)"));
+  CHECK(jm["summary"].contains("model/regression vs model/no-covariates (all)"));
+  CHECK(jm["windows"][0]["crps"].contains("model/regression"));
 }

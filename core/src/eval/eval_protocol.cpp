@@ -293,6 +293,9 @@ class RegressionForecaster final : public EvalForecaster {
                                                               const std::vector<Covariates>& covariates,
                                                               int64_t season, int64_t horizon,
                                                               const std::vector<double>& levels) override {
+    if (covariates.size() != histories.size())
+      throw Error("regression: " + std::to_string(covariates.size()) + " windows' covariates for " +
+                  std::to_string(histories.size()) + " windows");
     std::vector<CovariateRegression> fits;
     std::vector<std::vector<double>> residuals;
     for (size_t i = 0; i < histories.size(); ++i) {

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -126,11 +127,17 @@ int m_forecast(lua_State* L) {
     if (!past.empty())
       throw Error(fn + ": regression = true reads known-future covariates only; past_covariates have no values "
                   "over the horizon to regress on");
-    for (size_t i = 0; i < future.size(); ++i)
-      if (future[i].size() != series[0].size() + static_cast<size_t>(*horizon))
+    if (*horizon < 1) throw Error(fn + ": horizon must be at least 1, got " + std::to_string(*horizon));
+    const size_t T = series[0].size();
+    for (size_t i = 0; i < future.size(); ++i) {
+      if (future[i].size() != T + static_cast<size_t>(*horizon))
         throw Error(future_labels[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
-                    "covers the series' history and the horizon, " + std::to_string(series[0].size()) + " + " +
-                    std::to_string(*horizon));
+                    "covers the series' history and the horizon, " + std::to_string(T) + " + " + std::to_string(*horizon));
+      for (size_t h = T; h < future[i].size(); ++h)
+        if (!std::isfinite(future[i][h]) || std::fabs(future[i][h]) > kMaxForecastMagnitude)
+          throw Error(future_labels[i] + " has no usable value at horizon step " + std::to_string(h - T + 1) +
+                      " (a gap, or beyond +-1e150): a known-future covariate must be known over the horizon");
+    }
     regression = CovariateRegression::fit(series[0], future);
     series[0] = regression->residual(series[0], future);
   }

@@ -1,6 +1,6 @@
 #pragma once
 // In-context regression on known-future covariates (TimesFM 2.5's "xreg + timesfm" mode, and the
-// classical regression with correlated errors): fit y_t = a + sum_j b_j x_jt over a window's
+// classical regression with autocorrelated errors): fit y_t = a + sum_j b_j x_jt over a window's
 // history, let any forecaster forecast the residual y - fit, and add the fit over the horizon,
 // where the covariates are known. Past-only covariates have no horizon values, so it does not use
 // them. One mechanism for every forecaster: a foundation model, ETS, a naive forecast.
@@ -11,14 +11,25 @@ namespace orrery {
 
 struct CovariateRegression {
   double intercept = 0;
-  std::vector<double> coef;  // one per covariate; 0 for one that is constant over the fit
-  bool fitted = false;       // too few complete steps: the fit is 0 everywhere
+  std::vector<double> coef;  // one per covariate; 0 for one not taken in
+  bool fitted = false;       // no covariate taken in (or too few steps): the fit is 0 everywhere
   size_t steps = 0;          // the steps it was fitted on (target and every covariate observed)
 
-  // Least squares over the steps t < y.size() where y_t and every x_jt are finite (NaN marks a
-  // gap), on standardised covariates with a ridge of 1e-6 per step (numerical only). It needs
-  // two more complete steps than covariates in use; with fewer it stays unfitted. Each x_j must
-  // be at least as long as y.
+  // Fits over the steps t < y.size() where y_t and every x_jt are finite (NaN marks a gap; a
+  // step where any covariate is missing is left out for all). Which covariates: forward
+  // selection on the changes between consecutive complete steps, taking in the covariate whose
+  // coefficient has the largest |t| beside those already in while it is at least 2.58 (a 1%
+  // test of each step): two trending series that have nothing to do with each other correlate
+  // in levels but not in their steps, a covariate the target does not follow leaves its
+  // forecast alone, and of two that move together the second adds nothing. A covariate whose
+  // changes are constant (a constant, or a straight line) is never taken in. How much: a
+  // regression with AR(1) errors (Cochrane-Orcutt iterations on quasi-differences v_t - rho
+  // v_{t-1}, rho in [0, 1] the deviations' lag-one autocorrelation): the levels estimate when the
+  // target's deviations from the fit are stationary, moving to the changes estimate as they
+  // wander, where a levels fit would be spurious; the intercept is the mean of what the kept
+  // covariates leave of the target. Testing a covariate needs two more pairs of consecutive
+  // complete steps than covariates in the test (three for the first): with fewer, or none taken
+  // in, it stays unfitted. Each x_j must be at least as long as y.
   static CovariateRegression fit(const std::vector<double>& y, const std::vector<std::vector<double>>& x);
 
   // a + sum_j b_j x_j[t]: NaN where a covariate in use is, 0 when unfitted.

@@ -74,10 +74,12 @@ std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name,
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 // `inner` with an in-context regression on each window's known-future covariates, named
-// "INNER/regression": a linear fit of the target on them over the history; `inner` forecasts the
-// residual from the history alone and the fit over the horizon is added to every quantile
-// (covariate_regression.h). A window without known-future covariates, or with too few complete
-// steps for the fit, is forecast as `inner` forecasts it.
+// "INNER/regression": a linear fit of the target on those it follows over the whole history
+// (covariates chosen by a test on their changes); `inner` forecasts the residual from the
+// history alone and the fit over the horizon is added to every quantile
+// (covariate_regression.h). A window without known-future covariates, or where the fit takes
+// none in, is forecast as `inner` forecasts it (so on a data set without covariates the two
+// score alike).
 std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner);
 
 struct EvalProtocol {

@@ -20,8 +20,9 @@ struct ForecastCsvOptions {
   std::vector<std::string> future_covariates;  // known over the horizon too, from `future`
   std::string future;  // CSV with the known-future columns over the horizon (its first H rows)
   // The known-future covariates through an in-context regression (covariate_regression.h): each
-  // target is fitted on them over its history and the model forecasts the residual alone, so
-  // any model can use them. No past-only covariates with it.
+  // target is fitted over its whole history (not only the last `context` steps) on those it
+  // follows, and the model forecasts the residual alone, so any model can use them. No past-only
+  // covariates with it.
   bool regression = false;
   std::string output;  // CSV to write (atomically); empty = standard output
   std::optional<int64_t> horizon;  // required, at least 1
