@@ -2,7 +2,7 @@
 -- with and without them, and the change is reported paired window by window, with a 90%
 -- bootstrap over the windows (docs/covariates.md).
 --
---   orrery run scripts/covariate_benchmark.lua [model=PATH] [runs_dir=runs]
+--   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [runs_dir=runs]
 --
 -- The data, R's (assets/data): the seat-belt series (drivers, front- and rear-seat casualties)
 -- with the petrol price, the distance driven and the 1983 seat-belt law as known-future
@@ -10,7 +10,8 @@
 -- test windows and the rolling validation origins before them. The forecasters: seasonal naive
 -- and ETS, each also through the in-context regression (BASELINE/regression), and with
 -- model=PATH a model: through the regression, and, if it reads variate roles, with its
--- covariates as rows (NAME) against without them (NAME/no-covariates).
+-- covariates as rows (NAME) against without them (NAME/no-covariates). Several paths (the seeds
+-- of one recipe) are pooled: each window's change is the mean over them of the log ratio.
 -- Results: runs/covariate_benchmark/covariate_benchmark.json.
 
 local stats = require("lib.stats")
@@ -41,8 +42,13 @@ local data_sets = {
   {name = "airquality", data = {"csv", files = "assets/data/airquality.csv", columns = "ozone",
                                 future_covariates = "temp,wind"}},
 }
-local models = {}
-if args.model then models.model = orrery.load(args.model) end
+local models, seeds = {}, {}
+if args.model then
+  for path in tostring(args.model):gmatch("[^,]+") do
+    seeds[#seeds + 1] = "model" .. (#seeds + 1)
+    models[seeds[#seeds]] = orrery.load(path)
+  end
+end
 
 -- Every window's CRPS by forecaster: scores[window key][forecaster].
 local scores, names, windows = {}, {}, {}
@@ -59,11 +65,22 @@ for _, set in ipairs(data_sets) do
   end
 end
 
--- The comparisons: what the covariates change for each forecaster, paired by window.
+-- The comparisons: what the covariates change for each forecaster, paired by window; for the
+-- models, {with, without} of each seed, pooled.
 local pairs_of = {}
-for _, b in ipairs({"seasonal_naive", "ets"}) do pairs_of[#pairs_of + 1] = {b .. "/regression", b} end
-if names["model/regression"] then pairs_of[#pairs_of + 1] = {"model/regression", names["model/no-covariates"] and "model/no-covariates" or "model"} end
-if names["model/no-covariates"] then pairs_of[#pairs_of + 1] = {"model", "model/no-covariates"} end
+for _, b in ipairs({"seasonal_naive", "ets"}) do
+  pairs_of[#pairs_of + 1] = {label = b .. "/regression vs " .. b, each = {{b .. "/regression", b}}}
+end
+local function over_seeds(label, with, without)
+  local each = {}
+  for _, m in ipairs(seeds) do
+    if names[m .. with] and names[m .. without] then each[#each + 1] = {m .. with, m .. without} end
+  end
+  if #each > 0 then pairs_of[#pairs_of + 1] = {label = label .. (#each > 1 and " (" .. #each .. " models)" or ""), each = each} end
+end
+over_seeds("model/regression vs model/no-covariates", "/regression", "/no-covariates")
+over_seeds("model vs model/no-covariates", "", "/no-covariates")
+if seeds[1] and not names[seeds[1] .. "/no-covariates"] then over_seeds("model/regression vs model", "/regression", "") end
 
 local results = {windows = {}, summary = {}}
 for _, key in ipairs(windows) do results.windows[#results.windows + 1] = {window = key, crps = scores[key]} end
@@ -73,22 +90,26 @@ for _, p in ipairs(pairs_of) do
   for _, set in ipairs({{name = "all"}, data_sets[1], data_sets[2]}) do
     local d = {}
     for _, key in ipairs(windows) do
-      local a, b = scores[key][p[1]], scores[key][p[2]]
-      if (set.name == "all" or key:find(set.name .. "/", 1, true) == 1) and a and b and a > 0 and b > 0 then
-        d[#d + 1] = math.log(a / b)
+      if set.name == "all" or key:find(set.name .. "/", 1, true) == 1 then
+        local sum, n = 0, 0
+        for _, ab in ipairs(p.each) do
+          local a, b = scores[key][ab[1]], scores[key][ab[2]]
+          if a and b and a > 0 and b > 0 then sum, n = sum + math.log(a / b), n + 1 end
+        end
+        if n == #p.each then d[#d + 1] = sum / n end
       end
     end
-    local label = set.name == "all" and (p[1] .. " vs " .. p[2]) or ("  " .. set.name)
+    local label = set.name == "all" and p.label or ("  " .. set.name)
     if #d >= 5 then
       local change = stats.relative_change(d)
       print(string.format("%-48s %8d   %s", label, #d, change.text))
       change.text, change.windows = nil, #d
-      results.summary[p[1] .. " vs " .. p[2] .. " (" .. set.name .. ")"] = change
+      results.summary[p.label .. " (" .. set.name .. ")"] = change
     elseif #d > 0 then
       local mean = 0
       for _, v in ipairs(d) do mean = mean + v / #d end
       print(string.format("%-48s %8d   %+.1f%% (too few windows for an interval)", label, #d, 100 * (math.exp(mean) - 1)))
-      results.summary[p[1] .. " vs " .. p[2] .. " (" .. set.name .. ")"] = {change = math.exp(mean) - 1, windows = #d}
+      results.summary[p.label .. " (" .. set.name .. ")"] = {change = math.exp(mean) - 1, windows = #d}
     end
   end
 end

@@ -515,5 +515,14 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   const Json jm = Json::parse(test::read_text(dir + "/with_model/covariate_benchmark/covariate_benchmark.json"));
   CHECK(jm["summary"].contains("model vs model/no-covariates (all)"));
   CHECK(jm["summary"].contains("model/regression vs model/no-covariates (all)"));
-  CHECK(jm["windows"][0]["crps"].contains("model/regression"));
+  CHECK(jm["windows"][0]["crps"].contains("model1/regression"));
+  // Two paths (seeds of one recipe) are pooled window by window.
+  const auto two = run(dir, "scripts/covariate_benchmark.lua model=" + model + "," + model + " runs_dir=two_models");
+  INFO(two.output);
+  REQUIRE(two.status == 0);
+  const Json j2 = Json::parse(test::read_text(dir + "/two_models/covariate_benchmark/covariate_benchmark.json"));
+  REQUIRE(j2["summary"].contains("model vs model/no-covariates (2 models) (all)"));
+  // The same model twice: the pooled change is the one model's.
+  CHECK(j2["summary"]["model vs model/no-covariates (2 models) (all)"]["change"].get<double>() ==
+        Approx(jm["summary"]["model vs model/no-covariates (all)"]["change"].get<double>()).epsilon(1e-9));
 }
