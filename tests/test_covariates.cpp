@@ -481,6 +481,12 @@ TEST_CASE("the covariate regression takes one of two covariates that move togeth
   // A straight line's changes are constant (here even at a large offset, in fractional steps):
   // it is the intercept's and the trend's, never a covariate.
   CHECK(!CovariateRegression::fit(line, {trend}).fitted);
+  // The scale of a covariate is its own: the promotion in units of 1e-40 is the same promotion.
+  std::vector<double> tiny;
+  for (double v : promo) tiny.push_back(1e-40 * v);
+  const CovariateRegression small = CovariateRegression::fit(y, {tiny});
+  REQUIRE(small.fitted);
+  CHECK(small.coef[0] * 1e-40 == Approx(CovariateRegression::fit(y, {promo}).coef[0]).epsilon(1e-9));
 }
 
 TEST_CASE("the covariate regression tests a covariate on three pairs of consecutive complete steps at least") {

@@ -70,7 +70,7 @@ struct Design {
   }
   // Whether covariate j moves here beyond rounding of its levels (a straight line's changes do
   // not: they are constant).
-  bool varies(size_t j) const { return sd[j] > 1e-9 * (1 + peak[j]); }
+  bool varies(size_t j) const { return sd[j] > 1e-9 * peak[j]; }
   double z(size_t j, size_t i) const { return (x[j][i] - mean[j]) / sd[j]; }
 
   struct Solution {
