@@ -170,7 +170,7 @@ const std::vector<Row>& rows() {
          write(d, "in.csv", "a\n1\n2\n3\n");
          return "\"$ORRERY\" run make.lua && \"$ORRERY\" forecast --model model.safetensors --input in.csv --horizon 2 --device tpu";
        }},
-      {"cli-eval-unknown-baseline", 1, "orrery: unknown baseline \"theeta\" (known: naive, seasonal_naive, theta, ets)",
+      {"cli-eval-unknown-baseline", 1, "orrery: unknown baseline \"theeta\" (known: naive, seasonal_naive, theta, ets, arima)",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive,theeta --data daily.csv"; }},
       {"cli-eval-context", 1, "orrery: evaluation: context must be at least 1 step, got 0",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --context 0"; }},

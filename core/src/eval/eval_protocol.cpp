@@ -266,8 +266,10 @@ class ModelForecaster final : public EvalForecaster {
 
 class BaselineForecaster final : public EvalForecaster {
  public:
-  explicit BaselineForecaster(std::unique_ptr<Baseline> b) : baseline_(std::move(b)) {}
-  std::string name() const override { return baseline_->name(); }
+  // with_covariates: the known-future covariates go to the baseline as regressors ("NAME/xreg").
+  BaselineForecaster(std::unique_ptr<Baseline> b, bool with_covariates)
+      : baseline_(std::move(b)), with_covariates_(with_covariates) {}
+  std::string name() const override { return baseline_->name() + (with_covariates_ ? "/xreg" : ""); }
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
@@ -275,9 +277,23 @@ class BaselineForecaster final : public EvalForecaster {
     for (const auto& h : histories) out.push_back(baseline_->forecast(h, season, horizon, levels));
     return out;
   }
+  std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
+                                                              const std::vector<Covariates>& covariates,
+                                                              int64_t season, int64_t horizon,
+                                                              const std::vector<double>& levels) override {
+    if (!with_covariates_) return forecast(histories, season, horizon, levels);
+    if (covariates.size() != histories.size())
+      throw Error(name() + ": " + std::to_string(covariates.size()) + " windows' covariates for " +
+                  std::to_string(histories.size()) + " windows");
+    std::vector<std::vector<std::vector<double>>> out;
+    for (size_t i = 0; i < histories.size(); ++i)
+      out.push_back(baseline_->forecast_with(histories[i], covariates[i].future, season, horizon, levels));
+    return out;
+  }
 
  private:
   std::unique_ptr<Baseline> baseline_;
+  bool with_covariates_;
 };
 
 class RegressionForecaster final : public EvalForecaster {
@@ -332,7 +348,7 @@ std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name,
 }
 
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name) {
-  return std::make_unique<BaselineForecaster>(make_baseline(name));
+  return std::make_unique<BaselineForecaster>(make_baseline(name), false);
 }
 
 // ---- the protocol -------------------------------------------------------------------------
@@ -709,6 +725,9 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   for (const auto& b : r.baselines) {
     owned.push_back(baseline_forecaster(b));
     if (known_future) owned.push_back(regression_forecaster(baseline_forecaster(b)));  // regression, b's errors
+    // A baseline that takes regressors itself (ARIMA): fitted jointly with them.
+    if (auto joint = make_baseline(b); known_future && joint->reads_covariates())
+      owned.push_back(std::make_unique<BaselineForecaster>(std::move(joint), true));
   }
   std::vector<EvalForecaster*> forecasters;
   for (size_t i = 0; i < owned.size(); ++i) {

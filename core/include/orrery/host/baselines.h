@@ -25,9 +25,22 @@ class Baseline {
   virtual std::vector<std::vector<double>> forecast(const std::vector<double>& history,
                                                     int64_t season, int64_t horizon,
                                                     const std::vector<double>& levels) const = 0;
+  // Whether forecast_with() uses known-future covariates (as regressors); those that do not
+  // forecast from the history alone.
+  virtual bool reads_covariates() const { return false; }
+  // forecast() given known-future covariates: each column holds history.size() + horizon values
+  // (NaN = missing). A covariate missing somewhere in the horizon cannot be used and is left out.
+  virtual std::vector<std::vector<double>> forecast_with(const std::vector<double>& history,
+                                                         const std::vector<std::vector<double>>& covariates,
+                                                         int64_t season, int64_t horizon,
+                                                         const std::vector<double>& levels) const {
+    (void)covariates;
+    return forecast(history, season, horizon, levels);
+  }
 };
 
-// "naive", "seasonal_naive", "theta" (statsforecast AutoTheta), "ets" (AutoETS). An unknown
+// "naive", "seasonal_naive", "theta" (statsforecast AutoTheta), "ets" (AutoETS), "arima"
+// (AutoARIMA; with covariates, a regression with ARIMA errors). An unknown
 // name is an error that lists these.
 std::unique_ptr<Baseline> make_baseline(const std::string& name);
 const std::vector<std::string>& baseline_names();

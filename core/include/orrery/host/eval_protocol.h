@@ -127,7 +127,8 @@ void write_eval(const Json& result, const std::string& dir);
 // with covariates a model that reads variate roles is scored twice on the same windows, with its
 // covariates (under its name) and without them (NAME/no-covariates); on data with known-future
 // covariates every model and baseline is also scored through regression_forecaster
-// (NAME/regression).
+// (NAME/regression), and a baseline that takes regressors itself (arima) with them as
+// regressors (NAME/xreg: a regression with ARIMA errors, fitted jointly).
 struct EvalRequest {
   std::vector<std::pair<std::string, Model*>> models;
   std::string data = "assets/data";  // see load_eval_datasets; with `source`, the plugin's name

@@ -31,5 +31,6 @@ std::unique_ptr<Baseline> make_naive();
 std::unique_ptr<Baseline> make_seasonal_naive();
 std::unique_ptr<Baseline> make_theta();
 std::unique_ptr<Baseline> make_ets();
+std::unique_ptr<Baseline> make_arima();
 
 }  // namespace orrery::baselines

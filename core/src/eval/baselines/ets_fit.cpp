@@ -14,6 +14,7 @@
 
 #include "decompose.h"
 #include "ets_model.h"
+#include "least_squares.h"
 #include "nelder_mead.h"
 
 namespace orrery::baselines {
@@ -21,34 +22,12 @@ namespace {
 
 constexpr double kLower = 1e-4, kUpper = 0.9999, kPhiLower = 0.8, kPhiUpper = 0.98;
 
-// Least squares by the normal equations (columns here: 1, t and at most a sine and a cosine,
-// well conditioned for the few hundred rows they get); Gaussian elimination with pivoting.
+// Least squares on the first `rows` rows (columns here: 1, t and at most a sine and a cosine).
 std::vector<double> least_squares(const std::vector<std::vector<double>>& columns,
                                   const std::vector<double>& y, size_t rows) {
-  const size_t k = columns.size();
-  std::vector<std::vector<double>> a(k, std::vector<double>(k + 1, 0.0));
-  for (size_t i = 0; i < k; ++i) {
-    for (size_t j = 0; j < k; ++j)
-      for (size_t t = 0; t < rows; ++t) a[i][j] += columns[i][t] * columns[j][t];
-    for (size_t t = 0; t < rows; ++t) a[i][k] += columns[i][t] * y[t];
-  }
-  for (size_t c = 0; c < k; ++c) {
-    size_t piv = c;
-    for (size_t r = c + 1; r < k; ++r)
-      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
-    std::swap(a[c], a[piv]);
-    for (size_t r = c + 1; r < k; ++r) {
-      const double f = a[r][c] / a[c][c];
-      for (size_t j = c; j <= k; ++j) a[r][j] -= f * a[c][j];
-    }
-  }
-  std::vector<double> beta(k);
-  for (size_t c = k; c-- > 0;) {
-    double s = a[c][k];
-    for (size_t j = c + 1; j < k; ++j) s -= a[c][j] * beta[j];
-    beta[c] = s / a[c][c];
-  }
-  return beta;
+  std::vector<std::vector<double>> head;
+  for (const auto& c : columns) head.emplace_back(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(rows));
+  return baselines::least_squares(std::vector<double>(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(rows)), head);
 }
 
 // Initial states as statsforecast (after R's forecast::ets) sets them, in its layout:

@@ -5,7 +5,7 @@
 namespace orrery {
 
 const std::vector<std::string>& baseline_names() {
-  static const std::vector<std::string> names = {"naive", "seasonal_naive", "theta", "ets"};
+  static const std::vector<std::string> names = {"naive", "seasonal_naive", "theta", "ets", "arima"};
   return names;
 }
 
@@ -14,6 +14,7 @@ std::unique_ptr<Baseline> make_baseline(const std::string& name) {
   if (name == "seasonal_naive") return baselines::make_seasonal_naive();
   if (name == "theta") return baselines::make_theta();
   if (name == "ets") return baselines::make_ets();
+  if (name == "arima") return baselines::make_arima();
   std::string known;
   for (const auto& n : baseline_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error("unknown baseline " + quote_input(name) + " (known: " + known + ")");
