@@ -2,13 +2,15 @@
 -- with and without them, and the change is reported paired window by window, with a 90%
 -- bootstrap over the windows (docs/covariates.md).
 --
---   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [runs_dir=runs]
+--   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [baselines=seasonal_naive,ets,arima]
+--                                              [runs_dir=runs]
 --
 -- The data, R's (assets/data): the seat-belt series (drivers, front- and rear-seat casualties)
 -- with the petrol price, the distance driven and the 1983 seat-belt law as known-future
 -- covariates; New York's ozone with the temperature and the wind. The windows: GIFT-Eval's
--- test windows and the rolling validation origins before them. The forecasters: seasonal naive
--- and ETS, each also through the in-context regression (BASELINE/regression), and with
+-- test windows and the rolling validation origins before them. The forecasters: seasonal naive,
+-- ETS and ARIMA, each also through the in-context regression (BASELINE/regression), ARIMA also
+-- with the covariates as regressors (arima/xreg, a regression with ARIMA errors), and with
 -- model=PATH a model: through the regression, and, if it reads variate roles, with its
 -- covariates as rows (NAME) against without them (NAME/no-covariates). Several paths (the seeds
 -- of one recipe) are pooled: each window's change is the mean over them of the log ratio.
@@ -42,6 +44,8 @@ local data_sets = {
   {name = "airquality", data = {"csv", files = "assets/data/airquality.csv", columns = "ozone",
                                 future_covariates = "temp,wind"}},
 }
+local baselines = {}
+for b in tostring(args.baselines or "seasonal_naive,ets,arima"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
 local models, seeds = {}, {}
 if args.model then
   for path in tostring(args.model):gmatch("[^,]+") do
@@ -54,7 +58,7 @@ end
 local scores, names, windows = {}, {}, {}
 for _, set in ipairs(data_sets) do
   for _, split in ipairs({"test", "validation"}) do
-    local r = orrery.eval{models = models, data = set.data, baselines = {"seasonal_naive", "ets"}, split = split,
+    local r = orrery.eval{models = models, data = set.data, baselines = baselines, split = split,
                           validation_windows = split == "validation" and 20 or nil, windows = true, quiet = true}
     for _, s in ipairs(r.summary) do names[s.model] = true end
     for _, w in ipairs(r.windows) do
@@ -68,8 +72,10 @@ end
 -- The comparisons: what the covariates change for each forecaster, paired by window; for the
 -- models, {with, without} of each seed, pooled.
 local pairs_of = {}
-for _, b in ipairs({"seasonal_naive", "ets"}) do
+for _, b in ipairs(baselines) do
   pairs_of[#pairs_of + 1] = {label = b .. "/regression vs " .. b, each = {{b .. "/regression", b}}}
+  -- A baseline that takes the covariates as regressors itself (ARIMA: statsforecast's AutoARIMA with X).
+  if names[b .. "/xreg"] then pairs_of[#pairs_of + 1] = {label = b .. "/xreg vs " .. b, each = {{b .. "/xreg", b}}} end
 end
 local function over_seeds(label, with, without)
   local each = {}

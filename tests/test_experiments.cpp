@@ -503,13 +503,17 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 14);
   CHECK(j["summary"]["ets/regression vs ets (all)"].contains("verdict"));
   CHECK(j["summary"]["seasonal_naive/regression vs seasonal_naive (seatbelts)"]["windows"] == 12);
+  // ARIMA three ways: alone, on the regression's residual, and with the covariates as regressors.
+  CHECK(j["summary"]["arima/regression vs arima (all)"]["windows"] == 14);
+  CHECK(j["summary"]["arima/xreg vs arima (all)"]["windows"] == 14);
+  CHECK(j["windows"][0]["crps"].contains("arima/xreg"));
 
   // With a model that reads variate roles: with its covariates as rows, without, and through the regression.
   const std::string model = dir + "/roles.safetensors";
   std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1, "
                                       "variate_roles = true}, patch_size = 16}:save(\"" << model << "\")\n";
   REQUIRE(run(dir, "make.lua").status == 0);
-  const auto m = run(dir, "scripts/covariate_benchmark.lua model=" + model + " runs_dir=with_model");
+  const auto m = run(dir, "scripts/covariate_benchmark.lua model=" + model + " baselines=seasonal_naive runs_dir=with_model");
   INFO(m.output);
   REQUIRE(m.status == 0);
   const Json jm = Json::parse(test::read_text(dir + "/with_model/covariate_benchmark/covariate_benchmark.json"));
@@ -517,7 +521,8 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(jm["summary"].contains("model/regression vs model/no-covariates (all)"));
   CHECK(jm["windows"][0]["crps"].contains("model1/regression"));
   // Two paths (seeds of one recipe) are pooled window by window.
-  const auto two = run(dir, "scripts/covariate_benchmark.lua model=" + model + "," + model + " runs_dir=two_models");
+  const auto two = run(dir, "scripts/covariate_benchmark.lua model=" + model + "," + model +
+                             " baselines=seasonal_naive runs_dir=two_models");
   INFO(two.output);
   REQUIRE(two.status == 0);
   const Json j2 = Json::parse(test::read_text(dir + "/two_models/covariate_benchmark/covariate_benchmark.json"));

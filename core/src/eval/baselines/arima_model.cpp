@@ -96,30 +96,41 @@ struct StateSpace {
   std::vector<double> phi, theta, delta;
   size_t r = 0, rd = 0;
   std::vector<double> a, P;  // the filtered state and its covariance (rd x rd, row-major)
+  // The nonzero lags of phi, delta and R = (1, theta): seasonal polynomials are mostly zeros.
+  std::vector<size_t> phi_at, delta_at, R_at;
 
   StateSpace(std::vector<double> phi_, std::vector<double> theta_, std::vector<double> delta_)
       : phi(std::move(phi_)), theta(std::move(theta_)), delta(std::move(delta_)) {
     r = std::max(phi.size(), theta.size() + 1);
     rd = r + delta.size();
+    for (size_t i = 0; i < phi.size(); ++i)
+      if (phi[i] != 0) phi_at.push_back(i);
+    for (size_t k = 0; k < delta.size(); ++k)
+      if (delta[k] != 0) delta_at.push_back(k);
+    for (size_t i = 0; i < r; ++i)
+      if (R(i) != 0) R_at.push_back(i);
   }
   double R(size_t i) const { return i == 0 ? 1.0 : (i - 1 < theta.size() ? theta[i - 1] : 0.0); }
 
-  // M = T X, row by row: the AR companion on the first r rows, the differences below.
-  void times_T(const std::vector<double>& X, std::vector<double>& M, bool transpose_side) const {
-    // transpose_side: M = X T' (columns), computed as (T X')' with X read transposed.
-    const auto at = [&](size_t i, size_t j) { return transpose_side ? X[j * rd + i] : X[i * rd + j]; };
-    const auto put = [&](size_t i, size_t j, double v) { (transpose_side ? M[j * rd + i] : M[i * rd + j]) = v; };
-    for (size_t j = 0; j < rd; ++j) {
-      for (size_t i = 0; i < r; ++i)
-        put(i, j, (i < phi.size() ? phi[i] * at(0, j) : 0.0) + (i + 1 < r ? at(i + 1, j) : 0.0));
-      if (delta.empty()) continue;
-      double v = at(0, j);
-      for (size_t k = 0; k < delta.size(); ++k) v += delta[k] * at(r + k, j);
-      put(r, j, v);
-      for (size_t k = 1; k < delta.size(); ++k) put(r + k, j, at(r + k - 1, j));
+  // out = T X for an rd x rd X, row by row: row i < r of T is phi_i e_0 + e_{i+1} (the AR
+  // companion), row r is e_0 + sum_k delta_k e_{r+k} (the newest level), rows below shift the lags.
+  void times_T(const double* X, double* out) const {
+    const auto row = [&](size_t i) { return X + i * rd; };
+    for (size_t i = 0; i < r; ++i) {
+      double* o = out + i * rd;
+      if (i + 1 < r) std::copy(row(i + 1), row(i + 1) + rd, o);
+      else std::fill(o, o + rd, 0.0);
     }
+    for (size_t i : phi_at)
+      for (size_t j = 0; j < rd; ++j) out[i * rd + j] += phi[i] * X[j];
+    if (delta.empty()) return;
+    double* o = out + r * rd;
+    std::copy(row(0), row(0) + rd, o);
+    for (size_t k : delta_at)
+      for (size_t j = 0; j < rd; ++j) o[j] += delta[k] * row(r + k)[j];
+    for (size_t k = 1; k < delta.size(); ++k) std::copy(row(r + k - 1), row(r + k - 1) + rd, out + (r + k) * rd);
   }
-  void predict(std::vector<double>& a_next, std::vector<double>& P_next, std::vector<double>& work) const {
+  void predict_state(std::vector<double>& a_next) const {
     for (size_t i = 0; i < r; ++i) a_next[i] = (i < phi.size() ? phi[i] * a[0] : 0.0) + (i + 1 < r ? a[i + 1] : 0.0);
     if (!delta.empty()) {
       double v = a[0];
@@ -127,10 +138,28 @@ struct StateSpace {
       a_next[r] = v;
       for (size_t k = 1; k < delta.size(); ++k) a_next[r + k] = a[r + k - 1];
     }
-    times_T(P, work, false);
-    times_T(work, P_next, true);
-    for (size_t i = 0; i < r; ++i)
-      for (size_t j = 0; j < r; ++j) P_next[i * rd + j] += R(i) * R(j);
+  }
+  // out = X T', row by row: each row of X is mapped as T maps a state (predict_state's rule).
+  void times_T_right(const double* X, double* out) const {
+    for (size_t i = 0; i < rd; ++i) {
+      const double* x = X + i * rd;
+      double* o = out + i * rd;
+      std::copy(x + 1, x + r, o);
+      o[r - 1] = 0;
+      for (size_t j : phi_at) o[j] += phi[j] * x[0];
+      if (delta.empty()) continue;
+      double v = x[0];
+      for (size_t k : delta_at) v += delta[k] * x[r + k];
+      o[r] = v;
+      std::copy(x + r, x + rd - 1, o + r + 1);
+    }
+  }
+  // T P T' + R R'.
+  void predict_covariance(std::vector<double>& P_next, std::vector<double>& work) const {
+    times_T(P.data(), work.data());
+    times_T_right(work.data(), P_next.data());
+    for (size_t i : R_at)
+      for (size_t j : R_at) P_next[i * rd + j] += R(i) * R(j);
   }
   double observe(const std::vector<double>& s) const {  // Z s: the series is w plus its differenced lags
     double v = s[0];
@@ -149,23 +178,30 @@ std::vector<double> stationary_covariance(const StateSpace& s) {
     if (i + 1 < r) A[i * r + i + 1] = 1;
     for (size_t j = 0; j < r; ++j) P[i * r + j] = s.R(i) * s.R(j);
   }
-  const auto mul = [r](const std::vector<double>& X, const std::vector<double>& Y, bool y_t, std::vector<double>& out) {
+  // C = X Y by rows (C_i = sum_k X_ik Y_k), which vectorises.
+  const auto mul = [r](const std::vector<double>& X, const std::vector<double>& Y, std::vector<double>& C) {
+    std::fill(C.begin(), C.end(), 0.0);
     for (size_t i = 0; i < r; ++i)
-      for (size_t j = 0; j < r; ++j) {
-        double v = 0;
-        for (size_t k = 0; k < r; ++k) v += X[i * r + k] * (y_t ? Y[j * r + k] : Y[k * r + j]);
-        out[i * r + j] = v;
+      for (size_t k = 0; k < r; ++k) {
+        const double x = X[i * r + k];
+        if (x == 0) continue;
+        double* __restrict c = C.data() + i * r;
+        const double* __restrict y = Y.data() + k * r;
+        for (size_t j = 0; j < r; ++j) c[j] += x * y[j];
       }
   };
+  std::vector<double> tmp_t(r * r);
   for (int it = 0; it < 80; ++it) {
-    mul(A, P, false, tmp);
-    mul(tmp, A, true, next);
+    mul(A, P, tmp);  // A P; its transpose is P A', P being symmetric
+    for (size_t i = 0; i < r; ++i)
+      for (size_t j = 0; j < r; ++j) tmp_t[j * r + i] = tmp[i * r + j];
+    mul(A, tmp_t, next);  // A P A'
     double change = 0, size = 0;
     for (size_t i = 0; i < r * r; ++i) change = std::max(change, std::fabs(next[i])), size = std::max(size, std::fabs(P[i]));
     for (size_t i = 0; i < r * r; ++i) P[i] += next[i];
     if (!std::isfinite(size) || size > 1e30) return {};
     if (change <= 1e-16 * size) return P;
-    mul(A, A, false, tmp);
+    mul(A, A, tmp);
     A.swap(tmp);
   }
   return {};
@@ -190,21 +226,35 @@ Likelihood filter(StateSpace& s, const std::vector<double>& w, std::vector<doubl
   s.a.assign(rd, 0.0);
   s.P.assign(rd * rd, 0.0);
   if (std_residuals) std_residuals->assign(w.size(), std::nan(""));
+  // Once the covariances settle (the gain vector unchanged to 1e-12 over two steps),
+  // they stay: the remaining steps only move the state, which makes a long series' likelihood
+  // cost O(rd) a step instead of O(rd^2). A gap unsettles them again.
+  bool steady = false;
+  int calm = 0;
+  std::vector<double> M_prev(rd, 0.0);
+  double gain = 0;
   for (size_t t = 0; t < w.size(); ++t) {
-    if (t > 0) s.predict(a_next, Pn, work);
-    else std::fill(a_next.begin(), a_next.end(), 0.0);
+    if (t > 0) {
+      s.predict_state(a_next);
+      if (!steady) s.predict_covariance(Pn, work);
+    } else {
+      std::fill(a_next.begin(), a_next.end(), 0.0);
+    }
     if (std::isnan(w[t])) {
       s.a = a_next, s.P = Pn;
+      steady = false, calm = 0;
       continue;
     }
     const double innovation = w[t] - s.observe(a_next);
-    for (size_t i = 0; i < rd; ++i) {
-      double v = Pn[i * rd];
-      for (size_t k = 0; k < s.delta.size(); ++k) v += Pn[i * rd + r + k] * s.delta[k];
-      M[i] = v;
+    if (!steady) {
+      for (size_t i = 0; i < rd; ++i) {
+        double v = Pn[i * rd];
+        for (size_t k : s.delta_at) v += Pn[i * rd + r + k] * s.delta[k];
+        M[i] = v;
+      }
+      gain = s.observe(M);
+      if (!(gain > 0) || !std::isfinite(gain)) return L;
     }
-    const double gain = s.observe(M);
-    if (!(gain > 0) || !std::isfinite(gain)) return L;
     if (gain < 1e4) {  // a step still dominated by the diffuse start carries no information
       ++L.count;
       L.ssq += innovation * innovation / gain;
@@ -212,8 +262,20 @@ Likelihood filter(StateSpace& s, const std::vector<double>& w, std::vector<doubl
     }
     if (std_residuals) (*std_residuals)[t] = innovation / std::sqrt(gain);
     for (size_t i = 0; i < rd; ++i) s.a[i] = a_next[i] + M[i] * innovation / gain;
-    for (size_t i = 0; i < rd; ++i)
-      for (size_t j = 0; j < rd; ++j) s.P[i * rd + j] = Pn[i * rd + j] - M[i] * M[j] / gain;
+    if (steady) continue;
+    for (size_t i = 0; i < rd; ++i) {  // P = Pn - M M' / gain, row by row (restrict: vectorised)
+      double* __restrict out = s.P.data() + i * rd;
+      const double* __restrict in = Pn.data() + i * rd;
+      const double* __restrict m = M.data();
+      const double f = m[i] / gain;
+      for (size_t j = 0; j < rd; ++j) out[j] = in[j] - f * m[j];
+    }
+    double change = 0, size = 0;
+    for (size_t i = 0; i < rd; ++i) change = std::max(change, std::fabs(M[i] - M_prev[i])), size = std::max(size, std::fabs(M[i]));
+    // Past the diffuse start (whose steps can repeat a gain while each reveals another lag).
+    calm = t >= rd && gain < 1e4 && change <= 1e-12 * size ? calm + 1 : 0;
+    steady = calm >= 2;
+    M_prev = M;
   }
   L.ok = L.count > 0 && std::isfinite(L.ssq);
   return L;
@@ -413,7 +475,8 @@ ArimaForecast forecast_arima(const ArimaFit& fit, const Regressors& future, int6
   std::vector<double> a_next(s.rd), P_next(s.rd * s.rd), work(s.rd * s.rd);
   const size_t given = fit.constant ? 1 : 0;
   for (int64_t k = 0; k < h; ++k) {
-    s.predict(a_next, P_next, work);
+    s.predict_state(a_next);
+    s.predict_covariance(P_next, work);
     s.a = a_next, s.P = P_next;
     double reg = 0;
     for (size_t j = 0; j < fit.beta.size(); ++j) {
