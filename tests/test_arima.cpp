@@ -165,3 +165,26 @@ TEST_CASE("arima: known-future covariates enter as regressors", "[arima]") {
   gappy[n + 3] = std::nan("");
   CHECK(arima->forecast_with(history, {gappy}, 1, h, {0.5}) == without);
 }
+
+// Too short for its regressors, a constant covariate, one collinear with the drift, a gap: the
+// forecast falls back (to ARIMA without them, then to seasonal naive) and stays finite.
+TEST_CASE("arima: short histories and awkward covariates still give finite forecasts", "[arima]") {
+  const auto arima = make_baseline("arima");
+  uint64_t state = 7;
+  const auto noise = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+  };
+  for (int n = 2; n <= 14; ++n)
+    for (int64_t m : {1, 4, 12}) {
+      const int64_t h = 5;
+      std::vector<double> y(n), walk(n + h), constant(n + h, 3.0), trend(n + h);
+      double level = 0;
+      for (int t = 0; t < n; ++t) y[t] = level += noise();
+      for (int t = 0; t < n + h; ++t) walk[t] = noise(), trend[t] = t;
+      walk[1] = std::nan("");
+      INFO("n = " << n << ", m = " << m);
+      for (const auto& q : arima->forecast_with(y, {walk, constant, trend}, m, h, {0.1, 0.5, 0.9}))
+        for (double v : q) CHECK(std::isfinite(v));
+    }
+}

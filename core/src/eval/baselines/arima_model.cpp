@@ -448,7 +448,10 @@ ArimaFit fit_arima(const std::vector<double>& y, const Regressors& given, const 
   for (double e : residuals)
     if (!std::isnan(e)) ss += e * e;
   fit.sigma2 = ss / (nstar - npar + 1);
-  fit.usable = std::isfinite(fit.aic) && !root_within(phi, 1.0, 1.01) && !root_within(theta, -1.0, 1.01);
+  // Unusable: no information criterion, no residual degrees of freedom left for sigma2 (more
+  // coefficients than steps), or a root within 1.01 of the unit circle (statsforecast's rule).
+  fit.usable = std::isfinite(fit.aic) && nstar - npar + 1 > 0 && std::isfinite(fit.sigma2) && fit.sigma2 >= 0 &&
+               !root_within(phi, 1.0, 1.01) && !root_within(theta, -1.0, 1.01);
   return fit;
 }
 
