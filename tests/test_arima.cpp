@@ -5,6 +5,7 @@
 #include <map>
 
 #include "../core/src/eval/baselines/arima_model.h"
+#include "../core/src/eval/baselines/stl.h"  // the seasonal-difference test's decomposition
 #include "orrery/host/baselines.h"
 #include "orrery/json.h"
 
@@ -94,12 +95,13 @@ TEST_CASE("arima: fixed orders reach statsforecast's estimates and forecasts", "
   }
 }
 
-// AutoARIMA: the same order, and then the same forecast, on most windows. Where the order differs
-// the cause is one of: statsforecast's conditional-sum-of-squares search (more than 150 steps, or
-// m > 12) ranks candidates by BFGS fits that stop where ours do not; the seasonal difference is
-// chosen on a classical decomposition where statsforecast runs STL; two candidates whose AICc
-// differ by less than the optimisers' disagreement (a drift or not). Measured: 6 of the 13 fits
-// take the same order and constant (3 of the 5 with covariates); their forecasts agree within 1.9%
+// AutoARIMA: the same order, and then the same forecast, on about half the fits. Where the order
+// differs, the optimisers do: statsforecast's BFGS stops short of the maximum on some candidates
+// (airquality's (1,1,1) with drift: log-likelihood -655.9 there, -649.9 here), ours reaches a
+// non-invertible MA that the unit-root rule then rejects where theirs stops inside (Seatbelts'
+// rear seats, (2,1,2)), and with more than 150 steps (or m > 12) both rank candidates by
+// conditional-sum-of-squares fits that end a little apart. Measured: 8 of the 15 fits take the
+// same order and constant (4 of the 6 with covariates); their forecasts agree within 1.9%
 // (Seatbelts with the petrol price, whose coefficient the likelihood barely pins down).
 TEST_CASE("arima: AutoARIMA's order and forecasts, with and without covariates", "[arima]") {
   const auto arima = make_baseline("arima");
@@ -131,8 +133,8 @@ TEST_CASE("arima: AutoARIMA's order and forecasts, with and without covariates",
       CHECK(worst_relative(q[2], numbers(r["hi"])) < 0.025);
     }
   }
-  CHECK(fits == 13);
-  CHECK(same >= 6);
+  CHECK(fits == 15);
+  CHECK(same >= 8);
 }
 
 // With a known-future promotion that lifts the target by 8, the regression with ARIMA errors
@@ -187,4 +189,23 @@ TEST_CASE("arima: short histories and awkward covariates still give finite forec
       for (const auto& q : arima->forecast_with(y, {walk, constant, trend}, m, h, {0.1, 0.5, 0.9}))
         for (double v : q) CHECK(std::isfinite(v));
     }
+}
+
+// The seasonal-difference test's decomposition: statsmodels' STL as statsforecast's mstl() runs it.
+TEST_CASE("arima: STL decomposes as statsmodels does", "[arima]") {
+  const Json all = fixture();
+  int cases = 0;
+  for (const auto& c : all["cases"]) {
+    if (!c.contains("stl_input")) continue;
+    INFO(c["name"].get<std::string>());
+    ++cases;
+    const auto parts = baselines::stl(numbers(c["stl_input"]), c["season"].get<int64_t>());
+    const auto seasonal = numbers(c["seasonal"]), trend = numbers(c["trend"]);
+    double scale = 0, worst = 0;
+    for (double v : numbers(c["stl_input"])) scale = std::max(scale, std::fabs(v));
+    for (size_t t = 0; t < seasonal.size(); ++t)
+      worst = std::max({worst, std::fabs(parts.seasonal[t] - seasonal[t]), std::fabs(parts.trend[t] - trend[t])});
+    CHECK(worst <= 1e-12 * scale);  // reached: 5e-14 on values in the hundreds
+  }
+  CHECK(cases == 4);
 }

@@ -11,6 +11,8 @@ Two kinds of case, each carrying its own data (history, covariates, their horizo
   - "auto": the AutoARIMA model (season_length=m, its defaults) fitted with and without the
     covariates as exogenous regressors, as StatsForecast calls it: the order it chose and its
     forecast with level=[80].
+  - "stl": statsmodels' STL as statsforecast's mstl() calls it for the seasonal-difference test
+    (seasonal window 11, seasonal degree 0): the seasonal and trend components.
 The series are R's datasets bundled in assets/data: Seatbelts (drivers on the petrol price and
 the February 1983 seat-belt law), airquality (ozone on temperature and wind, gaps forward-filled),
 Seatbelts' rear-seat casualties on the petrol price, AirPassengers and LakeHuron.
@@ -55,6 +57,11 @@ def plain(name):
     return table(name)["value"].to_numpy(np.float64), None
 
 
+def december():
+    y = plain("air_passengers.csv")[0]
+    return y, (np.arange(len(y)) % 12 == 11).astype(np.float64).reshape(-1, 1)  # a dummy of period 12
+
+
 def window(name, data, cut, h, m):
     y, x = data
     c = {"name": name, "season": m, "horizon": h, "history": floats(y[:cut])}
@@ -96,6 +103,8 @@ cases = [
     fixed("seatbelts rear (1,1,0) + drift, petrol", rear(), 150, 12, 1, (1, 1, 0), (0, 0, 0), drift=True),
     fixed("AirPassengers (0,1,1)(0,1,1)[12]", plain("air_passengers.csv"), 132, 12, 12, (0, 1, 1), (0, 1, 1)),
     fixed("LakeHuron (2,0,1) + mean", plain("lake_huron.csv"), 88, 10, 1, (2, 0, 1), (0, 0, 0)),
+    fixed("AirPassengers (0,0,0)(0,1,1)[12]", plain("air_passengers.csv"), 132, 12, 12, (0, 0, 0), (0, 1, 1)),
+    fixed("airquality ozone (0,1,0)(0,0,1)[7] + temp, wind", airquality(), 139, 14, 7, (0, 1, 0), (0, 0, 1)),
     auto("seatbelts drivers, cut 180", seatbelts(), 180, 12, 12),
     auto("seatbelts drivers, cut 174", seatbelts(), 174, 12, 12),
     auto("airquality ozone, cut 139", airquality(), 139, 14, 7),
@@ -104,6 +113,19 @@ cases = [
     auto("AirPassengers, cut 132", plain("air_passengers.csv"), 132, 12, 12),
     auto("LakeHuron, cut 88", plain("lake_huron.csv"), 88, 10, 1),
     auto("Nile, cut 90", plain("nile.csv"), 90, 10, 1),
+    auto("AirPassengers with a December dummy, cut 132", december(), 132, 12, 12),
+]
+def stl_case(name, y, m):
+    import statsmodels.api as sm
+    f = sm.tsa.STL(y, period=m, seasonal=11, seasonal_deg=0).fit()
+    return {"name": name, "season": m, "stl_input": floats(y), "seasonal": floats(f.seasonal), "trend": floats(f.trend)}
+
+
+cases += [
+    stl_case("AirPassengers", plain("air_passengers.csv")[0], 12),
+    stl_case("nottem", plain("nottem.csv")[0], 12),
+    stl_case("airquality ozone", airquality()[0], 7),
+    stl_case("AirPassengers, 30 steps, m = 4", plain("air_passengers.csv")[0][:30], 4),
 ]
 import statsforecast
 with open(os.path.join(HERE, "arima.json"), "w") as f:

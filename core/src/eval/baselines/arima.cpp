@@ -8,16 +8,15 @@
 namespace orrery::baselines {
 namespace {
 
-// A covariate's history aligned with the filled target (its first `skip` steps dropped as the
-// target's leading gaps are), gaps filled forward (leading ones back from the first value), and
-// its horizon; empty when it cannot be used (a gap in the horizon, or no value at all).
-bool usable_covariate(const std::vector<double>& c, size_t skip, size_t n, int64_t horizon,
-                      std::vector<double>& past, std::vector<double>& future) {
-  if (c.size() < skip + n + static_cast<size_t>(horizon)) return false;
-  future.assign(c.begin() + static_cast<std::ptrdiff_t>(skip + n), c.begin() + static_cast<std::ptrdiff_t>(skip + n + horizon));
+// A covariate's history, gaps filled forward (leading ones back from the first value) as the
+// target's are, and its horizon; false when it cannot be used (a gap in the horizon, no value).
+bool usable_covariate(const std::vector<double>& c, size_t n, int64_t horizon, std::vector<double>& past,
+                      std::vector<double>& future) {
+  if (c.size() < n + static_cast<size_t>(horizon)) return false;
+  future.assign(c.begin() + static_cast<std::ptrdiff_t>(n), c.begin() + static_cast<std::ptrdiff_t>(n + horizon));
   for (double v : future)
     if (!std::isfinite(v)) return false;
-  past.assign(c.begin() + static_cast<std::ptrdiff_t>(skip), c.begin() + static_cast<std::ptrdiff_t>(skip + n));
+  past.assign(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
   double last = std::nan("");
   for (double v : past)
     if (std::isfinite(v)) {
@@ -46,11 +45,10 @@ class Arima : public Baseline {
     const std::vector<double> y = fill_missing(history, "arima");
     if (is_constant(y))  // statsforecast's forecast of a constant series: itself, no spread
       return normal_quantiles(std::vector<double>(horizon, y.front()), std::vector<double>(horizon, 0.0), levels);
-    const size_t skip = history.size() - y.size();
     Regressors past, future;
     for (const auto& c : covariates) {
       std::vector<double> p, f;
-      if (usable_covariate(c, skip, y.size(), horizon, p, f)) past.push_back(std::move(p)), future.push_back(std::move(f));
+      if (usable_covariate(c, y.size(), horizon, p, f)) past.push_back(std::move(p)), future.push_back(std::move(f));
     }
     const int64_t m = usable_season(season, y.size());
     ArimaFit fit = auto_arima(y, past, m);

@@ -10,6 +10,7 @@
 #include "arima_poly.h"
 #include "bfgs.h"
 #include "least_squares.h"
+#include "orrery/error.h"
 
 namespace orrery::baselines {
 namespace {
@@ -226,35 +227,25 @@ Likelihood filter(StateSpace& s, const std::vector<double>& w, std::vector<doubl
   s.a.assign(rd, 0.0);
   s.P.assign(rd * rd, 0.0);
   if (std_residuals) std_residuals->assign(w.size(), std::nan(""));
-  // Once the covariances settle (the gain vector unchanged to 1e-12 over two steps),
-  // they stay: the remaining steps only move the state, which makes a long series' likelihood
-  // cost O(rd) a step instead of O(rd^2). A gap unsettles them again.
-  bool steady = false;
-  int calm = 0;
-  std::vector<double> M_prev(rd, 0.0);
-  double gain = 0;
   for (size_t t = 0; t < w.size(); ++t) {
     if (t > 0) {
       s.predict_state(a_next);
-      if (!steady) s.predict_covariance(Pn, work);
+      s.predict_covariance(Pn, work);
     } else {
       std::fill(a_next.begin(), a_next.end(), 0.0);
     }
     if (std::isnan(w[t])) {
       s.a = a_next, s.P = Pn;
-      steady = false, calm = 0;
       continue;
     }
     const double innovation = w[t] - s.observe(a_next);
-    if (!steady) {
-      for (size_t i = 0; i < rd; ++i) {
-        double v = Pn[i * rd];
-        for (size_t k : s.delta_at) v += Pn[i * rd + r + k] * s.delta[k];
-        M[i] = v;
-      }
-      gain = s.observe(M);
-      if (!(gain > 0) || !std::isfinite(gain)) return L;
+    for (size_t i = 0; i < rd; ++i) {
+      double v = Pn[i * rd];
+      for (size_t k : s.delta_at) v += Pn[i * rd + r + k] * s.delta[k];
+      M[i] = v;
     }
+    const double gain = s.observe(M);
+    if (!(gain > 0) || !std::isfinite(gain)) return L;
     if (gain < 1e4) {  // a step still dominated by the diffuse start carries no information
       ++L.count;
       L.ssq += innovation * innovation / gain;
@@ -262,7 +253,6 @@ Likelihood filter(StateSpace& s, const std::vector<double>& w, std::vector<doubl
     }
     if (std_residuals) (*std_residuals)[t] = innovation / std::sqrt(gain);
     for (size_t i = 0; i < rd; ++i) s.a[i] = a_next[i] + M[i] * innovation / gain;
-    if (steady) continue;
     for (size_t i = 0; i < rd; ++i) {  // P = Pn - M M' / gain, row by row (restrict: vectorised)
       double* __restrict out = s.P.data() + i * rd;
       const double* __restrict in = Pn.data() + i * rd;
@@ -270,12 +260,6 @@ Likelihood filter(StateSpace& s, const std::vector<double>& w, std::vector<doubl
       const double f = m[i] / gain;
       for (size_t j = 0; j < rd; ++j) out[j] = in[j] - f * m[j];
     }
-    double change = 0, size = 0;
-    for (size_t i = 0; i < rd; ++i) change = std::max(change, std::fabs(M[i] - M_prev[i])), size = std::max(size, std::fabs(M[i]));
-    // Past the diffuse start (whose steps can repeat a gain while each reveals another lag).
-    calm = t >= rd && gain < 1e4 && change <= 1e-12 * size ? calm + 1 : 0;
-    steady = calm >= 2;
-    M_prev = M;
   }
   L.ok = L.count > 0 && std::isfinite(L.ssq);
   return L;
@@ -319,6 +303,7 @@ ArimaFit fit_arima(const std::vector<double>& y, const Regressors& given, const 
   fit.y = y;
   const size_t n = y.size(), narma = static_cast<size_t>(o.p + o.q + o.P + o.Q);
   const int diffs = o.d + o.D;
+  if (o.m < 1 || (o.m == 1 && (o.P || o.D || o.Q))) return fit;  // no season to act at
   const std::vector<double> delta = differencing(o);
   if (n <= delta.size()) return fit;
   // 1. The regressors: a drift (1..n) with one difference, an intercept with none, then the given.
@@ -329,7 +314,16 @@ ArimaFit fit_arima(const std::vector<double>& y, const Regressors& given, const 
       for (size_t t = 0; t < n; ++t) c[t] = static_cast<double>(t + 1);
     fit.x.push_back(std::move(c));
   }
-  for (size_t j = 0; j < given.size(); ++j) fit.x.push_back(given[j]), fit.columns.push_back(j);
+  // A regressor the differences wipe out (a dummy of period m under a seasonal difference, a line
+  // under a first one) has no coefficient the likelihood can fix: it is left out, as a zero.
+  for (size_t j = 0; j < given.size(); ++j) {
+    double peak = 0, left = 0;
+    for (double v : given[j])
+      if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+    for (double v : difference(given[j], o))
+      if (std::isfinite(v)) left = std::max(left, std::fabs(v));
+    if (left > 1e-9 * peak) fit.x.push_back(given[j]), fit.columns.push_back(j);
+  }
   bool gaps = false;
   for (size_t t = 0; t < n; ++t) {
     bool row = std::isfinite(y[t]);
@@ -410,7 +404,7 @@ ArimaFit fit_arima(const std::vector<double>& y, const Regressors& given, const 
     std::copy(ar2.begin(), ar2.end(), coef.begin());
     std::copy(sar2.begin(), sar2.end(), coef.begin() + o.p + o.q);
   }
-  if (!std::isfinite(objective)) return fit;
+  if (!(objective < std::numeric_limits<double>::max())) return fit;  // bfgs reads non-finite values as the largest
   // 5. The fitted model: its coefficients, the filter's final state, the information criteria.
   fit.ar.assign(coef.begin(), coef.begin() + o.p);
   fit.ma.assign(coef.begin() + o.p, coef.begin() + o.p + o.q);
@@ -474,7 +468,8 @@ ArimaForecast forecast_arima(const ArimaFit& fit, const Regressors& future, int6
   std::vector<double> phi, theta;
   expand(coef, o, false, phi, theta);
   StateSpace s(phi, theta, differencing(o));
-  filter(s, less_regression(fit.y, fit.x, coef, narma), nullptr);
+  if (!filter(s, less_regression(fit.y, fit.x, coef, narma), nullptr).ok)
+    throw Error("arima: the fitted model's filter fails on its own history (an unusable fit forecast?)");
   std::vector<double> a_next(s.rd), P_next(s.rd * s.rd), work(s.rd * s.rd);
   const size_t given = fit.constant ? 1 : 0;
   for (int64_t k = 0; k < h; ++k) {

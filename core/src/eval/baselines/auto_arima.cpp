@@ -1,7 +1,6 @@
 // The automatic ARIMA order (Hyndman and Khandakar 2008, as statsforecast's AutoARIMA runs it
 // with its defaults); see arima_model.h. Where statsforecast differs from R's auto.arima this
-// follows statsforecast; the one knowing departure: the seasonal strength that decides D comes
-// from the classical decomposition, where statsforecast runs STL.
+// follows statsforecast.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,8 +8,8 @@
 
 #include "arima_model.h"
 #include "common.h"
-#include "decompose.h"
 #include "least_squares.h"
+#include "stl.h"
 
 namespace orrery::baselines {
 namespace {
@@ -57,22 +56,24 @@ int ndiffs(std::vector<double> x) {
   while (d < 2 && kpss_rejects(x)) {
     ++d;
     x = lag_difference(x, 1);
+    if (!x.empty()) x.erase(x.begin());  // statsforecast's ndiffs drops one more step a difference
     if (x.empty() || is_constant(x)) return d;
   }
   return d;
 }
 
 // Whether to take one seasonal difference: seasonal strength 1 - var(remainder) / var(remainder +
-// seasonal) above 0.64 (Wang, Smith and Hyndman 2006).
+// seasonal) of an STL decomposition above 0.64 (Wang, Smith and Hyndman 2006). statsforecast's
+// STL refuses gaps, and its test then says no.
 int nsdiffs(const std::vector<double>& x, int64_t m) {
   if (is_constant(x) || m >= static_cast<int64_t>(x.size())) return 0;
-  const std::vector<double> trend = centred_trend(x, m), season = seasonal_component(x, m, false);
-  std::vector<double> rem, rem_season;
-  for (size_t t = 0; t < x.size(); ++t)
-    if (std::isfinite(trend[t]) && std::isfinite(x[t]))
-      rem.push_back(x[t] - trend[t] - season[t]), rem_season.push_back(x[t] - trend[t]);
-  if (rem.size() < 3 || !(variance(rem_season) > 0)) return 0;
-  return 1 - variance(rem) / variance(rem_season) > 0.64 ? 1 : 0;
+  for (double v : x)
+    if (!std::isfinite(v)) return 0;
+  const StlParts parts = stl(x, m);
+  std::vector<double> rem_season(x.size());
+  for (size_t t = 0; t < x.size(); ++t) rem_season[t] = parts.remainder[t] + parts.seasonal[t];
+  if (!(variance(rem_season) > 0)) return 0;
+  return 1 - variance(parts.remainder) / variance(rem_season) > 0.64 ? 1 : 0;
 }
 
 struct Candidate {
@@ -115,6 +116,10 @@ ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t
   o.m = m;
   if (m == 1) max_P = max_Q = 0;
   else if (static_cast<int64_t>(xx.size()) > 2 * m) o.D = nsdiffs(xx, m);
+  // Seasonal AR and MA terms put m P + p states in the filter, and the stationary covariance
+  // costs their cube at every likelihood evaluation: past m = 24 (10-minute, 5-minute data) only
+  // the seasonal difference is considered. statsforecast has no such limit.
+  if (m > 24) max_P = max_Q = 0;
   std::vector<double> dx = o.D ? lag_difference(xx, static_cast<size_t>(m)) : xx;
   o.d = ndiffs(dx);
   if (o.d > 0 && !x.empty()) {  // a covariate its differences make constant (a trend) cannot be estimated
@@ -217,8 +222,7 @@ ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t
   if (approximate) {  // refit the candidates by maximum likelihood, best CSS score first
     std::stable_sort(tried.begin(), tried.end(), [](const Tried& a, const Tried& b) { return a.ic < b.ic; });
     best = ArimaFit{};
-    for (const auto& t : tried) {
-      if (!std::isfinite(t.ic)) break;
+    for (const auto& t : tried) {  // all of them, those the CSS score ruled out last
       ArimaOrder oo = o;
       oo.p = t.c.p, oo.q = t.c.q, oo.P = t.c.P, oo.Q = t.c.Q;
       ArimaFit f = fit_arima(y, x, oo, t.c.constant, ArimaMethod::css_ml);

@@ -4,28 +4,18 @@
 
 namespace orrery::baselines {
 
-std::vector<double> centred_trend(const std::vector<double>& y, int64_t m) {
+std::vector<double> seasonal_component(const std::vector<double>& y, int64_t m, bool multiplicative) {
   const int64_t n = static_cast<int64_t>(y.size());
   // Centred weights: m terms of 1/m for odd m; m + 1 terms, the two ends halved, for even m.
   std::vector<double> w(m % 2 ? m : m + 1, 1.0 / static_cast<double>(m));
   if (m % 2 == 0) w.front() = w.back() = 0.5 / static_cast<double>(m);
   const int64_t half = static_cast<int64_t>(w.size()) / 2;
-  std::vector<double> trend(n, std::nan(""));
-  for (int64_t t = half; t < n - half; ++t) {
-    double v = 0;
-    for (int64_t k = 0; k < static_cast<int64_t>(w.size()); ++k) v += w[k] * y[t - half + k];
-    trend[t] = v;
-  }
-  return trend;
-}
-
-std::vector<double> seasonal_component(const std::vector<double>& y, int64_t m, bool multiplicative) {
-  const int64_t n = static_cast<int64_t>(y.size());
-  const std::vector<double> trend = centred_trend(y, m);
   std::vector<double> sum(m, 0.0);
   std::vector<int64_t> count(m, 0);
-  for (int64_t t = 0; t < n; ++t) {
-    const double d = multiplicative ? y[t] / trend[t] : y[t] - trend[t];
+  for (int64_t t = half; t < n - half; ++t) {
+    double trend = 0;
+    for (int64_t k = 0; k < static_cast<int64_t>(w.size()); ++k) trend += w[k] * y[t - half + k];
+    const double d = multiplicative ? y[t] / trend : y[t] - trend;
     if (std::isnan(d)) continue;
     sum[t % m] += d;
     ++count[t % m];

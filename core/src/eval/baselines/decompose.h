@@ -1,15 +1,11 @@
 #pragma once
 // Classical seasonal decomposition and the seasonality test, as statsforecast calls them
-// (statsmodels' seasonal_decompose and acf). Shared by Theta (deseasonalising), ETS (initial
-// seasonal states) and ARIMA (whether to take a seasonal difference).
+// (statsmodels' seasonal_decompose and acf). Shared by Theta (deseasonalising) and ETS (initial
+// seasonal states).
 #include <cstdint>
 #include <vector>
 
 namespace orrery::baselines {
-
-// The centred moving average of order m (2 x m for even m): the trend, NaN at the ends where the
-// window does not fit.
-std::vector<double> centred_trend(const std::vector<double>& y, int64_t m);
 
 // The seasonal component s_t of y (length n >= 2m): a centred moving average of order m
 // (2 x m for even m) is the trend; each phase's mean of y / trend (multiplicative) or y - trend

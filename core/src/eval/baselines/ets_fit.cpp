@@ -15,6 +15,7 @@
 #include "decompose.h"
 #include "ets_model.h"
 #include "least_squares.h"
+#include "orrery/error.h"
 #include "nelder_mead.h"
 
 namespace orrery::baselines {
@@ -27,7 +28,10 @@ std::vector<double> least_squares(const std::vector<std::vector<double>>& column
                                   const std::vector<double>& y, size_t rows) {
   std::vector<std::vector<double>> head;
   for (const auto& c : columns) head.emplace_back(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(rows));
-  return baselines::least_squares(std::vector<double>(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(rows)), head);
+  std::vector<double> c =
+      baselines::least_squares(std::vector<double>(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(rows)), head);
+  if (c.empty()) throw Error("ets: the initial states' regression has collinear columns over " + std::to_string(rows) + " steps");
+  return c;
 }
 
 // Initial states as statsforecast (after R's forecast::ets) sets them, in its layout:
