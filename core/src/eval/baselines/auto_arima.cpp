@@ -21,11 +21,7 @@ std::vector<double> lag_difference(const std::vector<double>& v, size_t lag) {
 }
 
 double variance(const std::vector<double>& v) {
-  double mean = 0, ss = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return ss / static_cast<double>(v.size() - 1);
+  return squared_deviations(v) / static_cast<double>(v.size() - 1);
 }
 
 // KPSS (level) at 5%: sum of the squared partial sums of the deviations over n^2 times a

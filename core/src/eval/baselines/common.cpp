@@ -34,6 +34,14 @@ int64_t usable_season(int64_t season, size_t length) {
   return season < 1 || season > static_cast<int64_t>(length) ? 1 : season;
 }
 
+double squared_deviations(const std::vector<double>& v) {
+  double mean = 0, ss = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return ss;
+}
+
 bool is_constant(const std::vector<double>& y) {
   for (double v : y)
     if (v != y.front()) return false;

@@ -18,6 +18,9 @@ int64_t usable_season(int64_t season, size_t length);
 
 bool is_constant(const std::vector<double>& y);
 
+// sum (v_i - mean)^2: the sample and population variances' numerator.
+double squared_deviations(const std::vector<double>& v);
+
 // quantiles[q][h] = point[h] + normal_quantile(levels[q]) * sigma[h]: statsforecast's normal
 // intervals, read at level = 200 |q - 0.5| on the side of q. Rejects levels outside (0, 1).
 std::vector<std::vector<double>> normal_quantiles(const std::vector<double>& point,

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "common.h"
+
 namespace orrery::baselines {
 namespace {
 
@@ -23,11 +25,7 @@ Point along(const Point& x_o, const Point& x, double t) {
 }
 
 double population_sd(const std::vector<double>& v) {
-  double mean = 0, ss = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return std::sqrt(ss / static_cast<double>(v.size()));
+  return std::sqrt(squared_deviations(v) / static_cast<double>(v.size()));
 }
 
 }  // namespace

@@ -129,11 +129,7 @@ std::vector<double> path_sd(size_t n, const Model& md, double sigma, size_t hori
 }
 
 double sample_sd(const std::vector<double>& v) {
-  double mean = 0, ss = 0;
-  for (double x : v) mean += x;
-  mean /= static_cast<double>(v.size());
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return std::sqrt(ss / static_cast<double>(v.size() - 1));
+  return std::sqrt(squared_deviations(v) / static_cast<double>(v.size() - 1));
 }
 
 class Theta : public Baseline {
