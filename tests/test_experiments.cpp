@@ -484,7 +484,9 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
 
 TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-future covariates, window by window") {
   const std::string dir = checkout("covariate-benchmark");
-  const auto r = run(dir, "scripts/covariate_benchmark.lua");
+  // ARIMA left out here: its order searches cost minutes under the sanitizers; test_readme runs
+  // the documented default (with arima, arima/regression and arima/xreg) in the plain build.
+  const auto r = run(dir, "scripts/covariate_benchmark.lua baselines=seasonal_naive,ets");
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("ets/regression vs ets"));
@@ -503,10 +505,7 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 14);
   CHECK(j["summary"]["ets/regression vs ets (all)"].contains("verdict"));
   CHECK(j["summary"]["seasonal_naive/regression vs seasonal_naive (seatbelts)"]["windows"] == 12);
-  // ARIMA three ways: alone, on the regression's residual, and with the covariates as regressors.
-  CHECK(j["summary"]["arima/regression vs arima (all)"]["windows"] == 14);
-  CHECK(j["summary"]["arima/xreg vs arima (all)"]["windows"] == 14);
-  CHECK(j["windows"][0]["crps"].contains("arima/xreg"));
+  CHECK(!j["windows"][0]["crps"].contains("arima"));  // baselines= chose them
 
   // With a model that reads variate roles: with its covariates as rows, without, and through the regression.
   const std::string model = dir + "/roles.safetensors";

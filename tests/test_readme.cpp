@@ -203,7 +203,7 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/covariate_injection.lua",
      "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
      "results: runs/covariate_injection/covariate_injection.json"},
-    {"build/bin/orrery run scripts/covariate_benchmark.lua", "", "results: runs/covariate_benchmark/covariate_benchmark.json"},
+    {"build/bin/orrery run scripts/covariate_benchmark.lua", "", "arima/xreg vs arima"},  // the default baselines, ARIMA three ways
     {"build/bin/orrery run scripts/covariate_benchmark.lua model=runs/covariate_injection/runs/s0,"
      "runs/covariate_injection/runs/s1,runs/covariate_injection/runs/s2",
      "build/bin/orrery run scripts/covariate_benchmark.lua model=runs/covariate_injection/runs/s0",  // one seed trained here
