@@ -209,3 +209,24 @@ TEST_CASE("arima: STL decomposes as statsmodels does", "[arima]") {
   }
   CHECK(cases == 4);
 }
+
+// The same series in units of 1e-40 or 1e40 gets the same forecast, scaled.
+TEST_CASE("arima: the forecast does not depend on the series' units", "[arima]") {
+  std::vector<double> y;
+  double e = 0;
+  uint64_t state = 99;
+  for (int t = 0; t < 80; ++t) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    e = 0.6 * e + static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+    y.push_back(10 + e + (t % 7 == 3 ? 1.0 : 0.0));
+  }
+  const auto arima = make_baseline("arima");
+  const auto base = arima->forecast(y, 7, 5, {0.1, 0.5, 0.9});
+  for (double k : {1e-40, 1e40}) {
+    std::vector<double> z;
+    for (double v : y) z.push_back(v * k);
+    const auto q = arima->forecast(z, 7, 5, {0.1, 0.5, 0.9});
+    for (size_t l = 0; l < q.size(); ++l)
+      for (size_t h = 0; h < q[l].size(); ++h) CHECK(q[l][h] / k == Approx(base[l][h]).epsilon(1e-3));
+  }
+}

@@ -349,6 +349,15 @@ ArimaFit fit_arima(const std::vector<double>& y, const Regressors& given, const 
   if (used <= 0) return fit;
   // The optimiser sees each regression coefficient scaled by its column's spread, so that a drift
   // (1..n) and a price in pence move on comparable steps; the optimum is the same.
+  // In units of the target's own spread too, so that a series in units of 1e-40 is fitted as the
+  // same series in units of 1.
+  double y_spread = 0;
+  {
+    size_t c = 0;
+    for (double v : difference(y, o))
+      if (std::isfinite(v)) y_spread += v * v, ++c;
+    y_spread = c && y_spread > 0 ? std::sqrt(y_spread / static_cast<double>(c)) : 1.0;
+  }
   std::vector<double> unit(init.size(), 1.0);
   for (size_t j = 0; j < fit.x.size(); ++j) {
     const std::vector<double> d = difference(fit.x[j], o);
@@ -356,7 +365,7 @@ ArimaFit fit_arima(const std::vector<double>& y, const Regressors& given, const 
     size_t c = 0;
     for (double v : d)
       if (std::isfinite(v)) ss += v * v, ++c;
-    unit[narma + j] = (c && ss > 0) ? std::sqrt(static_cast<double>(c) / ss) : 1.0;
+    unit[narma + j] = (c && ss > 0) ? y_spread * std::sqrt(static_cast<double>(c) / ss) : 1.0;
   }
   const auto scaled = [&](std::vector<double> v, bool to) {
     for (size_t i = 0; i < v.size(); ++i) v[i] = to ? v[i] / unit[i] : v[i] * unit[i];
