@@ -62,7 +62,7 @@ sanitize: setup $(ASAN_BUILD)/build.ninja
 # FUZZ_SECONDS on its seed corpus; fails on the first crash, leak or hang and leaves the input in
 # $(ASAN_BUILD)/crashes/.
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= csv training_data parquet safetensors options lua
+FUZZ_TARGETS ?= csv training_data parquet safetensors options lua text
 
 fuzz: setup $(ASAN_BUILD)/build.ninja
 	$(NICE) $(CMAKE) --build $(ASAN_BUILD) -j $(JOBS) --target orrery_fuzz

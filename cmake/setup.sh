@@ -7,10 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TORCH_SPEC=${ORRERY_TORCH_SPEC:-torch==2.13.0}
-# clang-19 and its compiler-rt (libFuzzer, sanitizers) are for `make fuzz` only.
+# clang-19 and its compiler-rt (libFuzzer, sanitizers) are for `make fuzz` only; bible-kjv is a text
+# corpus for the language models (docs/language.md).
 APT_PACKAGES=(g++ make pkg-config liblua5.4-dev nlohmann-json3-dev catch2 libreadline-dev
               libimgui-dev libglfw3-dev libstb-dev xvfb xauth libgl1-mesa-dri libglx-mesa0
-              fonts-dejavu-core tmux clang-19 libclang-rt-19-dev)
+              fonts-dejavu-core tmux clang-19 libclang-rt-19-dev bible-kjv)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -284,7 +284,7 @@ const std::vector<Row>& rows() {
 
       // Plugins.
       {"plugin-unknown", 1,
-       "orrery: script.lua:1: unknown architecture plugin 'toto3' (did you mean 'toto2'?); available: mlp, toto2",
+       "orrery: script.lua:1: unknown architecture plugin 'toto3' (did you mean 'toto2'?); available: gpt, mlp, toto2",
        [](auto& d) { return script(d, "orrery.model{arch = \"toto3\"}\n"); }},
       {"plugin-abi-mismatch", 0,
        "orrery: warning: refused plugin plugins/mismatched.so: built for plugin ABI 999 with LibTorch 1.13.0, but this host has plugin ABI",

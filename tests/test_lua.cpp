@@ -39,7 +39,7 @@ TEST_CASE("an unknown plugin name lists the available ones from Lua") {
   auto dir = test::temp_dir("lua-plugin");
   auto r = run_script(dir, "p.lua", "orrery.model{arch = 'transformerx'}\n");
   CHECK(r.status == 1);
-  CHECK(r.output.find("p.lua:1: unknown architecture plugin 'transformerx'; available: mlp, toto2") != std::string::npos);
+  CHECK(r.output.find("p.lua:1: unknown architecture plugin 'transformerx'; available: gpt, mlp, toto2") != std::string::npos);
 }
 
 TEST_CASE("key=value pairs reach the script as a table with numbers converted") {
@@ -159,15 +159,15 @@ TEST_CASE("the REPL prints expressions, continues multi-line input and survives 
 TEST_CASE("orrery plugins lists every plugin, as a table and as JSON") {
   auto table = test::run_command(orrery_cmd("plugins"));
   CHECK(table.status == 0);
-  for (auto name : {"toto2", "mlp", "quantile", "point", "studentt_mixture", "adamw", "sgd", "muon",
-                    "normuon", "dion2", "sp", "mup", "umup", "synthetic", "observability", "csv"})
+  for (auto name : {"toto2", "mlp", "gpt", "quantile", "point", "studentt_mixture", "categorical", "adamw", "sgd",
+                    "muon", "normuon", "dion2", "sp", "mup", "umup", "synthetic", "observability", "csv", "text"})
     CHECK(table.output.find(name) != std::string::npos);
   auto json = test::run_command(orrery_cmd("plugins --json"));
   REQUIRE(json.status == 0);
   auto arr = orrery::Json::parse(json.output);
   // parquet is built where Arrow is found (the pyarrow wheel beside torch; see cmake/setup.sh).
   const bool parquet = table.output.find("parquet") != std::string::npos;
-  CHECK(arr.size() == 16u + parquet);
+  CHECK(arr.size() == 19u + parquet);
   for (const auto& p : arr)
     for (auto key : {"kind", "name", "version", "description", "options"}) CHECK(p.contains(key));
 }

@@ -211,6 +211,7 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv",
      "build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv steps=4",
      "fine-tuning moved MASE"},
+    {"bible -l1000 \"gen1:1-rev22:21\" > kjv.txt", "", "file:kjv.txt"},  // docs/language.md's corpus
 };
 
 // Lua blocks, by their order in the README: replacements that shorten their training.
@@ -221,11 +222,13 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
     {{"steps = 300", "steps = 5"}},
     {{"steps = 300", "steps = 5"}},  // docs/covariates.md
     {{"steps = 200", "steps = 3"}},  // docs/covariates.md: covariate columns of a CSV
+    {},                              // docs/language.md: the text source
+    {{"steps = 300", "steps = 3"}},  // docs/language.md: a GPT on it
 };
 
 // The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.
 const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/depth-transfer.md", "docs/performance.md",
-                         "docs/testing.md", "docs/search.md", "docs/covariates.md"};
+                         "docs/testing.md", "docs/search.md", "docs/covariates.md", "docs/language.md"};
 
 struct Readme {
   std::vector<std::string> commands;  // sh lines, comments stripped, each once

@@ -54,14 +54,14 @@ TEST_CASE("the mismatched plugin does not stop the others from loading") {
   r.load_directory(ORRERY_TEST_PLUGIN_DIR);
   for (const auto& d : Registry::default_directories()) r.load_directory(d);
   CHECK(r.problems().size() == 2);
-  CHECK(r.names(PluginKind::architecture) == std::vector<std::string>{"mlp", "toto2"});
+  CHECK(r.names(PluginKind::architecture) == std::vector<std::string>{"gpt", "mlp", "toto2"});
 }
 
 TEST_CASE("an unknown plugin name lists the available ones") {
   CHECK_THROWS_WITH(Registry::global().find(PluginKind::architecture, "toto3"),
                     Catch::Contains("unknown architecture plugin 'toto3'") &&
                         Catch::Contains("did you mean 'toto2'") &&
-                        Catch::Contains("available: mlp, toto2"));
+                        Catch::Contains("available: gpt, mlp, toto2"));
 }
 
 TEST_CASE("ORRERY_PLUGIN_PATH folders are searched before the built-in folder") {

@@ -205,11 +205,11 @@ TEST_CASE("text: a saved tokenizer loads to the same encoding; a bad file is an 
     CHECK_THROWS_WITH(Bpe::load(dir + "/bad.json"), Catch::Contains("bad.json") && Catch::Contains(message));
   };
   bad([](Json& j) { j["format"] = "tiktoken"; }, "not an Orrery BPE tokenizer");
-  bad([](Json& j) { j["version"] = 2; }, "tokenizer version 2, this build reads version 1");
-  bad([](Json& j) { j["merges"][5] = {300, 97}; }, "merge 5 is [300,97]: it must be two ids below 261");
+  bad([](Json& j) { j["version"] = 2; }, "tokenizer version \"2\", this build reads version 1");
+  bad([](Json& j) { j["merges"][5] = {300, 97}; }, "merge 5 is \"[300,97]\": it must be two ids below 261");
   bad([](Json& j) { j["merges"][7] = j["merges"][3]; }, "merges " + orrery::json_text(good["merges"][3]) + " again");
   bad([](Json& j) { j["special_tokens"] = {"<|bos|>", "<|bos|>"}; }, "named twice");
-  bad([](Json& j) { j["vocab_size"] = 601; }, "vocab_size says 601 but the merges and special tokens make 600");
+  bad([](Json& j) { j["vocab_size"] = 601; }, "vocab_size says \"601\" but the merges and special tokens make 600");
   write(dir + "/bad.json", "{\"format\": ");
   CHECK_THROWS_WITH(Bpe::load(dir + "/bad.json"), Catch::Contains("bad.json") && Catch::Contains("not valid JSON"));
   CHECK_THROWS_WITH(Bpe::load(dir + "/none.json"), Catch::Contains("cannot read the tokenizer") &&

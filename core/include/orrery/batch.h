@@ -16,5 +16,9 @@ struct Batch {
   at::Tensor series_ids;  // (B, V) int64: variates with equal ids belong to one series
   int64_t season = 1;     // natural seasonality of the data (1 = none known)
   at::Tensor roles = {};  // (B, V) int64 VariateRole; undefined: every variate a target
+  // (B, V, T) float32: how much of the source's unit each step stands for (DataSource::describe's
+  // "unit": a token's bytes for text, 0 for BOS); undefined when the source has no unit. The
+  // validation loss is then also reported per unit (Model::loss_over_units).
+  at::Tensor units = {};
 };
 }  // namespace orrery

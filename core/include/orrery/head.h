@@ -18,9 +18,14 @@ struct HeadContext {
 
 // A head turns hidden states at patch n into a prediction of patch n+1, in the model's
 // normalised space (asinh of scaled values), and scores it against targets in that space.
+// A head over classes (token ids) predicts the data's own values instead: predicts_raw_values(),
+// and the host then passes values to the architecture and the loss unscaled.
 class Head {
  public:
   virtual ~Head() = default;
+  // True when the targets are the values as the data hold them (class ids), not normalised: the
+  // host neither scales the input nor the targets, and refuses quantile forecasts for it.
+  virtual bool predicts_raw_values() const { return false; }
   // (B, V, N, d) -> head-specific raw output with leading dims (B, V, N, P, ...). `ctx` goes
   // to every shared op (ops.h) the head calls.
   virtual at::Tensor forward(const at::Tensor& hidden, const ForwardContext& ctx) = 0;

@@ -130,22 +130,30 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
   const auto [values, observed] = lead_known_future(values_in, observed_in, roles, P);
   at::Tensor seen = observed;
   if (keep.defined()) seen = observed & expand_patch_mask(keep, P);
-  ScaledValues s = causal_patch_scale(values, seen, P);
   Prepared p;
-  p.in.tokens = patch_tokens(at::asinh(s.z), seen, P);
+  if (head_->predicts_raw_values()) {  // class ids: no scaler, no asinh; unobserved steps read 0
+    p.in.tokens = patch_tokens(at::where(seen, values, at::zeros({}, values.options())).to(at::kFloat), seen, P);
+  } else {
+    ScaledValues s = causal_patch_scale(values, seen, P);
+    p.in.tokens = patch_tokens(at::asinh(s.z), seen, P);
+    p.loc = s.loc;
+    p.scale = s.scale;
+    p.count = s.count;
+  }
   p.in.series_ids = series_ids;
   // A patch with no observation at all (and not hidden by masking) carries no information.
   at::Tensor any_obs = observed.unflatten(-1, {values.size(-1) / P, P}).any(-1);
   p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
   p.in.roles = roles;
-  p.loc = s.loc;
-  p.scale = s.scale;
-  p.count = s.count;
   return p;
 }
 
 at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
   return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep, b.roles).in, ForwardContext{});
+}
+
+at::Tensor Model::head_output(const Batch& b) {
+  return head_->forward(hidden(b), ForwardContext{});
 }
 
 std::vector<ActivationRecord> Model::activations(const Batch& b, bool keep,
@@ -158,10 +166,16 @@ std::vector<ActivationRecord> Model::activations(const Batch& b, bool keep,
   return probe.records();
 }
 
-at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
+// The head's output for patches 0 .. N-2, the targets they predict (patches 1 .. N-1) and the
+// weight of each target step: what loss() scores.
+struct Model::Scored {
+  at::Tensor out, target, weight;
+};
+
+Model::Scored Model::scored(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
   const int64_t P = spec_.patch_size;
   Prepared p = prepare(b.values, b.observed, b.series_ids, keep, b.roles);
-  const int64_t N = p.loc.size(-1);
+  const int64_t N = p.in.tokens.size(2);
   if (N < 2) throw Error("training needs at least two patches of context");
   at::Tensor out;
   {
@@ -170,17 +184,22 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardCont
   }
   out = out.to(at::kFloat);  // the loss in float32 whatever the forward ran in
 
-  // Target: patch n+1 in the space of patch n's statistics, as a forecast reads it back.
+  // Target: patch n+1 in the space of patch n's statistics, as a forecast reads it back (or as
+  // the data hold it, for a head over classes).
   at::Tensor next = b.values.unflatten(-1, {N, P}).slice(2, 1, N);
   at::Tensor next_obs = b.observed.unflatten(-1, {N, P}).slice(2, 1, N);
-  at::Tensor loc = p.loc.slice(2, 0, N - 1).unsqueeze(-1);
-  at::Tensor scale = p.scale.slice(2, 0, N - 1).unsqueeze(-1);
-  at::Tensor target = at::asinh((next - loc) / scale).to(at::kFloat);  // float64 statistics
-  target = at::where(next_obs, target, at::zeros({}, target.options()));
-  // Score only targets whose anchor statistics exist: with fewer than two kept observations so
-  // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
-  at::Tensor anchored = (p.count.slice(2, 0, N - 1) >= 2).unsqueeze(-1);
-  at::Tensor weight = next_obs & anchored;
+  at::Tensor target, weight = next_obs;
+  if (head_->predicts_raw_values()) {
+    target = at::where(next_obs, next, at::zeros({}, next.options())).to(at::kFloat);
+  } else {
+    at::Tensor loc = p.loc.slice(2, 0, N - 1).unsqueeze(-1);
+    at::Tensor scale = p.scale.slice(2, 0, N - 1).unsqueeze(-1);
+    target = at::asinh((next - loc) / scale).to(at::kFloat);  // float64 statistics
+    target = at::where(next_obs, target, at::zeros({}, target.options()));
+    // Score only targets whose anchor statistics exist: with fewer than two kept observations so
+    // far (e.g. a masked span at the start) loc/scale are placeholders and the target is noise.
+    weight = weight & (p.count.slice(2, 0, N - 1) >= 2).unsqueeze(-1);
+  }
   if (b.roles.defined()) weight = weight & rows_of_role(b.roles, VariateRole::target).unsqueeze(-1);  // targets only
   weight = weight.to(at::kFloat);
   const StepWeights& w = ctx.step_weights;
@@ -191,7 +210,24 @@ at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardCont
     profile.narrow(0, 0, w.early_steps).fill_(w.early_weight);
     weight = weight * profile;
   }
-  return head_->loss(out, target.detach(), weight);
+  return {out, target.detach(), weight};
+}
+
+at::Tensor Model::loss(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
+  const Scored s = scored(b, keep, ctx);
+  return head_->loss(s.out, s.target, s.weight);
+}
+
+Model::UnitLoss Model::loss_over_units(const Batch& b, const ForwardContext& ctx) {
+  if (!b.units.defined() || b.units.sizes() != b.values.sizes())
+    throw Error("the loss per unit needs the batch's units (Batch::units), of the values' shape " +
+                c10::str(b.values.sizes()));
+  const int64_t P = spec_.patch_size, N = b.values.size(-1) / P;
+  const Scored s = scored(b, {}, ctx);
+  const at::Tensor units = b.units.unflatten(-1, {N, P}).slice(2, 1, N).to(at::kFloat);
+  const at::Tensor weight = s.weight * (units > 0);  // a step standing for nothing (BOS) is not scored
+  const double scored_weight = weight.sum().item<double>();
+  return {head_->loss(s.out, s.target, weight).item<double>() * scored_weight, (units * weight).sum().item<double>()};
 }
 
 namespace {
@@ -286,6 +322,9 @@ void check_covariates(const ForecastOptions& o, int64_t B, int64_t V, int64_t ho
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
                          const at::Tensor& series_ids, int64_t horizon, const ForecastOptions& o) {
   const int64_t P = spec_.patch_size;
+  if (head_->predicts_raw_values())
+    throw Error("head plugin '" + spec_.head.name + "' predicts classes (token ids), not quantiles of values: a "
+                "quantile forecast means nothing for it; draw samples instead (model:generate)");
   if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
   if (o.decode_block_size < 0 || o.decode_block_size % P != 0)
     throw Error("decode_block_size must be 0 (one pass) or a positive multiple of the patch size " +

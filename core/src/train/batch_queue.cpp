@@ -12,6 +12,7 @@ Batch to_device(const Batch& b, c10::Device device, bool non_blocking) {
   out.observed = b.observed.to(device, non_blocking);
   out.series_ids = b.series_ids.to(device, non_blocking);
   if (b.roles.defined()) out.roles = b.roles.to(device, non_blocking);
+  if (b.units.defined()) out.units = b.units.to(device, non_blocking);
   return out;
 }
 
@@ -39,6 +40,7 @@ BatchQueue::Slot BatchQueue::draw(int64_t index) const {
       s.batch.observed = s.batch.observed.pin_memory();
       s.batch.series_ids = s.batch.series_ids.pin_memory();
       if (s.batch.roles.defined()) s.batch.roles = s.batch.roles.pin_memory();
+      if (s.batch.units.defined()) s.batch.units = s.batch.units.pin_memory();
     }
   } catch (...) {
     s.error = std::current_exception();

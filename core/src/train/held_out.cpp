@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "orrery/data_source.h"
 #include "orrery/host/batch_queue.h"
@@ -91,7 +92,8 @@ HeldOut::HeldOut(Model& model, DataSource* validation, const TrainConfig& cfg, u
                  TrainState& state)
     : model_(model), cfg_(cfg), bus_(bus), st_(state) {
   validate_ = validation && cfg.val_batches > 0;
-  snapshots_ = validation && cfg.forecast_series > 0;
+  // A model over classes (token ids) has no quantile forecast to snapshot.
+  snapshots_ = validation && cfg.forecast_series > 0 && !model.predicts_raw_values();
   val_every_ = cfg.val_every > 0 ? cfg.val_every : 4 * cfg.log_every;
   forecast_every_ = cfg.forecast_every > 0 ? cfg.forecast_every : val_every_;
   const int64_t P = model.patch_size();
@@ -101,6 +103,7 @@ HeldOut::HeldOut(Model& model, DataSource* validation, const TrainConfig& cfg, u
       batches_.push_back(to_device(
           validation->sample({cfg.batch_size, cfg.context_length, mix_seed(seed, static_cast<uint64_t>(i))}),
           model.device()));
+  if (validate_ && batches_.front().units.defined()) unit_ = validation->describe().value("unit", "unit");
 }
 
 double HeldOut::after(int64_t done, bool at_end, const std::function<double()>& elapsed) {
@@ -115,8 +118,24 @@ double HeldOut::after(int64_t done, bool at_end, const std::function<double()>& 
     }
     st_.last_val = done;
     st_.val_loss = sum / static_cast<double>(batches_.size());
-    bus_.publish(make_event(EventKind::val, {{"step", done}, {"loss", st_.val_loss},
-                                             {"elapsed_s", elapsed()}}));
+    Json fields = {{"step", done}, {"loss", st_.val_loss}};
+    if (!unit_.empty()) {  // the loss over what the scored steps stand for, in bits (a categorical head's nats / ln 2)
+      double loss = 0, units = 0;
+      {
+        at::NoGradGuard no_grad;
+        ForwardContext ctx;
+        ctx.precision = cfg_.precision;
+        for (const auto& b : batches_) {
+          const Model::UnitLoss u = model_.loss_over_units(b, ctx);
+          loss += u.loss, units += u.units;
+        }
+      }
+      st_.val_bits_per_unit = units > 0 ? loss / units / std::log(2.0) : std::numeric_limits<double>::quiet_NaN();
+      fields["bits_per_unit"] = st_.val_bits_per_unit;
+      fields["unit"] = unit_;
+    }
+    fields["elapsed_s"] = elapsed();
+    bus_.publish(make_event(EventKind::val, fields));
   }
   if (snapshots_ && (at_end ? st_.last_forecast != done : done % forecast_every_ == 0)) {
     st_.last_forecast = done;

@@ -32,6 +32,7 @@ class HeldOut {
   bool validate_ = false, snapshots_ = false;
   int64_t val_every_ = 0, forecast_every_ = 0, horizon_ = 0;
   std::vector<Batch> batches_;
+  std::string unit_;  // the source's unit when its batches carry units (text: "byte"), else empty
 };
 
 }  // namespace orrery

@@ -106,6 +106,7 @@ Json TrainState::to_json() const {
           {"final_loss", final_loss}, {"last_val", last_val}, {"last_forecast", last_forecast},
           {"recent_losses", recent_losses}, {"masking_rng", masking_rng}};
   if (std::isfinite(val_loss)) j["val_loss"] = val_loss;
+  if (std::isfinite(val_bits_per_unit)) j["val_bits_per_unit"] = val_bits_per_unit;
   return j;
 }
 
@@ -121,6 +122,7 @@ TrainState TrainState::from_json(const Json& j) {
     s.recent_losses = j.at("recent_losses").get<std::vector<double>>();
     s.masking_rng = j.at("masking_rng");
     if (j.contains("val_loss")) s.val_loss = j.at("val_loss");  // absent before Orrery recorded it, or before a val
+    if (j.contains("val_bits_per_unit")) s.val_bits_per_unit = j.at("val_bits_per_unit");
   } catch (const Json::exception& e) {
     throw Error(std::string("the training state is malformed: ") + e.what());
   }
@@ -132,6 +134,7 @@ Json TrainResult::to_json() const {
   Json j = {{"steps", steps}, {"first_loss", first_loss}, {"final_loss", final_loss},
             {"skipped_steps", skipped_steps}, {"seconds", seconds}, {"interrupted", interrupted}};
   if (std::isfinite(val_loss)) j["val_loss"] = val_loss;
+  if (std::isfinite(val_bits_per_unit)) j["val_bits_per_unit"] = val_bits_per_unit;
   return j;
 }
 

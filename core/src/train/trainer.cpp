@@ -38,7 +38,10 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   ProcessGroup* world = hooks.world;
   const int64_t W = world ? world->size() : 1, rank = world ? world->rank() : 0, A = cfg.accumulate;
   const RunSeeds seeds = RunSeeds::of(cfg.seed);
-  PatchMasker masker({cfg.cpm, cfg.context_length / P, cfg.cpm_max_span, cfg.cpm_max_rate}, seeds.masking);
+  // Patch masking teaches a model of values to forecast through missing stretches; a model of
+  // class ids (token ids) is trained on whole rows, as a language model is (a hidden id would read 0).
+  const bool mask = cfg.cpm && !model.predicts_raw_values();
+  PatchMasker masker({mask, cfg.context_length / P, cfg.cpm_max_span, cfg.cpm_max_rate}, seeds.masking);
   TrainState st;  // where the run stands; a resumed run starts from its saved state
   if (hooks.resume) {
     st = *hooks.resume;
@@ -118,6 +121,7 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   }
   result.skipped_steps = st.skipped_steps;
   result.val_loss = st.val_loss;
+  result.val_bits_per_unit = st.val_bits_per_unit;
   result.seconds = elapsed();
   bus.publish(make_event(EventKind::end, result.to_json()));
   return result;

@@ -8,6 +8,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
+#include "orrery/utf8.h"
 #include "pretokenize.h"
 
 namespace orrery::text {
@@ -229,12 +230,13 @@ Json Bpe::to_json() const {
 
 Bpe Bpe::from_json(const Json& j, const std::string& where) {
   const auto fail = [&](const std::string& what) { throw Error(where + ": " + what); };
-  if (!j.is_object() || j.value("format", "") != kFormat) fail("not an Orrery BPE tokenizer (format \"orrery-bpe\")");
-  if (j.value("version", 0) != kVersion)
-    fail("tokenizer version " + json_text(j.value("version", Json())) + ", this build reads version " +
+  const auto field = [&](const char* name) { return j.is_object() && j.contains(name) ? j[name] : Json(); };
+  if (field("format") != kFormat) fail("not an Orrery BPE tokenizer (format \"orrery-bpe\")");
+  if (field("version") != kVersion)
+    fail("tokenizer version " + quote_input(json_text(field("version")), 40) + ", this build reads version " +
          std::to_string(kVersion));
-  if (j.value("split", "") != kSplit)
-    fail("chunks split by " + quote_input(j.value("split", "")) + ", this build splits by \"" + kSplit + "\"");
+  if (field("split") != kSplit)
+    fail("chunks split by " + quote_input(json_text(field("split")), 40) + ", this build splits by \"" + kSplit + "\"");
   if (!j.contains("merges") || !j["merges"].is_array()) fail("no \"merges\" list");
   if (!j.contains("special_tokens") || !j["special_tokens"].is_array()) fail("no \"special_tokens\" list");
   std::vector<std::pair<int32_t, int32_t>> merges;
@@ -246,7 +248,7 @@ Bpe Bpe::from_json(const Json& j, const std::string& where) {
       return x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() < 256 + static_cast<int64_t>(m);
     };
     if (!pair.is_array() || pair.size() != 2 || !id_ok(pair[0]) || !id_ok(pair[1]))
-      fail("merge " + std::to_string(m) + " is " + json_text(pair) + ": it must be two ids below " +
+      fail("merge " + std::to_string(m) + " is " + quote_input(json_text(pair), 60) + ": it must be two ids below " +
            std::to_string(256 + m) + ", made by earlier merges");
     merges.emplace_back(pair[0].get<int32_t>(), pair[1].get<int32_t>());
     if (!pairs.insert(key(merges.back().first, merges.back().second)).second)
@@ -261,7 +263,7 @@ Bpe Bpe::from_json(const Json& j, const std::string& where) {
   }
   Bpe bpe(std::move(merges), std::move(specials));
   if (j.contains("vocab_size") && j["vocab_size"] != bpe.vocab_size())
-    fail("vocab_size says " + json_text(j["vocab_size"]) + " but the merges and special tokens make " +
+    fail("vocab_size says " + quote_input(json_text(j["vocab_size"]), 40) + " but the merges and special tokens make " +
          std::to_string(bpe.vocab_size()));
   return bpe;
 }
@@ -273,7 +275,7 @@ Bpe Bpe::load(const std::string& path) {
   try {
     j = Json::parse(in);
   } catch (const Json::exception& e) {
-    throw Error("tokenizer " + quote_input(path, 300) + " is not valid JSON: " + e.what());
+    throw Error("tokenizer " + quote_input(path, 300) + " is not valid JSON: " + valid_utf8(e.what()));
   }
   return from_json(j, "tokenizer " + quote_input(path, 300));
 }

@@ -2,6 +2,7 @@
 // training documents (or loaded), and rows of tokens packed BOS-aligned, best-fit, as nanochat
 // packs them. A sample is (rows, 1, length) token ids held as float32 values (exact below 2^24);
 // the model reads row[t] to predict row[t + 1], so inputs and targets are the row shifted by one.
+// Each step's units are its token's bytes (0 for BOS), so that validation reports bits per byte.
 // Documents are split between training and validation by a hash of their number, the same for
 // every run on the same files.
 #include <ATen/ATen.h>
@@ -91,6 +92,9 @@ class TextSource final : public DataSource {
       throw Error("data plugin 'text': validation_share = 0 holds out no documents for validation: give a share, "
                   "or turn validation off (val_batches = 0, forecast_series = 0)");
     if (const std::string out = o["save_tokenizer"]; !out.empty()) tokenizer_.save(out);
+    token_bytes_ = at::empty({tokenizer_.vocab_size()}, at::kFloat);
+    for (int32_t id = 0; id < tokenizer_.vocab_size(); ++id)
+      token_bytes_[id] = tokenizer_.is_special(id) ? 0.0f : static_cast<float>(tokenizer_.bytes_of(id).size());
   }
 
   Batch sample(const SampleRequest& r) const override {
@@ -99,6 +103,7 @@ class TextSource final : public DataSource {
     b.values = at::from_blob(const_cast<int32_t*>(ids.data()), {r.batch, 1, r.length}, at::kInt).to(at::kFloat);
     b.observed = at::ones({r.batch, 1, r.length}, at::kBool);
     b.series_ids = at::arange(r.batch, at::kLong).view({r.batch, 1});
+    b.units = token_bytes_.index_select(0, b.values.flatten().to(at::kLong)).view_as(b.values);
     return b;
   }
 
@@ -116,6 +121,7 @@ class TextSource final : public DataSource {
             {"merges", tokenizer_.merges().size()},
             {"special_tokens", tokenizer_.special_tokens()},
             {"bos", bos_},
+            {"unit", "byte"},
             {"tokenizer", tokenizer_source_}};
   }
 
@@ -181,6 +187,7 @@ class TextSource final : public DataSource {
   int32_t bos_ = 0;
   text::Documents docs_tokens_;
   std::vector<int64_t> chosen_;
+  at::Tensor token_bytes_;  // (vocab) float32: the bytes each id stands for, 0 for special tokens
   int64_t train_bytes_ = 0, train_tokens_ = 0, validation_bytes_ = 0, validation_tokens_ = 0;
 };
 

@@ -73,8 +73,19 @@ class Model {
   // trainer gives the global batch through it).
   at::Tensor loss(const Batch& batch, const at::Tensor& keep = {}, const ForwardContext& ctx = {});
 
+  // The loss summed over the target steps that stand for some of the source's unit (Batch::units,
+  // e.g. a token's bytes; a step of 0 units, such as BOS, is left out), and those units: their
+  // ratio is the loss per unit, in bits per byte for a categorical head over text (nats / ln 2).
+  struct UnitLoss {
+    double loss = 0, units = 0;
+  };
+  UnitLoss loss_over_units(const Batch& batch, const ForwardContext& ctx = {});
+
   // Hidden states for a batch (exposed for tests and diagnostics).
   at::Tensor hidden(const Batch& batch, const at::Tensor& keep = {});
+  // The head's raw output at every patch of a batch (B, V, N, P, ...): patch n's prediction of
+  // patch n + 1, e.g. a categorical head's logits (for tests, diagnostics and sampling).
+  at::Tensor head_output(const Batch& batch);
 
   // RMS of every named activation (linear outputs, residual streams, head) on a batch, in
   // forward order, without recording gradients: what a coordinate check measures.
@@ -119,6 +130,8 @@ class Model {
   std::vector<Param>& params() { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }
+  // Whether the head predicts the data's own values (class ids) rather than quantiles of them.
+  bool predicts_raw_values() const { return head_->predicts_raw_values(); }
   // Whether the architecture reads variate roles, so that covariates can be given to it.
   bool reads_roles() const { return arch_->reads_roles(); }
   int64_t patch_size() const { return spec_.patch_size; }
@@ -131,7 +144,9 @@ class Model {
 
  private:
   struct Prepared;
+  struct Scored;
   struct ForwardGraph;
+  Scored scored(const Batch& batch, const at::Tensor& keep, const ForwardContext& ctx);
   static constexpr size_t kMaxForwardGraphs = 8;
   // The head's output for patches [from, from + n) of `in`, through the recording of its shape.
   at::Tensor graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx);

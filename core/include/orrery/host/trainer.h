@@ -80,6 +80,7 @@ struct TrainState {
   double first_loss = 0, final_loss = 0;
   int64_t last_val = 0, last_forecast = 0;
   double val_loss = std::numeric_limits<double>::quiet_NaN();  // the last validation loss; NaN before one
+  double val_bits_per_unit = std::numeric_limits<double>::quiet_NaN();  // the same per unit of the source (bits)
   std::vector<double> recent_losses;  // the last step losses, for spikes
   std::string masking_rng;            // the masking generator's state, hex
   Json to_json() const;
@@ -117,6 +118,9 @@ struct TrainResult {
   int64_t steps = 0;
   double first_loss = 0, final_loss = 0;  // means over the first/last logging windows
   double val_loss = std::numeric_limits<double>::quiet_NaN();  // the held-out loss at the end; NaN without
+  // The held-out loss in bits per unit of the source (bits per byte for text), when its batches
+  // carry units (Batch::units); NaN otherwise.
+  double val_bits_per_unit = std::numeric_limits<double>::quiet_NaN();
   int64_t skipped_steps = 0;              // steps not applied: a non-finite loss or gradient
   double seconds = 0;
   bool interrupted = false;

@@ -1,0 +1,222 @@
+// The gpt architecture and the categorical head: logits equal a PyTorch model of the same
+// architecture (tests/reference/make_gpt_reference.py), causality, the soft cap, the host's
+// unscaled path for a head over classes, the errors, and a short training run on text.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "orrery/error.h"
+#include "orrery/host/data_mixture.h"
+#include "orrery/host/model.h"
+#include "orrery/host/registry.h"
+#include "orrery/safetensors.h"
+#include "support.h"
+
+using orrery::Json;
+
+namespace {
+
+const std::string kCase = std::string(ORRERY_SOURCE_DIR) + "/tests/data/gpt-reference/case.safetensors";
+
+orrery::ModelSpec gpt_spec(Json arch, int64_t classes) {
+  orrery::ModelSpec s;
+  s.arch = {"gpt", std::move(arch)};
+  s.head = {"categorical", {{"classes", classes}}};
+  s.param = {"sp", Json::object()};
+  s.patch_size = 1;
+  return s;
+}
+
+// The reference's architecture, as the fixture's metadata records it.
+orrery::ModelSpec reference_spec(const orrery::SafetensorsFile& file) {
+  Json c = Json::parse(file.metadata.at("config"));
+  const int64_t classes = c["vocab_size"];
+  c.erase("softcap");
+  return gpt_spec(c, classes);
+}
+
+orrery::Batch tokens(const at::Tensor& ids) {  // (B, T) int64 -> one row per series
+  orrery::Batch b;
+  b.values = ids.to(at::kFloat).unsqueeze(1);
+  b.observed = at::ones_like(b.values, at::kBool);
+  b.series_ids = at::arange(ids.size(0), at::kLong).unsqueeze(1);
+  return b;
+}
+
+// Logits (B, T, classes) of every position.
+at::Tensor logits(orrery::Model& m, const at::Tensor& ids) {
+  at::NoGradGuard no_grad;
+  return m.head_output(tokens(ids)).squeeze(3).squeeze(1);
+}
+
+}  // namespace
+
+TEST_CASE("gpt: logits equal the PyTorch reference's") {
+  const orrery::SafetensorsFile file = orrery::load_safetensors(kCase);
+  orrery::Model model(reference_spec(file), orrery::Registry::global());
+  std::set<std::string> used;
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : model.params()) {
+      const at::Tensor* t = file.find(p.info.name);
+      INFO(p.info.name);
+      REQUIRE(t != nullptr);
+      REQUIRE(t->sizes() == p.tensor.sizes());
+      p.tensor.copy_(*t);
+      used.insert(p.info.name);
+    }
+  }
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind("case.", 0) != 0) CHECK(used.count(name) == 1);  // every reference weight has a place
+  const at::Tensor expected = *file.find("case.logits");
+  const at::Tensor ours = logits(model, *file.find("case.ids")).to(at::kDouble);
+  REQUIRE(ours.sizes() == expected.sizes());
+  const double err = (ours - expected).abs().max().item<double>();
+  INFO("largest logit error: " << err << " (logits up to " << expected.abs().max().item<double>() << ")");
+  CHECK(err < 1e-5 * 15);  // 1e-5 of the soft cap; float32 against float64
+}
+
+TEST_CASE("gpt: a later token never changes an earlier position's logits, and logits stay inside the cap") {
+  Json arch = {{"vocab_size", 50}, {"d_model", 32}, {"num_layers", 2}, {"num_heads", 2}, {"sequence_len", 8},
+               {"zero_init_projections", false}};
+  orrery::Model model(gpt_spec(arch, 50), orrery::Registry::global());
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : model.params())
+      if (p.info.name == "lm_head.unembed.weight") p.tensor.mul_(30);  // raw logits past 15
+  }
+  at::Tensor ids = at::randint(0, 50, {2, 20}, at::kLong);
+  const at::Tensor before = logits(model, ids);
+  // Inside (-15, 15), up to float32's rounding of tanh to 1 far past the cap.
+  CHECK(before.abs().max().item<double>() <= 15);
+  CHECK(before.abs().max().item<double>() > 14);
+  for (int64_t t : {1, 7, 19}) {
+    at::Tensor changed = ids.clone();
+    changed.select(1, t).fill_(0).add_(ids.select(1, t).add(1).remainder(50));
+    const at::Tensor after = logits(model, changed);
+    INFO("changed position " << t);
+    CHECK(at::equal(after.narrow(1, 0, t), before.narrow(1, 0, t)));
+    CHECK(!at::allclose(after.narrow(1, t, 1), before.narrow(1, t, 1)));
+  }
+}
+
+TEST_CASE("gpt: the loss is the mean cross-entropy of the next token, on unscaled ids") {
+  const orrery::SafetensorsFile file = orrery::load_safetensors(kCase);
+  orrery::Model model(reference_spec(file), orrery::Registry::global());
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : model.params()) p.tensor.copy_(*file.find(p.info.name));
+  }
+  const at::Tensor ids = *file.find("case.ids");
+  const at::Tensor z = file.find("case.logits")->narrow(1, 0, ids.size(1) - 1);  // predicts ids[1:]
+  const at::Tensor next = ids.narrow(1, 1, ids.size(1) - 1);
+  const double expected = (at::logsumexp(z, -1) - z.gather(-1, next.unsqueeze(-1)).squeeze(-1)).mean().item<double>();
+  orrery::Batch b = tokens(ids);
+  CHECK(model.loss(b).item<double>() == Approx(expected).epsilon(1e-5));
+  // An unobserved step is ignored as a target, as cross_entropy's ignore_index ignores it (its
+  // weight is 0); as an input it reads id 0.
+  b.observed.select(2, 5).fill_(false);
+  at::Tensor zeroed = ids.clone();
+  zeroed.select(1, 5).fill_(0);
+  const at::Tensor z0 = logits(model, zeroed).narrow(1, 0, ids.size(1) - 1).to(at::kDouble);
+  const at::Tensor kept = at::ones_like(next, at::kBool);
+  kept.select(1, 4).fill_(false);
+  const at::Tensor nll = at::logsumexp(z0, -1) - z0.gather(-1, next.unsqueeze(-1)).squeeze(-1);
+  CHECK(model.loss(b).item<double>() == Approx(nll.masked_select(kept).mean().item<double>()).epsilon(1e-5));
+}
+
+TEST_CASE("gpt: what it refuses, each error naming the plugin") {
+  auto& reg = orrery::Registry::global();
+  orrery::ModelSpec patched = gpt_spec({{"vocab_size", 50}}, 50);
+  patched.patch_size = 4;
+  CHECK_THROWS_WITH(orrery::Model(patched, reg), Catch::Contains("plugin 'gpt'") && Catch::Contains("patch_size = 1"));
+  CHECK_THROWS_WITH(orrery::Model(gpt_spec({{"vocab_size", 50}, {"window_pattern", "SSX"}}, 50), reg),
+                    Catch::Contains("window_pattern"));
+  CHECK_THROWS_WITH(orrery::Model(gpt_spec({{"vocab_size", 50}, {"d_model", 30}, {"num_heads", 4}}, 50), reg),
+                    Catch::Contains("d_model 30"));
+  CHECK_THROWS_WITH(orrery::Model(gpt_spec({{"vocab_size", 50}, {"num_kv_heads", 3}}, 50), reg),
+                    Catch::Contains("num_kv_heads 3"));
+
+  orrery::Model model(gpt_spec({{"vocab_size", 50}, {"d_model", 32}, {"num_heads", 2}}, 50), reg);
+  orrery::Batch b = tokens(at::randint(0, 50, {2, 10}, at::kLong));
+  b.values[0][0][3] = 50;  // past the vocabulary
+  CHECK_THROWS_WITH(model.loss(b), Catch::Contains("plugin 'gpt' reads token ids 0 .. 49"));
+  b.values[0][0][3] = 2.5;
+  CHECK_THROWS_WITH(model.loss(b), Catch::Contains("plugin 'gpt' reads token ids"));
+  CHECK_THROWS_WITH(model.forecast(b.values, b.observed, b.series_ids, 4),
+                    Catch::Contains("head plugin 'categorical' predicts classes"));
+
+  // The categorical head under a model of values: the targets are not class ids.
+  orrery::ModelSpec mixed;
+  mixed.arch = {"mlp", {{"d_model", 16}}};
+  mixed.head = {"categorical", {{"classes", 10}}};
+  mixed.patch_size = 1;
+  orrery::Model wrong(mixed, reg);
+  orrery::Batch series = tokens(at::randint(0, 10, {2, 10}, at::kLong));
+  series.values.mul_(0.37);
+  CHECK_THROWS_WITH(wrong.loss(series), Catch::Contains("head plugin 'categorical': targets must be class ids"));
+}
+
+TEST_CASE("gpt: trains on a text source from Lua, the loss falling") {
+  const std::string dir = test::temp_dir("gpt-train");
+  std::string corpus;
+  for (int d = 0; d < 300; ++d)
+    corpus += "The " + std::string(d % 3 ? "quick" : "slow") + " brown fox number " + std::to_string(d % 17) +
+              " jumps over the lazy dog.\n\n";
+  std::ofstream(dir + "/corpus.txt") << corpus;
+  std::ofstream(dir + "/train.lua") << R"(
+local text = {"text", files = ")" + dir + R"(/corpus.txt", vocab_size = 300}
+local m = orrery.model{arch = {"gpt", vocab_size = 300, d_model = 32, num_layers = 2, num_heads = 2, sequence_len = 32},
+                       head = {"categorical", classes = 300}, patch_size = 1}
+local r = orrery.train{model = m, data = text, steps = 60, batch_size = 8, context_length = 32,
+                       optimizer = {"adamw", lr = 3e-3}, quiet = true, runs_dir = ")" + dir + R"(/runs", name = "gpt"}
+print(string.format("first %.4f last %.4f val %.4f bpb %.4f", r.first_loss, r.final_loss, r.val_loss,
+                    r.val_bits_per_unit))
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + dir + "/train.lua"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  double first = 0, last = 0, val = 0, bpb = 0;
+  REQUIRE(std::sscanf(r.output.c_str() + r.output.find("first"), "first %lf last %lf val %lf bpb %lf", &first, &last,
+                      &val, &bpb) == 4);
+  CHECK(last < first - 1.5);
+  CHECK(std::isfinite(val));
+  // Bits per byte: the loss over the bytes of the scored tokens, each several bytes long.
+  CHECK(bpb > 0);
+  CHECK(bpb < val / std::log(2.0));
+  CHECK(test::read_text(dir + "/runs/gpt/metrics.jsonl").find("\"unit\":\"byte\"") != std::string::npos);
+}
+
+TEST_CASE("gpt: bits per byte of a known distribution, exactly") {
+  // With the unembedding at zero every token is equally likely: ln(classes) nats each. Bits per
+  // byte are then ln(classes) / ln 2 per scored token over the bytes of those tokens, BOS (0
+  // bytes) neither scored nor counted.
+  const std::string dir = test::temp_dir("gpt-bpb");
+  std::string corpus;
+  for (int d = 0; d < 200; ++d) corpus += "line " + std::to_string(d) + " of a small corpus, ünïcödé too\n\n";
+  std::ofstream(dir + "/c.txt") << corpus;
+  auto text = orrery::make_data_source(orrery::Registry::global(),
+                                       {"text", {{"files", dir + "/c.txt"}, {"vocab_size", 280}}}, {});
+  orrery::Model model(gpt_spec({{"vocab_size", 280}, {"d_model", 16}, {"num_heads", 2}}, 280),
+                      orrery::Registry::global());
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : model.params())
+      if (p.info.name == "lm_head.unembed.weight") p.tensor.zero_();
+  }
+  const orrery::Batch b = text->sample({4, 40, 7});
+  REQUIRE(b.units.defined());
+  const at::Tensor next_units = b.units.narrow(-1, 1, 39);
+  const double scored = (next_units > 0).sum().item<double>(), bytes = next_units.sum().item<double>();
+  REQUIRE(scored < 4 * 39);  // some targets are BOS
+  const orrery::Model::UnitLoss u = model.loss_over_units(b);
+  CHECK(u.units == bytes);
+  CHECK(u.loss == Approx(scored * std::log(280.0)).epsilon(1e-6));
+  orrery::Batch plain = b;
+  plain.units = at::Tensor();
+  CHECK_THROWS_WITH(model.loss_over_units(plain), Catch::Contains("Batch::units"));
+}
