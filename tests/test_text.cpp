@@ -16,6 +16,7 @@
 
 #include "bpe.h"
 #include "orrery/error.h"
+#include "orrery/utf8.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/host/registry.h"
 #include "packing.h"
@@ -110,6 +111,19 @@ TEST_CASE("text: chunks are cut as nanochat's split pattern cuts them") {
     INFO(text);
     CHECK(got == c["chunks"].get<std::vector<std::string>>());
   }
+}
+
+TEST_CASE("text: a run longer than a chunk is cut at code points into pieces of at most 256 bytes") {
+  std::string run;
+  for (int i = 0; i < 3000; ++i) run += "\xC3\xA9";  // é, two bytes each: one letter run of 6,000 bytes
+  const std::string text = "x " + run + " " + std::string(1000, '=') + "\n";
+  std::string joined;
+  for (const auto chunk : orrery::text::split_chunks(text)) {
+    REQUIRE(chunk.size() <= orrery::text::kMaxChunkBytes);
+    REQUIRE(orrery::is_utf8(chunk));
+    joined += chunk;
+  }
+  CHECK(joined == text);
 }
 
 TEST_CASE("text: chunks cover any bytes exactly, valid UTF-8 or not") {
@@ -209,6 +223,11 @@ TEST_CASE("text: a saved tokenizer loads to the same encoding; a bad file is an 
   bad([](Json& j) { j["merges"][5] = {300, 97}; }, "merge 5 is \"[300,97]\": it must be two ids below 261");
   bad([](Json& j) { j["merges"][7] = j["merges"][3]; }, "merges " + orrery::json_text(good["merges"][3]) + " again");
   bad([](Json& j) { j["special_tokens"] = {"<|bos|>", "<|bos|>"}; }, "named twice");
+  bad([](Json& j) {  // each merge doubles a token: 2, 4, ... 512 bytes
+    j["merges"] = Json::array({{97, 97}});
+    for (int m = 1; m < 9; ++m) j["merges"].push_back({255 + m, 255 + m});
+    j["vocab_size"] = 256 + 9 + 1;
+  }, "merge 8 makes a token of 512 bytes");
   bad([](Json& j) { j["vocab_size"] = 601; }, "vocab_size says \"601\" but the merges and special tokens make 600");
   write(dir + "/bad.json", "{\"format\": ");
   CHECK_THROWS_WITH(Bpe::load(dir + "/bad.json"), Catch::Contains("bad.json") && Catch::Contains("not valid JSON"));
@@ -232,7 +251,7 @@ TEST_CASE("text: best-fit packing starts every row with BOS and holds document p
   std::iota(all.begin(), all.end(), 0);
   const int64_t L = 64;
   std::set<int32_t> seen;
-  for (uint64_t seed = 0; seed < 50; ++seed) {
+  for (uint64_t seed = 0; seed < 200; ++seed) {
     const auto rows = orrery::text::pack_rows(docs, all, 8, L, bos, 16, seed);
     REQUIRE(rows.size() == 8u * L);
     for (int r = 0; r < 8; ++r) {
@@ -289,6 +308,12 @@ TEST_CASE("text: the source trains its tokenizer, holds documents out and packs 
     }
     return numbers;
   };
+  {  // after every BOS a document's first line, never the blank line before it
+    const at::Tensor ids = train->sample({8, 50, 5}).values.to(at::kInt).contiguous();
+    const std::string text = tok.decode(std::span<const int32_t>(ids.data_ptr<int32_t>(), 8 * 50));
+    for (size_t at = text.find("<|bos|>"); at != std::string::npos; at = text.find("<|bos|>", at + 1))
+      if (at + 7 < text.size()) CHECK(text[at + 7] == 'D');
+  }
   std::set<std::string> train_docs, validation_docs;
   for (uint64_t seed = 0; seed < 40; ++seed) {
     for (const auto& s : held(train->sample({8, 50, seed}))) train_docs.insert(s);

@@ -41,6 +41,11 @@ TrainResult train(Model& model, DataSource& data, Optimizer& opt, const TrainCon
   // Patch masking teaches a model of values to forecast through missing stretches; a model of
   // class ids (token ids) is trained on whole rows, as a language model is (a hidden id would read 0).
   const bool mask = cfg.cpm && !model.predicts_raw_values();
+  // The categorical head checks its targets are class ids on the host, which a recorded graph
+  // cannot do; refused by name rather than failing inside the recording.
+  if (cfg.graph && model.predicts_raw_values())
+    throw Error("graph = true is not supported yet for a model whose head predicts class ids (head plugin '" +
+                model.spec().head.name + "'): train it with graph = false");
   PatchMasker masker({mask, cfg.context_length / P, cfg.cpm_max_span, cfg.cpm_max_rate}, seeds.masking);
   TrainState st;  // where the run stands; a resumed run starts from its saved state
   if (hooks.resume) {

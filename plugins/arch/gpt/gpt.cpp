@@ -15,7 +15,7 @@
 // read from the host's unscaled input, which the categorical head asks for. As in every
 // architecture here, inits, multipliers, residual weights and the softmax scale come from the
 // parametrisation, so SP, muP and u-muP apply unchanged; nanochat's own recipe is SP with its
-// optimizer groups (scripts/nanogpt.lua).
+// optimizer groups.
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -153,7 +153,7 @@ class Gpt final : public Architecture {
 
   at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override {
     const int64_t B = in.tokens.size(0), V = in.tokens.size(1), T = in.tokens.size(2);
-    const at::Tensor ids = token_ids(in.tokens.select(-1, 0)).reshape({B * V, T});
+    const at::Tensor ids = token_ids(in.tokens.select(-1, 0), ctx.host_sync).reshape({B * V, T});
     const auto [cos, sin] = rotary_table(T, ids.device());
     at::Tensor x = rms_norm(at::embedding(wte_, ids) * wte_multiplier_, eps_);
     const at::Tensor x0 = x;
@@ -185,10 +185,10 @@ class Gpt final : public Architecture {
     w.zero_();
   }
 
-  // The ids the values hold, refused unless every one is a whole number in [0, vocab_size).
-  at::Tensor token_ids(const at::Tensor& values) const {
-    const bool ok = ((values >= 0) & (values < static_cast<double>(vocab_)) & (values == values.floor())).all().item<bool>();
-    if (!ok)
+  // The ids the values hold, refused unless every one is a whole number in [0, vocab_size)
+  // (checked on the host, so not while a graph records the pass).
+  at::Tensor token_ids(const at::Tensor& values, bool check) const {
+    if (check && !((values >= 0) & (values < static_cast<double>(vocab_)) & (values == values.floor())).all().item<bool>())
       throw Error("architecture plugin 'gpt' reads token ids 0 .. " + std::to_string(vocab_ - 1) +
                   " (vocab_size), and the data hold other values: train it on a text source whose tokenizer has "
                   "this vocabulary, with the categorical head");
@@ -217,8 +217,8 @@ OptionSchema schema() {
       .integer("num_layers", 4, "transformer blocks", 1, 1024)
       .integer("num_heads", 4, "query heads (d_model / num_heads wide, even)", 1, 1024)
       .integer("num_kv_heads", 0, "key/value heads, a divisor of num_heads (grouped queries); 0 = num_heads", 0, 1024)
-      .integer("sequence_len", 256, "the context the windows are measured in: S layers see the last half of it",
-               2, 1 << 24)
+      .integer("sequence_len", 256, "the context the windows are measured in (train at most this long): S layers "
+               "see the last half of it, L layers all of it", 2, 1 << 24)
       .string("window_pattern", "SSSL", "each layer's window, the pattern tiled over the layers (S half the sequence, "
               "L all of it); the last layer is always L")
       .boolean("value_embeddings", true, "value embeddings with an input gate on alternating layers (the last always)")

@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kFormat = "orrery-bpe";
 constexpr int kVersion = 1;
 constexpr const char* kSplit = "gpt4-digits2";  // pretokenize.h's pattern
+constexpr size_t kMaxIds = size_t{1} << 24;      // ids are exact in float32 values below this
 
 uint64_t key(int32_t a, int32_t b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
 int32_t first(uint64_t k) { return static_cast<int32_t>(k >> 32); }
@@ -242,6 +243,11 @@ Bpe Bpe::from_json(const Json& j, const std::string& where) {
   std::vector<std::pair<int32_t, int32_t>> merges;
   std::unordered_set<uint64_t> pairs;
   const Json& list = j["merges"];
+  // Ids are held as float32 values (exact below 2^24), and no trained token is longer than a chunk.
+  if (256 + list.size() + j["special_tokens"].size() > kMaxIds)
+    fail(std::to_string(list.size()) + " merges and " + std::to_string(j["special_tokens"].size()) +
+         " special tokens make more than " + std::to_string(kMaxIds) + " ids");
+  std::vector<size_t> length(256, 1);
   for (size_t m = 0; m < list.size(); ++m) {
     const Json& pair = list[m];
     const auto id_ok = [&](const Json& x) {
@@ -253,6 +259,10 @@ Bpe Bpe::from_json(const Json& j, const std::string& where) {
     merges.emplace_back(pair[0].get<int32_t>(), pair[1].get<int32_t>());
     if (!pairs.insert(key(merges.back().first, merges.back().second)).second)
       fail("merge " + std::to_string(m) + " merges " + json_text(pair) + " again");
+    length.push_back(length[static_cast<size_t>(merges.back().first)] + length[static_cast<size_t>(merges.back().second)]);
+    if (length.back() > kMaxChunkBytes)
+      fail("merge " + std::to_string(m) + " makes a token of " + std::to_string(length.back()) + " bytes, longer than a "
+           "chunk (" + std::to_string(kMaxChunkBytes) + " bytes)");
   }
   std::vector<std::string> specials;
   for (const Json& s : j["special_tokens"]) {

@@ -48,9 +48,9 @@ std::vector<int32_t> pack_rows(const Documents& docs, std::span<const int64_t> c
   const Pieces pieces(docs, chosen, length);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> pick(0, pieces.total - 1);
-  std::multimap<int64_t, Piece> pool;  // by size
+  std::multimap<int64_t, Piece> pool;  // by size; topped up to `buffer` before every pick, as nanochat's
   const auto refill = [&] {
-    for (int64_t i = 0; i < buffer; ++i) {
+    while (static_cast<int64_t>(pool.size()) < buffer) {
       const Piece p = pieces.at(docs, chosen, length, pick(rng));
       pool.emplace(p.size, p);
     }
@@ -60,7 +60,7 @@ std::vector<int32_t> pack_rows(const Documents& docs, std::span<const int64_t> c
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* row = out.data() + r * length;
     for (int64_t pos = 0; pos < length;) {
-      if (pool.empty()) refill();
+      refill();
       const int64_t room = length - pos;
       auto it = pool.upper_bound(room);  // the longest piece that fits, else the shortest, cropped
       it = it == pool.begin() ? it : std::prev(it);

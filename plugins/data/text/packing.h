@@ -20,8 +20,8 @@ struct Documents {
 };
 
 // `rows` rows of `length` tokens from the documents `chosen` (indices into docs), drawn at
-// random by `seed`: pieces are drawn `buffer` at a time, uniformly over all pieces of the chosen
-// documents, and packed best-fit. The result is rows * length ids, row-major.
+// random by `seed`: a pool of `buffer` pieces, drawn uniformly over all pieces of the chosen
+// documents and topped up before every pick, packed best-fit. rows * length ids, row-major.
 std::vector<int32_t> pack_rows(const Documents& docs, std::span<const int64_t> chosen, int64_t rows, int64_t length,
                                int32_t bos, int64_t buffer, uint64_t seed);
 

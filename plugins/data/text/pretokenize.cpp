@@ -23,8 +23,8 @@ namespace {
 enum class Class : uint8_t { letter, number, space, other };
 
 struct CodePoint {
-  int32_t cp;      // -1: a byte that is not part of valid UTF-8
-  uint32_t start;  // byte offset
+  int32_t cp;    // -1: a byte that is not part of valid UTF-8
+  size_t start;  // byte offset
   Class cls;
 };
 
@@ -70,7 +70,7 @@ std::vector<CodePoint> code_points(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const size_t n = utf8_length(s, i);
     const int32_t c = n ? decode(s, i, n) : -1;
-    out.push_back({c, static_cast<uint32_t>(i), classify(c)});
+    out.push_back({c, i, classify(c)});
     i += n ? n : 1;
   }
   return out;
@@ -127,10 +127,15 @@ size_t chunk_end(const std::vector<CodePoint>& p, size_t i) {
 std::vector<std::string_view> split_chunks(std::string_view text) {
   const std::vector<CodePoint> p = code_points(text);
   std::vector<std::string_view> out;
+  const auto start = [&](size_t k) { return k < p.size() ? p[k].start : text.size(); };
   for (size_t i = 0; i < p.size();) {
     const size_t e = chunk_end(p, i);
-    const size_t from = p[i].start, to = e < p.size() ? p[e].start : text.size();
-    out.push_back(text.substr(from, to - from));
+    for (size_t k = i; k < e;) {  // pieces of at most kMaxChunkBytes, whole code points
+      size_t m = k + 1;
+      while (m < e && start(m + 1) - start(k) <= kMaxChunkBytes) ++m;
+      out.push_back(text.substr(start(k), start(m) - start(k)));
+      k = m;
+    }
     i = e;
   }
   return out;

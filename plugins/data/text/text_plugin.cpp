@@ -7,6 +7,7 @@
 // every run on the same files.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -32,7 +33,8 @@ OptionSchema schema() {
       .integer("vocab_size", 4096, "ids of the tokenizer trained on the training documents: 256 bytes, the merges, "
                "then the special tokens", 257, 1 << 20)
       .strings("special_tokens", "<|bos|>", "special tokens after the merges; the first begins every document")
-      .string("tokenizer", "", "a tokenizer saved before (tokenizer.json) to use instead of training one")
+      .string("tokenizer", "", "a tokenizer saved before (tokenizer.json) to use instead of training one (its "
+              "vocabulary and special tokens then replace vocab_size and special_tokens)")
       .string("save_tokenizer", "", "where to write the tokenizer (for generation, or to load it in another run)")
       .number("validation_share", 0.05, "the share of documents held out for validation", 0, 0.9)
       .integer("buffer", 256, "document pieces drawn at a time for best-fit packing (more: fuller fits, "
@@ -47,11 +49,14 @@ std::string read_whole(const std::string& path) {
   return std::move(s).str();
 }
 
-// The documents of one file's text, as views into it; empty ones (blank space only) left out.
+// The documents of one file's text, as views into it; blank ones (space only) left out, and
+// the blank lines before a document's first line are not part of it.
 void split_documents(std::string_view text, const std::string& mode, std::vector<std::string_view>& out) {
-  const auto blank = [](std::string_view s) { return s.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos; };
   const auto add = [&](std::string_view d) {
-    if (!blank(d)) out.push_back(d);
+    const size_t first = d.find_first_not_of(" \t\r\n\f\v");
+    if (first == std::string_view::npos) return;
+    const size_t line = d.rfind('\n', first);  // keep the first line's indentation
+    out.push_back(d.substr(line == std::string_view::npos ? 0 : line + 1));
   };
   if (mode == "file") return add(text);
   size_t from = 0;
@@ -62,12 +67,13 @@ void split_documents(std::string_view text, const std::string& mode, std::vector
       continue;
     }
     // A paragraph ends at a line that is blank: the text up to this newline, when the next line
-    // has nothing but spaces up to its own newline (or the end).
+    // has nothing but spaces up to its own newline (or the end). The next starts after it.
     size_t j = i + 1;
     while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
     if (j < text.size() && text[j] != '\n') continue;
-    add(text.substr(from, i + 1 - from)), from = j;
-    i = j == text.size() ? j : j - 1;
+    add(text.substr(from, i + 1 - from));
+    from = std::min(j + 1, text.size());
+    i = j;
   }
   if (from < text.size()) add(text.substr(from));
 }
@@ -98,6 +104,8 @@ class TextSource final : public DataSource {
   }
 
   Batch sample(const SampleRequest& r) const override {
+    if (r.length < 2)
+      throw Error("data plugin 'text': a row needs at least 2 tokens (BOS and one more), got " + std::to_string(r.length));
     const std::vector<int32_t> ids = text::pack_rows(docs_tokens_, chosen_, r.batch, r.length, bos_, buffer_, r.seed);
     Batch b;
     b.values = at::from_blob(const_cast<int32_t*>(ids.data()), {r.batch, 1, r.length}, at::kInt).to(at::kFloat);
@@ -154,7 +162,13 @@ class TextSource final : public DataSource {
   Bpe load_or_train(const Json& o, const std::vector<std::string_view>& train) {
     if (const std::string path = o["tokenizer"]; !path.empty()) {
       tokenizer_source_ = path;
-      Bpe bpe = Bpe::load(path);
+      Bpe bpe = [&] {
+        try {
+          return Bpe::load(path);
+        } catch (const Error& e) {
+          throw Error(std::string("data plugin 'text' (option tokenizer): ") + e.what());
+        }
+      }();
       if (bpe.special_tokens().empty())
         throw Error("tokenizer " + quote_input(path, 300) + " has no special tokens: the text source begins every "
                     "document with the first, BOS");
