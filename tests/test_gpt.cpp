@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
 #include <fstream>
@@ -223,4 +224,97 @@ TEST_CASE("gpt: bits per byte of a known distribution, exactly") {
   orrery::Batch plain = b;
   plain.units = at::Tensor();
   CHECK_THROWS_WITH(model.loss_over_units(plain), Catch::Contains("Batch::units"));
+}
+
+TEST_CASE("categorical: draws follow softmax(z / T) over the top k; T = 0 and top_k = 1 take the most likely") {
+  auto& reg = orrery::Registry::global();
+  const auto param = reg.create<orrery::PluginKind::parametrisation>("sp", Json::object());
+  orrery::ParamFactory factory(*param, at::make_generator<at::CPUGeneratorImpl>(0), at::TensorOptions());
+  orrery::HeadContext ctx{factory, 8, 1};
+  const auto head = reg.create<orrery::PluginKind::head>("categorical", Json{{"classes", 4}}, ctx);
+  const int64_t n = 40000;
+  const at::Tensor z = at::tensor({2.0f, 1.0f, 0.0f, -1.0f}).view({1, 1, 1, 1, 4}).expand({1, 1, n, 1, 4}).contiguous();
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  const auto frequencies = [&](double temperature, int64_t top_k) {
+    const at::Tensor d = head->sample(z, temperature, top_k, gen);
+    REQUIRE(d.sizes() == at::IntArrayRef({1, 1, n, 1}));
+    return at::bincount(d.flatten().to(at::kLong), {}, 4).to(at::kDouble) / static_cast<double>(n);
+  };
+  const auto expect = [&](const at::Tensor& f, std::vector<double> logits, double temperature) {
+    const at::Tensor p = at::softmax(at::tensor(logits, at::kDouble) / temperature, 0);
+    for (int64_t c = 0; c < 4; ++c) {
+      INFO("class " << c << " at temperature " << temperature);
+      // 5 standard errors of a frequency from n draws
+      CHECK(std::abs(f[c].item<double>() - p[c].item<double>()) < 5 * std::sqrt(0.25 / n));
+    }
+  };
+  expect(frequencies(1.0, 0), {2, 1, 0, -1}, 1.0);
+  expect(frequencies(2.0, 0), {2, 1, 0, -1}, 2.0);
+  expect(frequencies(1.0, 2), {2, 1, -1e9, -1e9}, 1.0);  // the two most likely, renormalised
+  CHECK(frequencies(0.0, 0)[0].item<double>() == 1.0);
+  CHECK(frequencies(1.0, 1)[0].item<double>() == 1.0);
+}
+
+TEST_CASE("gpt: generate continues token ids, the same for the same seed, each row on its own") {
+  orrery::Model model(gpt_spec({{"vocab_size", 40}, {"d_model", 16}, {"num_heads", 2}, {"zero_init_projections", false}}, 40),
+                      orrery::Registry::global());
+  const at::Tensor prompt = at::randint(0, 40, {2, 1, 5}, at::kLong).to(at::kFloat);
+  orrery::GenerateOptions o;
+  o.seed = 4, o.top_k = 10;
+  const at::Tensor a = model.generate(prompt, 12, o), b = model.generate(prompt, 12, o);
+  REQUIRE(a.sizes() == at::IntArrayRef({2, 1, 12}));
+  CHECK(at::equal(a, b));
+  CHECK(((a >= 0) & (a < 40) & (a == a.floor())).all().item<bool>());
+  o.seed = 5;
+  CHECK(!at::equal(a, model.generate(prompt, 12, o)));
+  // Greedy: each drawn id is the argmax of the logits after the prompt and the ids drawn so far.
+  o.temperature = 0;
+  const at::Tensor g = model.generate(prompt.narrow(0, 0, 1), 6, o);
+  at::Tensor seq = prompt.narrow(0, 0, 1).squeeze(1).to(at::kLong);
+  for (int64_t t = 0; t < 6; ++t) {
+    const at::Tensor next = logits(model, seq).select(1, seq.size(1) - 1).argmax(-1);
+    CHECK(next.item<int64_t>() == g[0][0][t].item<int64_t>());
+    seq = at::cat({seq, next.view({1, 1})}, 1);
+  }
+  // A window of context: the model reads only the last 4 ids.
+  o.context = 4;
+  const at::Tensor windowed = model.generate(prompt.narrow(0, 0, 1), 3, o);
+  CHECK(windowed.sizes() == at::IntArrayRef({1, 1, 3}));
+  o.context = 0;
+
+  o.temperature = -1;
+  CHECK_THROWS_WITH(model.generate(prompt, 3, o), Catch::Contains("temperature must be a finite number >= 0"));
+  o.temperature = 1;
+  CHECK_THROWS_WITH(model.generate(prompt, 0, o), Catch::Contains("generate draws 1 to"));
+  orrery::Model series(test::tiny_spec(), orrery::Registry::global());
+  CHECK_THROWS_WITH(series.generate(at::randn({1, 1, 64}), 4), Catch::Contains("head plugin 'quantile': it cannot draw samples"));
+}
+
+TEST_CASE("text: encode and decode through the source, and generation from Lua") {
+  const std::string dir = test::temp_dir("gpt-generate");
+  std::string corpus;
+  for (int d = 0; d < 300; ++d) corpus += "In the beginning was the word number " + std::to_string(d % 13) + ".\n\n";
+  std::ofstream(dir + "/c.txt") << corpus;
+  std::ofstream(dir + "/gen.lua") << R"(
+local text = orrery.data{"text", files = ")" + dir + R"(/c.txt", vocab_size = 300}
+local ids = text:encode("In the beginning")
+assert(ids[1] == text:describe().bos, "BOS first")
+assert(text:decode(ids) == "<|bos|>In the beginning")
+local m = orrery.model{arch = {"gpt", vocab_size = 300, d_model = 32, num_layers = 2, num_heads = 2, sequence_len = 32},
+                       head = {"categorical", classes = 300}, patch_size = 1}
+orrery.train{model = m, data = text, steps = 80, batch_size = 8, context_length = 32, optimizer = {"adamw", lr = 3e-3},
+             quiet = true, runs_dir = ")" + dir + R"(/runs", name = "g"}
+local out = m:generate{values = ids, steps = 12, temperature = 0}
+print("continued: " .. text:decode(out))
+local two = m:generate{values = {ids, ids}, steps = 5, seed = 2}
+assert(#two == 2 and #two[1] == 5)
+local ok, err = pcall(function() return orrery.data{"synthetic"}:decode({1, 2}) end)
+print(err)
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + dir + "/gen.lua"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("continued: ") != std::string::npos);
+  CHECK(r.output.find(" was the word number") != std::string::npos);  // learnt from 300 repeats
+  CHECK(r.output.find("data:decode: data plugin 'synthetic': it holds no text") != std::string::npos);
 }

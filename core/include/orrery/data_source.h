@@ -3,9 +3,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "orrery/batch.h"
+#include "orrery/error.h"
 #include "orrery/json.h"
 
 namespace orrery {
@@ -59,6 +61,17 @@ class DataSource {
   // series is too short for the model to learn anything from (it would train on nothing, with a
   // loss of 0). nullopt: no bound (generators make series as long as asked).
   virtual std::optional<int64_t> longest_series() const { return std::nullopt; }
+  // Text to values and back, for a source whose values are token ids: what generation starts
+  // from and what it gives back (model:generate). encode_text's values (1-D) begin with the
+  // source's BOS. A source of series holds no text: the defaults throw.
+  virtual at::Tensor encode_text(std::string_view text) const {
+    (void)text;
+    throw Error("it holds no text (DataSource::encode_text)");
+  }
+  virtual std::string decode_text(const at::Tensor& values) const {
+    (void)values;
+    throw Error("it holds no text (DataSource::decode_text)");
+  }
 };
 
 using DataSourceFactory = std::unique_ptr<DataSource> (*)(const Json& options, const DataContext&);

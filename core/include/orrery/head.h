@@ -1,9 +1,12 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 
+#include <ATen/core/Generator.h>
+
 #include <memory>
 #include <vector>
 
+#include "orrery/error.h"
 #include "orrery/forward_context.h"
 #include "orrery/json.h"
 #include "orrery/param.h"
@@ -37,6 +40,13 @@ class Head {
   virtual at::Tensor quantiles(const at::Tensor& out, const std::vector<double>& levels) = 0;
   // The levels this head reports by default.
   virtual std::vector<double> default_levels() const = 0;
+  // Values drawn from the prediction at every position of `out` (B, V, N, P), for generation:
+  // `temperature` divides the logits (0: the most likely value), `top_k` > 0 keeps only that
+  // many most likely classes. A head that cannot draw throws (the default).
+  virtual at::Tensor sample(const at::Tensor& out, double temperature, int64_t top_k, at::Generator& gen) {
+    (void)out, (void)temperature, (void)top_k, (void)gen;
+    throw Error("it cannot draw samples (Head::sample)");
+  }
 };
 
 // Toto 2.0's nine quantile knots 0.1 .. 0.9: the levels every head reports by default.

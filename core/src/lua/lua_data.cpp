@@ -101,10 +101,49 @@ int d_describe(lua_State* L) {
   return 1;
 }
 
+// The plugin a data object was made from, for errors.
+std::string plugin_name(lua_State* L) {
+  lua_getiuservalue(L, 1, 1);
+  const std::string name = Json::parse(lua_tostring(L, -1))["name"];
+  lua_pop(L, 1);
+  return name;
+}
+
+// data:encode(text): the token ids of a text source for `text`, BOS first (a list of numbers).
+int d_encode(lua_State* L) {
+  auto data = check_box<DataSource>(L, 1, kDataMeta, "data:encode's self (call it with ':')");
+  const std::string text = to_string(L, 2, "data:encode: text");
+  at::Tensor ids;
+  try {
+    ids = data->encode_text(text).to(at::kCPU, at::kDouble).contiguous();
+  } catch (const Error& e) {
+    throw Error("data:encode: data plugin '" + plugin_name(L) + "': " + e.what());
+  }
+  lua_createtable(L, static_cast<int>(ids.numel()), 0);
+  const double* p = ids.data_ptr<double>();
+  for (int64_t i = 0; i < ids.numel(); ++i) lua_pushnumber(L, p[i]), lua_rawseti(L, -2, i + 1);
+  return 1;
+}
+
+// data:decode(ids): the text a list of token ids stands for (special tokens by their names).
+int d_decode(lua_State* L) {
+  auto data = check_box<DataSource>(L, 1, kDataMeta, "data:decode's self (call it with ':')");
+  const std::vector<double> ids = to_numbers(L, 2, "data:decode: ids");
+  std::string text;
+  try {
+    text = data->decode_text(at::tensor(ids, at::kDouble));
+  } catch (const Error& e) {
+    throw Error("data:decode: data plugin '" + plugin_name(L) + "': " + e.what());
+  }
+  lua_pushlstring(L, text.data(), text.size());
+  return 1;
+}
+
 }  // namespace
 
 void open_data_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg methods[] = {{"sample", ORRERY_LUA(d_sample)}, {"describe", ORRERY_LUA(d_describe)},
+                                     {"encode", ORRERY_LUA(d_encode)}, {"decode", ORRERY_LUA(d_decode)},
                                      {nullptr, nullptr}};
   new_metatable(L, h, kDataMeta, gc_box<DataSource, kDataMeta>, methods, nullptr);
   static const luaL_Reg functions[] = {{"data", ORRERY_LUA(l_data)}, {nullptr, nullptr}};

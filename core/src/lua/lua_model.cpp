@@ -279,6 +279,64 @@ int m_load(lua_State* L) {
   return 1;  // the model, for chaining
 }
 
+// model:generate{values=, steps=, temperature=, top_k=, seed=, context=}: `values` one sequence
+// (a list of numbers, e.g. data:encode's token ids) or several of one length (a list of lists);
+// returns the drawn continuation(s) in the same form.
+int m_generate(lua_State* L) {
+  const std::string fn = "model:generate";
+  auto model = self(L, "generate");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  check_fields(L, 2, fn, {"values", "steps", "temperature", "top_k", "seed", "context"});
+  if (!field(L, 2, "values")) throw Error(fn + ": values is required (a list of numbers, or a list of lists)");
+  if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": values must be a list of numbers, or a list of lists");
+  lua_rawgeti(L, -1, 1);
+  const bool several = lua_type(L, -1) == LUA_TTABLE;
+  lua_pop(L, 1);
+  std::vector<std::vector<double>> rows;
+  if (several) {
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_rawgeti(L, -1, i);
+      rows.push_back(to_numbers(L, -1, fn + ": values[" + std::to_string(i) + "]"));
+      lua_pop(L, 1);
+    }
+  } else {
+    rows.push_back(to_numbers(L, -1, fn + ": values"));
+  }
+  lua_pop(L, 1);
+  for (const auto& r : rows)
+    if (r.empty() || r.size() != rows.front().size())
+      throw Error(fn + ": values must be non-empty sequences of one length");
+  const auto steps = integer_field(L, 2, "steps", fn);
+  if (!steps) throw Error(fn + ": steps is required (how many values to draw)");
+  GenerateOptions o;
+  if (auto t = number_field(L, 2, "temperature", fn)) o.temperature = *t;
+  if (auto k = integer_field(L, 2, "top_k", fn)) o.top_k = *k;
+  if (auto sd = integer_field(L, 2, "seed", fn)) {
+    if (*sd < 0) throw Error(fn + ": seed must be >= 0, got " + std::to_string(*sd));
+    o.seed = static_cast<uint64_t>(*sd);
+  }
+  if (auto c = integer_field(L, 2, "context", fn)) o.context = *c;
+  o.interrupt = &host(L).interrupt;
+  const int64_t B = static_cast<int64_t>(rows.size()), T = static_cast<int64_t>(rows.front().size());
+  at::Tensor values = at::empty({B, 1, T}, at::kDouble);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t) values[b][0][t] = rows[static_cast<size_t>(b)][static_cast<size_t>(t)];
+  const at::Tensor drawn = model->generate(values, *steps, o).to(at::kDouble).contiguous();
+  const auto a = drawn.accessor<double, 3>();
+  const auto push_row = [&](int64_t b) {
+    lua_createtable(L, static_cast<int>(a.size(2)), 0);
+    for (int64_t t = 0; t < a.size(2); ++t) lua_pushnumber(L, a[b][0][t]), lua_rawseti(L, -2, t + 1);
+  };
+  if (!several) {
+    push_row(0);
+    return 1;
+  }
+  lua_createtable(L, static_cast<int>(B), 0);
+  for (int64_t b = 0; b < B; ++b) push_row(b), lua_rawseti(L, -2, b + 1);
+  return 1;
+}
+
 int m_tostring(lua_State* L) {
   auto model = self(L, "tostring");
   const auto& s = model->spec();
@@ -291,6 +349,7 @@ int m_tostring(lua_State* L) {
 
 void open_model_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg methods[] = {{"forecast", ORRERY_LUA(m_forecast)},
+                                     {"generate", ORRERY_LUA(m_generate)},
                                      {"parameters", ORRERY_LUA(m_parameters)},
                                      {"describe", ORRERY_LUA(m_describe)},
                                      {"activations", ORRERY_LUA(m_activations)},

@@ -115,6 +115,22 @@ class TextSource final : public DataSource {
     return b;
   }
 
+  at::Tensor encode_text(std::string_view text) const override {
+    std::vector<int32_t> ids = tokenizer_.encode(text);
+    ids.insert(ids.begin(), bos_);
+    return at::tensor(at::IntArrayRef(std::vector<int64_t>(ids.begin(), ids.end())), at::kLong).to(at::kFloat);
+  }
+
+  std::string decode_text(const at::Tensor& values) const override {
+    const at::Tensor v = values.to(at::kCPU, at::kDouble).flatten();
+    const double vocab = static_cast<double>(tokenizer_.vocab_size());
+    if (!((v >= 0) & (v < vocab) & (v == v.floor())).all().item<bool>())
+      throw Error("data plugin 'text': token ids are whole numbers 0 .. " + std::to_string(tokenizer_.vocab_size() - 1) +
+                  " (the tokenizer's vocabulary)");
+    const at::Tensor ids = v.to(at::kInt).contiguous();
+    return tokenizer_.decode(std::span<const int32_t>(ids.data_ptr<int32_t>(), static_cast<size_t>(ids.numel())));
+  }
+
   Json describe() const override {
     const auto ratio = [](int64_t bytes, int64_t tokens) { return tokens ? double(bytes) / double(tokens) : 0.0; };
     return {{"files", files_},

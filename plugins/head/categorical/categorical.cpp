@@ -5,6 +5,8 @@
 // weight is 0 (unobserved) is ignored, as cross_entropy's ignore_index ignores it.
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "orrery/error.h"
 #include "orrery/ops.h"
 #include "orrery/plugin.h"
@@ -47,6 +49,21 @@ class CategoricalHead final : public Head {
   }
 
   std::vector<double> default_levels() const override { return nine_levels(); }
+
+  // A class per position: the most likely at temperature 0, else drawn from softmax(z / T) over
+  // the top_k most likely (all when top_k is 0).
+  at::Tensor sample(const at::Tensor& out, double temperature, int64_t top_k, at::Generator& gen) override {
+    const at::Tensor z = out.to(at::kCPU, at::kFloat);
+    const auto positions = z.sizes().slice(0, z.dim() - 1);
+    if (temperature <= 0) return z.argmax(-1).to(at::kFloat).to(out.device());
+    at::Tensor scaled = z / temperature;
+    if (top_k > 0 && top_k < classes_) {
+      const at::Tensor kth = std::get<0>(scaled.topk(top_k, -1)).narrow(-1, top_k - 1, 1);
+      scaled = at::where(scaled < kth, at::full({}, -std::numeric_limits<float>::infinity(), scaled.options()), scaled);
+    }
+    const at::Tensor p = at::softmax(scaled, -1).reshape({-1, classes_});
+    return at::multinomial(p, 1, false, gen).view(positions).to(at::kFloat).to(out.device());
+  }
 
  private:
   int64_t classes_, patch_;

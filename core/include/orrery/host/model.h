@@ -53,6 +53,14 @@ struct ForecastOptions {
   at::Tensor roles = {}, future = {};
 };
 
+struct GenerateOptions {
+  double temperature = 1.0;  // divides the logits; 0 = always the most likely value
+  int64_t top_k = 0;         // draw among the top_k most likely classes only; 0 = all
+  uint64_t seed = 0;         // the draws' generator: the same seed draws the same continuation
+  int64_t context = 0;       // the model reads at most the last `context` steps; 0 = all of them
+  const Interrupt* interrupt = nullptr;  // polled between draws
+};
+
 // Float64 on the CPU: data units may lie beyond float32's range.
 struct Forecast {
   std::vector<double> levels;
@@ -99,6 +107,11 @@ class Model {
   Forecast forecast(const at::Tensor& values, const at::Tensor& observed,
                     const at::Tensor& series_ids, int64_t horizon,
                     const ForecastOptions& options = {});
+
+  // Continues every row of `values` (B, V, T) by `steps` values drawn one patch at a time from the
+  // head's prediction (Head::sample), each read back as observed before the next is drawn: text
+  // generation for a model of token ids. Returns the drawn values, (B, V, steps) float32 on the CPU.
+  at::Tensor generate(const at::Tensor& values, int64_t steps, const GenerateOptions& options = {});
 
   // Weights as safetensors, under the parameters' names, with the model spec in the metadata.
   void save_weights(const std::string& path) const;
