@@ -44,6 +44,12 @@ class GuardedSource final : public DataSource {
   std::vector<StoredSeries> stored_series() const override {
     return guarded(who_, [&] { return inner_->stored_series(); });
   }
+  at::Tensor encode_text(std::string_view text) const override {
+    return guarded(who_, [&] { return inner_->encode_text(text); });
+  }
+  std::string decode_text(const at::Tensor& values) const override {
+    return guarded(who_, [&] { return inner_->decode_text(values); });
+  }
 
  private:
   std::unique_ptr<DataSource> inner_;
