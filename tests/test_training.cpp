@@ -163,6 +163,41 @@ TEST_CASE("a routed optimizer sends each parameter to the first group that match
   }
 }
 
+TEST_CASE("a group follows only the run schedules it names") {
+  // nanochat's AdamW groups keep their own betas and decay (schedules = {"lr"}): at a schedule
+  // multiplier of 0 the group that follows the learning-rate schedule stands still while the
+  // one that follows none still moves, and neither takes the run's momentum.
+  auto& reg = orrery::Registry::global();
+  auto model = test::tiny_model();
+  auto groups = orrery::optimizer_groups_from_json(Json::array({
+      {{"name", "adamw"}, {"options", {{"lr", 1e-2}}}, {"params", {{"role", "hidden"}}}, {"schedules", Json::array({"lr"})}},
+      {{"name", "adamw"}, {"options", {{"lr", 1e-2}}}, {"schedules", Json::array()}}}));
+  orrery::RoutedOptimizer opt(reg, groups, model->params(), model->parametrisation());
+  CHECK(opt.describe()[0]["schedules"] == Json::array({"lr"}));
+  CHECK(opt.describe()[1]["schedules"] == Json::array());
+  std::vector<at::Tensor> before;
+  for (const auto& p : model->params()) before.push_back(p.tensor.detach().clone());
+  auto data = reg.create<PluginKind::data>("synthetic", Json::object(), orrery::DataContext{});
+  model->loss(data->sample({4, 128, 0})).backward();
+  opt.step(orrery::StepScalars{0.0, 0.0, 0.5});
+  for (size_t i = 0; i < before.size(); ++i) {
+    const auto& p = model->params()[i];
+    INFO(p.info.name);
+    CHECK(at::equal(before[i], p.tensor.detach()) == (p.info.role == orrery::Role::hidden));
+  }
+
+  const orrery::ScheduleSet lr_only = orrery::ScheduleSet::from_json(Json::array({"lr"}), "g");
+  const orrery::StepScalars s = lr_only.applied({0.25, 0.5, 0.9});
+  CHECK(s.lr_factor == 0.25);
+  CHECK(s.wd_factor == 1.0);
+  CHECK(s.momentum < 0);
+  CHECK(orrery::ScheduleSet{}.applied({0.25, 0.5, 0.9}).momentum == 0.9);
+  CHECK_THROWS_WITH(orrery::ScheduleSet::from_json(Json::array({"lr", "momentun"}), "optimizer group 1.schedules"),
+                    Catch::Contains("optimizer group 1.schedules: unknown schedule 'momentun'"));
+  CHECK_THROWS_WITH(orrery::ScheduleSet::from_json(Json::array({"lr", "lr"}), "g"), Catch::Contains("named twice"));
+  CHECK_THROWS_WITH(orrery::ScheduleSet::from_json("lr", "g"), Catch::Contains("must be a list of schedule names"));
+}
+
 TEST_CASE("routing errors name the parameter or the group") {
   auto& reg = orrery::Registry::global();
   auto model = test::tiny_model();

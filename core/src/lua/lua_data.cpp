@@ -27,6 +27,20 @@ DataArgument to_data(lua_State* L, int idx, const std::string& what) {
 
 namespace {
 
+// A data object for `spec`'s `split`, remembering the spec (for errors and data:held_out) and the
+// batches drawn so far.
+int push_data(lua_State* L, const PluginSpec& spec, Split split) {
+  DataContext context;  // a rank's share of the files, with shard_files
+  context.split = split;
+  if (const ProcessGroup* w = host(L).world) context.rank = w->rank(), context.world_size = w->size();
+  push_box(L, std::shared_ptr<DataSource>(make_data_source(host(L).registry, spec, context)), kDataMeta, 2);
+  lua_pushstring(L, spec.to_json().dump().c_str());
+  lua_setiuservalue(L, -2, 1);
+  lua_pushinteger(L, 0);  // batches drawn so far: the next call's default seed
+  lua_setiuservalue(L, -2, 2);
+  return 1;
+}
+
 // orrery.data{"name", option = value} or orrery.data("name", {option = value})
 int l_data(lua_State* L) {
   if (luaL_testudata(L, 1, kDataMeta)) throw Error("orrery.data takes a plugin choice, not a data object");
@@ -38,14 +52,7 @@ int l_data(lua_State* L) {
   } else {
     spec = to_plugin_spec(L, 1, "orrery.data");
   }
-  DataContext context;  // a rank's share of the files, with shard_files
-  if (const ProcessGroup* w = host(L).world) context.rank = w->rank(), context.world_size = w->size();
-  push_box(L, std::shared_ptr<DataSource>(make_data_source(host(L).registry, spec, context)), kDataMeta, 2);
-  lua_pushstring(L, spec.to_json().dump().c_str());
-  lua_setiuservalue(L, -2, 1);
-  lua_pushinteger(L, 0);  // batches drawn so far: the next call's default seed
-  lua_setiuservalue(L, -2, 2);
-  return 1;
+  return push_data(L, spec, Split::train);
 }
 
 // data:sample([batch [, length [, seed]]]): a table [sample][variate][step], NaN where
@@ -139,12 +146,22 @@ int d_decode(lua_State* L) {
   return 1;
 }
 
+// data:held_out(): the same plugin choice's validation split, what orrery.train validates on
+// (the held-out documents or series of a source that stores them; a generator's draws).
+int d_held_out(lua_State* L) {
+  check_box<DataSource>(L, 1, kDataMeta, "data:held_out's self (call it with ':')");
+  lua_getiuservalue(L, 1, 1);
+  const Json j = Json::parse(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return push_data(L, PluginSpec{j["name"].get<std::string>(), j["options"]}, Split::validation);
+}
+
 }  // namespace
 
 void open_data_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg methods[] = {{"sample", ORRERY_LUA(d_sample)}, {"describe", ORRERY_LUA(d_describe)},
                                      {"encode", ORRERY_LUA(d_encode)}, {"decode", ORRERY_LUA(d_decode)},
-                                     {nullptr, nullptr}};
+                                     {"held_out", ORRERY_LUA(d_held_out)}, {nullptr, nullptr}};
   new_metatable(L, h, kDataMeta, gc_box<DataSource, kDataMeta>, methods, nullptr);
   static const luaL_Reg functions[] = {{"data", ORRERY_LUA(l_data)}, {nullptr, nullptr}};
   set_functions(L, h, functions);

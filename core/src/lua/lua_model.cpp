@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "orrery/host/batch_queue.h"
 #include "orrery/host/coord_check.h"
 #include "orrery/host/covariate_regression.h"
 #include "orrery/host/backtest.h"
@@ -14,6 +15,7 @@
 #include "orrery/host/model.h"
 #include "orrery/host/registry.h"
 #include "orrery/host/series.h"
+#include "orrery/data_source.h"
 
 namespace orrery {
 namespace {
@@ -254,6 +256,36 @@ int m_activations(lua_State* L) {
   return 2;
 }
 
+// model:score(data, batch, length [, seed]): the model's loss, without gradients, on the batch
+// data:sample(batch, length, seed) draws (the same rows, so anything else scored on them pairs
+// with it): {loss = the mean over the scored targets (the training loss's units), and for data
+// whose steps carry units (text: bytes) bits = the summed loss in bits over the scored targets
+// that stand for some units, units = their units}.
+int m_score(lua_State* L) {
+  const std::string fn = "model:score";
+  auto model = self(L, "score");
+  auto data = check_box<DataSource>(L, 2, kDataMeta, fn + ": data (a data object, orrery.data{...})");
+  const int64_t batch = to_integer(L, 3, fn + ": batch");
+  const int64_t length = to_integer(L, 4, fn + ": length");
+  const int64_t seed = lua_isnoneornil(L, 5) ? 0 : to_integer(L, 5, fn + ": seed");
+  if (batch < 1 || length < 2 * model->patch_size() || batch > (int64_t{1} << 24) / length)
+    throw Error(fn + "(data, batch, length): at least one row of two patches, at most 2^24 values in all");
+  if (seed < 0) throw Error(fn + ": seed must be a whole number >= 0, got " + std::to_string(seed));
+  const Batch b = to_device(data->sample({batch, length, static_cast<uint64_t>(seed)}), model->device(), false);
+  at::NoGradGuard no_grad;
+  lua_createtable(L, 0, 3);
+  lua_pushnumber(L, model->loss(b).item<double>());
+  lua_setfield(L, -2, "loss");
+  if (b.units.defined()) {
+    const Model::UnitLoss u = model->loss_over_units(b);
+    lua_pushnumber(L, u.loss / std::log(2.0));
+    lua_setfield(L, -2, "bits");
+    lua_pushnumber(L, u.units);
+    lua_setfield(L, -2, "units");
+  }
+  return 1;
+}
+
 int m_save(lua_State* L) {
   self(L, "save")->save_weights(to_string(L, 2, "model:save: path"));
   return 0;
@@ -350,6 +382,7 @@ int m_tostring(lua_State* L) {
 void open_model_library(lua_State* L, LuaHost& h) {
   static const luaL_Reg methods[] = {{"forecast", ORRERY_LUA(m_forecast)},
                                      {"generate", ORRERY_LUA(m_generate)},
+                                     {"score", ORRERY_LUA(m_score)},
                                      {"parameters", ORRERY_LUA(m_parameters)},
                                      {"describe", ORRERY_LUA(m_describe)},
                                      {"activations", ORRERY_LUA(m_activations)},

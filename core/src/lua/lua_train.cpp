@@ -8,14 +8,16 @@
 namespace orrery {
 namespace {
 
-// A group: a plugin choice whose options may hold params = {role=, name=, stack=}.
+// A group: a plugin choice whose options may hold params = {role=, name=, stack=} and
+// schedules = {"lr", ...}, the host's keys, not the optimizer's.
 Json optimizer_group(lua_State* L, int idx, const std::string& what) {
   PluginSpec spec = to_plugin_spec(L, idx, what);
   Json g = spec.to_json();
-  if (spec.options.contains("params")) {
-    g["params"] = spec.options["params"];
-    g["options"].erase("params");
-  }
+  for (const char* key : {"params", "schedules"})
+    if (spec.options.contains(key)) {
+      g[key] = spec.options[key];
+      g["options"].erase(key);
+    }
   return g;
 }
 

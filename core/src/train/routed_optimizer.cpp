@@ -72,6 +72,35 @@ Json ParamSelector::to_json() const {
   return j;
 }
 
+ScheduleSet ScheduleSet::from_json(const Json& j, const std::string& what) {
+  if (j.is_object() && j.empty()) return ScheduleSet{false, false, false};  // Lua's {}: none
+  if (!j.is_array()) throw Error(what + " must be a list of schedule names (lr, momentum, weight_decay), got " + j.dump());
+  ScheduleSet s{false, false, false};
+  for (const auto& v : j) {
+    const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
+    bool* flag = name == "lr" ? &s.lr : name == "momentum" ? &s.momentum : name == "weight_decay" ? &s.weight_decay : nullptr;
+    if (!flag) throw Error(what + ": unknown schedule '" + name + "' (known: lr, momentum, weight_decay)");
+    if (*flag) throw Error(what + ": schedule '" + name + "' named twice");
+    *flag = true;
+  }
+  return s;
+}
+
+Json ScheduleSet::to_json() const {
+  Json j = Json::array();
+  if (lr) j.push_back("lr");
+  if (momentum) j.push_back("momentum");
+  if (weight_decay) j.push_back("weight_decay");
+  return j;
+}
+
+StepScalars ScheduleSet::applied(StepScalars s) const {
+  if (!lr) s.lr_factor = 1.0;
+  if (!weight_decay) s.wd_factor = 1.0;
+  if (!momentum) s.momentum = -1.0;
+  return s;
+}
+
 std::vector<OptimizerGroup> optimizer_groups_from_json(const Json& j) {
   auto one = [](const Json& g, const std::string& what) {
     if (!g.is_object() || !g.contains("name") || !g["name"].is_string())
@@ -79,6 +108,7 @@ std::vector<OptimizerGroup> optimizer_groups_from_json(const Json& j) {
     OptimizerGroup group;
     group.optimizer = PluginSpec{g["name"], g.value("options", Json::object())};
     if (g.contains("params")) group.params = ParamSelector::from_json(g["params"], what + ".params");
+    if (g.contains("schedules")) group.schedules = ScheduleSet::from_json(g["schedules"], what + ".schedules");
     return group;
   };
   if (j.is_object()) return {one(j, "optimizer")};
@@ -120,7 +150,7 @@ RoutedOptimizer::RoutedOptimizer(const Registry& registry, const std::vector<Opt
 }
 
 void RoutedOptimizer::step(const StepScalars& s) {
-  for (auto& r : routed_) r.optimizer->step(s);
+  for (auto& r : routed_) r.optimizer->step(r.group.schedules.applied(s));
 }
 
 double RoutedOptimizer::base_lr() const { return routed_.front().optimizer->base_lr(); }
@@ -171,7 +201,8 @@ Json RoutedOptimizer::describe() const {
   Json out = Json::array();
   for (const auto& r : routed_)
     out.push_back({{"optimizer", r.group.optimizer.to_json()}, {"params", r.group.params.to_json()},
-                   {"tensors", r.names.size()}, {"parameters", r.numel}, {"names", r.names}});
+                   {"schedules", r.group.schedules.to_json()}, {"tensors", r.names.size()}, {"parameters", r.numel},
+                   {"names", r.names}});
   return out;
 }
 

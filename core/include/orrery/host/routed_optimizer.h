@@ -24,9 +24,21 @@ struct ParamSelector {
   Json to_json() const;
 };
 
+// Which of the run's schedules a group follows (all by default). nanochat warms up and decays
+// only Muon's momentum and weight decay; its AdamW groups keep their own betas and decay and
+// follow the learning-rate schedule alone: schedules = {"lr"}.
+struct ScheduleSet {
+  bool lr = true, momentum = true, weight_decay = true;
+  static ScheduleSet from_json(const Json& j, const std::string& what);
+  Json to_json() const;
+  bool all() const { return lr && momentum && weight_decay; }
+  StepScalars applied(StepScalars s) const;  // the run's scalars, with those not followed left neutral
+};
+
 struct OptimizerGroup {
   PluginSpec optimizer;
   ParamSelector params;
+  ScheduleSet schedules;
 };
 
 // Groups from JSON: one plugin spec {"name", "options"}, or a list of them with a "params"
