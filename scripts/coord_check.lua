@@ -12,15 +12,17 @@
 --   orrery run scripts/coord_check.lua [params=umup,sp] [widths=64,128,256,512] [steps=4]
 --       [depths=2,4,8,16,32 [width=128] [alphas=0.5,1]]
 --       [optimizer=adamw|normuon|muon|dion2] [rules=toto2,spectral] [seeds=2] [lr=...]
---       [adamw_lr=0] [device=cpu|cuda]
+--       [adamw_lr=0] [device=cpu|cuda] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]]
 --
 -- With a Muon-family optimizer the matrices inside the stack take it (at lr) and AdamW the rest, at
 -- adamw_lr = 0 by default: frozen, so that every change is the Muon-family update's (at AdamW's
 -- tuned rate the embedding's updates dominate every layer's change and hide the rule). Under
 -- u-muP each of its Muon-family rules (toto2, spectral) is checked.
+-- arch=gpt checks nanochat's GPT on a text corpus instead of the forecaster (lib/task.lua).
 -- Results: runs/coord_check*/coord_check.json (every layer x width x step) and a table.
 
 local list = require("lib.args").list
+local tasks = require("lib.task")
 
 local depths    = list(args.depths, nil)
 local axis      = depths and "depth" or "width"
@@ -74,9 +76,10 @@ local function optimizer_of(v)
   return {{optimizer, lr = lr_of(v), params = {role = "hidden", stack = true}},
           {"adamw", lr = adamw_lr, weight_decay = 0}}
 end
-local budget_per_step = {batch_size = 16, context_length = 256}
+local budget_per_step = {batch_size = 16, context_length = 256}  -- rows of 256 steps for either task
 
 local dir = orrery.experiment_dir("coord_check", args.runs_dir)
+local task = tasks.from_args(args, dir)
 local probe = {batch_size = 8, context_length = 256, seed = 12345}  -- the fixed batch
 
 -- Across depth, an activation inside the stack is named by its layer's position: the first
@@ -84,12 +87,12 @@ local probe = {batch_size = 8, context_length = 256, seed = 12345}  -- the fixed
 -- single layer is both), the others are left out.
 local function position_names(name, layers)
   if axis ~= "depth" then return {name} end
-  local i, rest = name:match("^transformer%.layers%.(%d+)%.(.*)$")
+  local stack, i, rest = name:match("^(.-layers)%.(%d+)%.(.*)$")  -- toto2's transformer.layers.N, gpt's layers.N
   if not i then return {name} end
   i = tonumber(i)
   local names = {}
-  if i == 0 then names[#names + 1] = "transformer.layers.first." .. rest end
-  if i == layers - 1 then names[#names + 1] = "transformer.layers.last." .. rest end
+  if i == 0 then names[#names + 1] = stack .. ".first." .. rest end
+  if i == layers - 1 then names[#names + 1] = stack .. ".last." .. rest end
   return names
 end
 
@@ -103,10 +106,8 @@ for _, v in ipairs(variants) do
    local d_model = axis == "width" and at or width
    local layers = axis == "depth" and at or 2
    for seed = 0, seeds - 1 do
-    local model = orrery.model{
-      arch = {"toto2", d_model = d_model, num_layers = layers, num_heads = 4},
-      head = "quantile", param = v.param, seed = seed, device = args.device or "cpu",
-    }
+    local model = orrery.model(tasks.model(task, d_model, layers,
+                                           {param = v.param, seed = seed, device = args.device or "cpu"}))
     for _, p in ipairs(model:describe().params) do
       if p.role == "readout" then
         local layer = p.name:gsub("%.weight$", "")
@@ -118,12 +119,12 @@ for _, v in ipairs(variants) do
     local function record(t)
       local acts, kept
       if t == 0 then
-        acts, kept = model:activations{batch_size = probe.batch_size, context_length = probe.context_length,
-                                       seed = probe.seed, keep = true}
+        acts, kept = model:activations{data = task.probe_data, batch_size = probe.batch_size,
+                                       context_length = probe.context_length, seed = probe.seed, keep = true}
         at_init = kept
       else
-        acts = model:activations{batch_size = probe.batch_size, context_length = probe.context_length,
-                                 seed = probe.seed, since = at_init}
+        acts = model:activations{data = task.probe_data, batch_size = probe.batch_size,
+                                 context_length = probe.context_length, seed = probe.seed, since = at_init}
       end
       for _, a in ipairs(acts) do
         for _, name in ipairs(position_names(a.name, layers)) do
@@ -138,7 +139,7 @@ for _, v in ipairs(variants) do
     end
     record(0)
     orrery.train{
-      model = model, optimizer = optimizer_of(v),
+      model = model, data = task.probe_data, optimizer = optimizer_of(v),
       steps = steps, batch_size = budget_per_step.batch_size,
       context_length = budget_per_step.context_length, schedule = {kind = "constant", warmup = 0},
       clip = 0, seed = seed, quiet = true, runs_dir = dir,
@@ -160,7 +161,8 @@ for _, v in ipairs(variants) do
   local header = string.format("%-46s %6s", "layer", "t")
   for _, w in ipairs(points) do header = header .. string.format(" %8s", (axis == "width" and "w" or "L") .. w) end
   print(header .. "    ratio")
-  -- max/min across widths; nil for a layer that did not move at any width (frozen by adamw_lr = 0).
+  -- max/min across widths; nil for a layer that did not move at any width (frozen by adamw_lr = 0)
+  -- or whose output is zero at every width.
   local function spread(values)
     local lo, hi = math.huge, 0
     for _, x in ipairs(values) do lo, hi = math.min(lo, x), math.max(hi, x) end
@@ -179,7 +181,8 @@ for _, v in ipairs(variants) do
       if t > 0 then row.change, row.change_ratio = change, spread(change) end
       rows[#rows + 1] = row
       local w = readout[name] and worst_readout or worst
-      if row.ratio > w.value then w.value, w.layer, w.t = row.ratio, name, t end
+      -- nil: zero at every point (gpt's zero-initialised output projections at step 0)
+      if row.ratio and row.ratio > w.value then w.value, w.layer, w.t = row.ratio, name, t end
       if t > 0 and not readout[name] and row.change_ratio and row.change_ratio > worst_change.value then
         worst_change.value, worst_change.layer, worst_change.t = row.change_ratio, name, t
       end

@@ -11,7 +11,7 @@
 --       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
 --       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
 --       [adamw_lr=...] [start=-2,-5] [span=1] [device=cpu|cuda] [graph=true] [jobs=N]
---       [runs_dir=runs] [resume=runs/lr_transfer-N]
+--       [runs_dir=runs] [resume=runs/lr_transfer-N] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]]
 --
 -- jobs=N trains up to N runs side by side, each in its own orrery process with one thread (the
 -- seeds of a rate, and the rates a search step needs together): on a machine with N cores, or
@@ -42,11 +42,14 @@
 -- AdamW keeps every other parameter at a fixed rate (adamw_lr, default each parametrisation's
 -- AdamW optimum). rules picks u-muP's Muon-family rule (toto2: depth only, as Toto 2.0 trains;
 -- spectral: also divided by the forward multiplier); it does not apply to AdamW.
+-- arch=gpt sweeps nanochat's GPT on a text corpus instead of the forecaster on the synthetic prior
+-- (lib/task.lua): the same widths, depths, rules and objective, the loss in nats per token.
 -- Results: runs/lr_transfer*/lr_transfer.json (rewritten after every curve) and a table; each
 -- training run has its folder, which the dashboard's LR-transfer view reads.
 
 local list = require("lib.args").list
 local parallel = require("lib.parallel_runs")
+local tasks = require("lib.task")
 
 local optimizer = args.optimizer or "adamw"
 local muon_family = {normuon = true, muon = true, dion2 = true}
@@ -148,6 +151,7 @@ if args.resume then
   end
   saved_config = saved.config
 end
+local task = tasks.from_args(args, dir)
 local t0 = os.time()
 local runs_done = 0
 
@@ -165,10 +169,9 @@ local function losses_at(v, width, depth, xs)
                {"adamw", lr = adamw_lr[v.name] or 2^-9, weight_decay = 0}}
       end
       runs[#runs + 1] = {
-        model = {arch = {"toto2", d_model = width, num_layers = depth, num_heads = 4},
-                 head = "quantile", param = v.param, seed = seed, device = device},
-        train = {data = {"synthetic", seed = 1000 + seed}, optimizer = opt,
-                 steps = steps, batch_size = 16, context_length = 256,
+        model = tasks.model(task, width, depth, {param = v.param, seed = seed, device = device}),
+        train = {data = task.data(seed), optimizer = opt,
+                 steps = steps, batch_size = 16, context_length = task.context_length,
                  schedule = {kind = "wsd", warmup = 0.1, decay = 0.3}, clip = 0,
                  val_batches = objective == "val" and val_batches or 0, val_every = math.max(1, steps // 4),
                  forecast_series = 0, graph = graph,
@@ -246,7 +249,8 @@ local function mean_curve(per_seed, picks)
   return curve
 end
 
-local results = {config = {optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
+local results = {config = {arch = task.arch ~= "toto2" and task.arch or nil, files = task.files, vocab = task.vocab,
+                           optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
                            alphas = args.alphas and alphas or nil, base_depth = base_depth,
                            widths = widths, depths = depths, shapes = axis == "shape" and points_along or nil,
                            axis = axis, seeds = seeds, steps = steps,
@@ -254,13 +258,14 @@ local results = {config = {optimizer = optimizer, params = params, rules = muon_
                            adamw_lr = muon_family[optimizer] and adamw_lr or nil, objective = objective,
                            graph = graph or nil,
                            metric = objective == "val"
-                             and string.format("held-out loss at the end (%d batches of 16 series)", val_batches)
+                             and string.format("held-out loss at the end (%d batches of 16 %s)", val_batches,
+                                               task.arch == "gpt" and "rows of tokens" or "series")
                              or "mean training loss over the last quarter of the run"},
                  span = span > 0 and span or nil, curves = {}, shift = {}}
 
 -- A resumed sweep must be the one it continues: every setting but the points it has yet to reach.
 if saved_config and not require("lib.tables").same(saved_config, results.config) then
-  error("resume=" .. dir .. " holds a sweep with other settings (optimizer, parametrisations, rules, alphas, " ..
+  error("resume=" .. dir .. " holds a sweep with other settings (arch, optimizer, parametrisations, rules, alphas, " ..
         "widths, depths, shapes, seeds, steps, objective or rates); run it with that sweep's arguments", 0)
 end
 -- Written before the first run, so that a sweep stopped inside its first curve can be resumed.

@@ -8,6 +8,9 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -529,4 +532,196 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   // The same model twice: the pooled change is the one model's.
   CHECK(j2["summary"]["model vs model/no-covariates (2 models) (all)"]["change"].get<double>() ==
         Approx(jm["summary"]["model vs model/no-covariates (all)"]["change"].get<double>()).epsilon(1e-9));
+}
+
+namespace {
+
+// A corpus of numbered paragraphs: the number says which document a row's text came from (a
+// document cropped at a row's end may lose its number's last digits, hence "says" after it).
+std::string numbered_corpus(int documents) {
+  std::string corpus;
+  for (int d = 0; d < documents; ++d)
+    corpus += "Paragraph " + std::to_string(d) + " says the " + (d % 2 ? "river" : "mountain") + " is " +
+              std::string(d % 3 ? "old" : "young") + ".\n\n";
+  return corpus;
+}
+
+}  // namespace
+
+TEST_CASE("data:held_out draws the held-out documents only; lib/ngram.lua's models are distributions") {
+  const std::string dir = checkout("ngram");
+  std::ofstream(dir + "/c.txt") << numbered_corpus(400);
+  std::ofstream(dir + "/probe.lua") << R"(
+package.path = "scripts/?.lua;" .. package.path
+local ngram = require("lib.ngram")
+local data = orrery.data{"text", files = "c.txt", vocab_size = 300}
+local held = data:held_out()
+local function numbers(source)
+  local seen, count = {}, 0
+  for seed = 0, 19 do
+    for _, row in ipairs(source:sample(8, 32, seed)) do
+      for n in source:decode(row[1]):gmatch("Paragraph (%d+) says") do
+        if not seen[n] then seen[n], count = true, count + 1 end
+      end
+    end
+  end
+  return seen, count
+end
+local train, n_train = numbers(data)
+local val, n_val = numbers(held)
+local shared = 0
+for n in pairs(val) do if train[n] then shared = shared + 1 end end
+print(string.format("documents: train %d held out %d shared %d of %d", n_train, n_val, shared,
+                    held:describe().validation_documents))
+
+-- Every context's next-byte distribution sums to 1, seen or not.
+local bytes = ngram.bytes(4)
+bytes.train_text("abracadabra, abracadabra")
+for _, ctx in ipairs{"", "a", "abr", "cad", "zzz", "ab\0"} do
+  local total = 0
+  for b = 0, 255 do
+    local s = ctx .. string.char(b)
+    total = total + 2 ^ -bytes.bits_text(s, #s, #s)
+  end
+  print(string.format("sum after %q %.12f", ctx, total))
+end
+-- Unigram: add-one over a vocabulary of 10 after counts {1: 2, 2: 1}.
+local uni = ngram.unigram(10)
+uni.train({{{1, 1, 2}}})
+print(string.format("unigram %.12f %.12f", uni.bits(1), -math.log(3 / 13, 2)))
+-- Scored: targets after the first position with bytes; BOS (id 0) has none.
+local codec = {bos = 0, text = {[0] = "", [1] = "ab", [2] = "c"}}
+local s = ngram.score({{{0, 1, 2, 0, 2, 1}}}, codec, uni, bytes)
+local expect = uni.bits(1) * 2 + uni.bits(2) * 2
+print(string.format("scored bytes %d unigram %.12f %.12f", s.bytes, s.unigram_bits, expect))
+print(string.format("bytes model %.12f %.12f", s.bytes_bits,
+                    bytes.bits_text("abc", 1, 3) + bytes.bits_text("cab", 1, 3)))
+)";
+  const auto r = run(dir, "probe.lua");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  int train = 0, held = 0, shared = 0, total = 0;
+  REQUIRE(std::sscanf(r.output.c_str() + r.output.find("documents:"), "documents: train %d held out %d shared %d of %d",
+                      &train, &held, &shared, &total) == 4);
+  CHECK(shared == 0);
+  CHECK(held > 0);
+  CHECK(held <= total);
+  CHECK(train > 100);
+  for (const char* ctx : {"\"\"", "\"a\"", "\"abr\"", "\"cad\"", "\"zzz\"", "\"ab\\0\""}) {
+    const auto at = r.output.find(std::string("sum after ") + ctx);
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stod(r.output.substr(r.output.find(' ', at + 10 + std::strlen(ctx)))) == Approx(1.0).epsilon(1e-12));
+  }
+  double a = 0, b = 0;
+  REQUIRE(std::sscanf(r.output.c_str() + r.output.find("unigram "), "unigram %lf %lf", &a, &b) == 2);
+  CHECK(a == Approx(b).epsilon(1e-12));
+  int n = 0;
+  REQUIRE(std::sscanf(r.output.c_str() + r.output.find("scored"), "scored bytes %d unigram %lf %lf", &n, &a, &b) == 3);
+  CHECK(n == 6);  // ab, c after the first BOS; c, ab after the second
+  CHECK(a == Approx(b).epsilon(1e-12));
+  REQUIRE(std::sscanf(r.output.c_str() + r.output.find("bytes model"), "bytes model %lf %lf", &a, &b) == 2);
+  CHECK(a == Approx(b).epsilon(1e-12));
+}
+
+TEST_CASE("nanogpt.lua trains the nanochat way, scores two baselines on the held-out rows, samples, and reloads") {
+  const std::string dir = checkout("nanogpt");
+  std::ofstream(dir + "/c.txt") << numbered_corpus(300);
+  const auto r = run(dir, "scripts/nanogpt.lua files=c.txt vocab=300 width=32 depth=2 heads=2 context=32 batch=4 "
+                          "steps=6 val_batches=2 samples=2 sample_steps=5 prompt=Paragraph");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("validation bits per byte: 8 held-out rows of 32 tokens"));
+  const Json j = Json::parse(test::read_text(dir + "/runs/nanogpt/nanogpt.json"));
+  for (const char* k : {"gpt", "unigram", "bytes_5gram"}) {
+    INFO(k);
+    CHECK(std::isfinite(j["bits_per_byte"][k].get<double>()));
+    CHECK(j["bits_per_byte"][k].get<double>() > 0);
+  }
+  // Paired on the same rows: each difference is gpt's figure minus the baseline's, inside its interval.
+  for (const char* k : {"unigram", "bytes_5gram"}) {
+    INFO(k);
+    const Json& d = j["gpt_minus"][k];
+    CHECK(d["difference"].get<double>() ==
+          Approx(j["bits_per_byte"]["gpt"].get<double>() - j["bits_per_byte"][k].get<double>()).epsilon(1e-9));
+    CHECK(d["low"].get<double>() <= d["difference"].get<double>() + 1e-12);
+    CHECK(d["high"].get<double>() >= d["difference"].get<double>() - 1e-12);
+  }
+  CHECK(j["train_tokens"] == 6 * 4 * 32);
+  REQUIRE(j["samples"].size() == 2);
+  CHECK(j["samples"][0].get<std::string>().rfind("Paragraph", 0) == 0);
+  // nanochat's groups: the unembedding, the embedding, the value embeddings and the two kinds of
+  // scalars to AdamW on the learning-rate schedule alone, the rest (the matrices) to NorMuon.
+  const Json routing = Json::parse(test::read_text(dir + "/runs/nanogpt/config.json"))["routing"];
+  INFO(routing.dump());
+  REQUIRE(routing.size() == 6);
+  CHECK(routing[0]["parameters"] == 32 * 300);  // lm_head.unembed
+  CHECK(routing[1]["parameters"] == 300 * 32);  // wte
+  for (int g = 0; g < 5; ++g) {
+    CHECK(routing[g]["optimizer"]["name"] == "adamw");
+    CHECK(routing[g]["tensors"] == 1);
+    CHECK(routing[g]["schedules"] == Json::array({"lr"}));
+  }
+  CHECK(routing[0]["optimizer"]["options"]["lr"].get<double>() == Approx(0.008 / std::sqrt(32.0 / 768)));
+  CHECK(routing[5]["optimizer"]["name"] == "normuon");
+  CHECK(routing[5]["optimizer"]["options"]["normalise_axis"] == "longer");
+  CHECK(routing[5]["schedules"] == Json::array({"lr", "momentum", "weight_decay"}));
+  CHECK(fs::exists(dir + "/runs/nanogpt/tokenizer.json"));
+
+  // The run loads again and generates, as in `orrery repl`.
+  std::ofstream(dir + "/again.lua") << R"(
+local m = orrery.load("runs/nanogpt")
+local d = orrery.data{"text", files = "c.txt", tokenizer = "runs/nanogpt/tokenizer.json"}
+print("again: " .. d:decode(m:generate{values = d:encode("Paragraph"), steps = 5, seed = 1}))
+)";
+  const auto again = run(dir, "again.lua");
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK_THAT(again.output, Catch::Contains("again: "));
+
+  const auto few = run(dir, "scripts/nanogpt.lua files=c.txt val_batches=1");
+  CHECK(few.status != 0);
+  CHECK_THAT(few.output, Catch::Contains("val_batches= must be at least 2"));
+  const auto missing = run(dir, "scripts/nanogpt.lua files=nowhere.txt");
+  CHECK(missing.status != 0);
+  CHECK_THAT(missing.output, Catch::Contains("no corpus at 'nowhere.txt'") && Catch::Contains("bible -l1000"));
+}
+
+TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on a text corpus") {
+  const std::string dir = checkout("gpt-sweeps");
+  std::ofstream(dir + "/c.txt") << numbered_corpus(300);
+  const auto lr = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 params=sp,umup widths=32,64 "
+                           "seeds=1 steps=2 val_batches=1");
+  INFO(lr.output);
+  REQUIRE(lr.status == 0);
+  const Json r = Json::parse(test::read_text(dir + "/runs/lr_transfer/lr_transfer.json"));
+  CHECK(r["config"]["arch"] == "gpt");
+  CHECK(r["config"]["vocab"] == 300);
+  CHECK_THAT(r["config"]["metric"].get<std::string>(), Catch::Contains("rows of tokens"));
+  CHECK(r["curves"].contains("sp"));
+  CHECK(r["curves"].contains("umup"));
+  // Every run trained the GPT on the text, with the sweep's one tokenizer.
+  int runs = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/runs/lr_transfer")) {
+    if (!fs::exists(e.path() / "config.json")) continue;
+    const Json c = Json::parse(test::read_text((e.path() / "config.json").string()));
+    CHECK(c["model"]["arch"]["name"] == "gpt");
+    CHECK(c["data"]["options"]["tokenizer"] == "runs/lr_transfer/tokenizer.json");
+    ++runs;
+  }
+  CHECK(runs >= 6);  // two widths, two parametrisations, at least a start and its neighbours... of one
+  const auto coord = run(dir, "scripts/coord_check.lua arch=gpt files=c.txt vocab=300 widths=32,64 seeds=1 steps=1");
+  INFO(coord.output);
+  REQUIRE(coord.status == 0);
+  const Json c = Json::parse(test::read_text(dir + "/runs/coord_check/coord_check.json"));
+  CHECK(c["params"]["umup"]["layers"].size() > 10);
+  const auto depth = run(dir, "scripts/coord_check.lua arch=gpt files=c.txt vocab=300 depths=2,4 width=32 seeds=1 "
+                              "steps=1 runs_dir=depth");
+  INFO(depth.output);
+  REQUIRE(depth.status == 0);
+  const auto none = run(dir, "scripts/coord_check.lua arch=gpt files=missing.txt");
+  CHECK(none.status != 0);
+  CHECK_THAT(none.output, Catch::Contains("arch=gpt: no corpus at 'missing.txt'"));
+  const auto other = run(dir, "scripts/coord_check.lua arch=lstm");
+  CHECK(other.status != 0);
+  CHECK_THAT(other.output, Catch::Contains("arch must be toto2 or gpt, got lstm"));
 }

@@ -212,6 +212,18 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/finetune.lua model=runs/quickstart data=assets/data/airquality.csv steps=4",
      "fine-tuning moved MASE"},
     {"bible -l1000 \"gen1:1-rev22:21\" > kjv.txt", "", "file:kjv.txt"},  // docs/language.md's corpus
+    // scripts/nanogpt.lua and the sweeps on language, on Genesis (200 kB) at a toy size.
+    {"build/bin/orrery run scripts/nanogpt.lua",
+     "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/nanogpt.lua files=genesis.txt vocab=400 width=32 depth=2 heads=2 "
+     "context=64 batch=4 steps=3 val_batches=2 samples=1 sample_steps=4",
+     "validation bits per byte"},
+    {"build/bin/orrery run scripts/coord_check.lua arch=gpt widths=64,128,256 seeds=1",
+     "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/coord_check.lua arch=gpt files=genesis.txt vocab=300 widths=32,64 seeds=1 steps=1",
+     "coord_check.json"},
+    {"build/bin/orrery run scripts/lr_transfer.lua arch=gpt params=sp,umup widths=64,128,256 steps=200",
+     "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/lr_transfer.lua arch=gpt files=genesis.txt vocab=300 params=sp,umup widths=32 "
+     "seeds=1 steps=2 val_batches=1",
+     "lr_transfer.json"},
 };
 
 // Lua blocks, by their order in the README: replacements that shorten their training.
@@ -224,6 +236,7 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
     {{"steps = 200", "steps = 3"}},  // docs/covariates.md: covariate columns of a CSV
     {},                              // docs/language.md: the text source
     {{"steps = 300", "steps = 3"}},  // docs/language.md: a GPT on it
+    {},                              // docs/language.md: the nanogpt run again, in the REPL
 };
 
 // The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.

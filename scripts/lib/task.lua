@@ -1,0 +1,62 @@
+-- What a width or depth sweep trains (scripts/lr_transfer.lua, scripts/coord_check.lua), by
+-- arch=: Toto 2.0's forecaster on the synthetic prior (toto2, the default), or nanochat's GPT
+-- on a text corpus (gpt: files=kjv.txt vocab=4096), so that one sweep checks a transfer claim
+-- on series and on language. Both take rows of 256 steps (patches of 32 values, or tokens).
+-- `data(seed)` is what a run of that seed trains on; `probe_data` the one source a coordinate
+-- check trains and measures every seed on.
+local M = {}
+
+-- The task for `args`; `dir` is the experiment's folder, where a GPT task keeps the tokenizer it
+-- trains once for every run (each run then loads it instead of training its own).
+function M.from_args(args, dir)
+  local arch = args.arch or "toto2"
+  if arch == "toto2" then
+    return {
+      arch = arch, context_length = 256,
+      model = function(width, depth)
+        return {arch = {"toto2", d_model = width, num_layers = depth, num_heads = 4}, head = "quantile"}
+      end,
+      data = function(seed) return {"synthetic", seed = 1000 + seed} end,  -- paired with the model's seed
+      probe_data = {"synthetic"},                                          -- one source for every seed
+    }
+  end
+  if arch ~= "gpt" then error("arch must be toto2 or gpt, got " .. tostring(arch), 0) end
+  local files = args.files or "kjv.txt"
+  M.require_corpus(files, "arch=gpt")
+  local vocab = math.tointeger(tonumber(args.vocab or 4096))
+  if not vocab or vocab < 257 then error("vocab must be a whole number of ids above 256, got " .. tostring(args.vocab), 0) end
+  local tokenizer = dir .. "/tokenizer.json"
+  orrery.data{"text", files = files, vocab_size = vocab, save_tokenizer = tokenizer}
+  local text = {"text", files = files, tokenizer = tokenizer}
+  return {
+    arch = arch, context_length = 256, files = files, vocab = vocab,
+    model = function(width, depth)
+      return {arch = {"gpt", vocab_size = vocab, d_model = width, num_layers = depth, num_heads = 4, sequence_len = 256},
+              head = {"categorical", classes = vocab}, patch_size = 1}
+    end,
+    data = function() return text end,  -- the run's seed draws its rows
+    probe_data = text,
+  }
+end
+
+-- Stops `who` with a clear error when `files` names a file that cannot be read, with the Debian
+-- command that writes the default corpus (a glob is left to the text source, which names a
+-- pattern that matches nothing).
+function M.require_corpus(files, who)
+  if tostring(files):find("[%*%?%[]") then return end
+  local f = io.open(files, "rb")
+  if not f then
+    error(who .. ": no corpus at '" .. files .. "': write the King James Bible there with\n" ..
+          "  bible -l1000 \"gen1:1-rev22:21\" > kjv.txt\nor name your text with files=PATH (or a glob: files='corpus/*.txt')", 0)
+  end
+  f:close()
+end
+
+-- A model spec of the task's at (width, depth) with the caller's fields (param, seed, device).
+function M.model(task, width, depth, fields)
+  local spec = task.model(width, depth)
+  for k, v in pairs(fields) do spec[k] = v end
+  return spec
+end
+
+return M
