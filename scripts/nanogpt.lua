@@ -18,18 +18,19 @@
 local nanochat = require("lib.nanochat")
 local ngram = require("lib.ngram")
 
--- A whole-number argument >= 0, or its default.
-local function whole(name, default)
+-- A whole-number argument of at least `least`, or its default.
+local function whole(name, default, least)
   local v = math.tointeger(tonumber(args[name] or default))
-  if not v or v < 0 then error("nanogpt.lua: " .. name .. "= must be a whole number >= 0, got " .. tostring(args[name]), 0) end
+  if not v or v < least then
+    error(string.format("nanogpt.lua: %s= must be a whole number >= %d, got %s", name, least, tostring(args[name])), 0)
+  end
   return v
 end
 local files, prompt = args.files or "kjv.txt", args.prompt or "And God said"
-local vocab, width, depth, heads = whole("vocab", 4096), whole("width", 128), whole("depth", 4), whole("heads", 4)
-local context, batch, steps, seed = whole("context", 256), whole("batch", 16), whole("steps", 600), whole("seed", 0)
-local order, val_batches = whole("order", 5), whole("val_batches", 16)
-local samples, sample_steps = whole("samples", 3), whole("sample_steps", 60)
-if val_batches < 2 then error("nanogpt.lua: val_batches= must be at least 2 (the interval resamples batches)", 0) end
+local vocab, width, depth, heads = whole("vocab", 4096, 257), whole("width", 128, 1), whole("depth", 4, 1), whole("heads", 4, 1)
+local context, batch, steps, seed = whole("context", 256, 2), whole("batch", 16, 1), whole("steps", 600, 1), whole("seed", 0, 0)
+local order, val_batches = whole("order", 5, 1), whole("val_batches", 16, 2)  -- the interval resamples batches
+local samples, sample_steps = whole("samples", 3, 0), whole("sample_steps", 60, 1)
 require("lib.task").require_corpus(files, "nanogpt.lua")
 
 local text = {"text", files = files, vocab_size = vocab}

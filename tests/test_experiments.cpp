@@ -680,7 +680,7 @@ print("again: " .. d:decode(m:generate{values = d:encode("Paragraph"), steps = 5
 
   const auto few = run(dir, "scripts/nanogpt.lua files=c.txt val_batches=1");
   CHECK(few.status != 0);
-  CHECK_THAT(few.output, Catch::Contains("val_batches= must be at least 2"));
+  CHECK_THAT(few.output, Catch::Contains("val_batches= must be a whole number >= 2, got 1"));
   const auto missing = run(dir, "scripts/nanogpt.lua files=nowhere.txt");
   CHECK(missing.status != 0);
   CHECK_THAT(missing.output, Catch::Contains("no corpus at 'nowhere.txt'") && Catch::Contains("bible -l1000"));

@@ -58,6 +58,7 @@ function M.bytes(order, discount)
   order = order or 5
   discount = discount or 0.75
   assert(order >= 1 and order <= 7, "ngram.bytes: order between 1 and 7 (contexts packed in 48 bits)")
+  assert(discount > 0 and discount < 1, "ngram.bytes: a discount between 0 and 1 (each level must sum to 1)")
   local unigram, total = {}, 0
   local counts, totals, types = {}, {}, {}  -- keyed by (context << 3 | length) and that << 8 | byte
   local model = {}

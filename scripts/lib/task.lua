@@ -7,7 +7,8 @@
 local M = {}
 
 -- The task for `args`; `dir` is the experiment's folder, where a GPT task keeps the tokenizer it
--- trains once for every run (each run then loads it instead of training its own).
+-- trains once for every run (each run then loads it instead of training its own; a resumed
+-- sweep finds it there).
 function M.from_args(args, dir)
   local arch = args.arch or "toto2"
   if arch == "toto2" then
@@ -25,8 +26,10 @@ function M.from_args(args, dir)
   M.require_corpus(files, "arch=gpt")
   local vocab = math.tointeger(tonumber(args.vocab or 4096))
   if not vocab or vocab < 257 then error("vocab must be a whole number of ids above 256, got " .. tostring(args.vocab), 0) end
+  -- A resumed sweep keeps the tokenizer its finished runs were trained with.
   local tokenizer = dir .. "/tokenizer.json"
-  orrery.data{"text", files = files, vocab_size = vocab, save_tokenizer = tokenizer}
+  local kept = io.open(tokenizer, "rb")
+  if kept then kept:close() else orrery.data{"text", files = files, vocab_size = vocab, save_tokenizer = tokenizer} end
   local text = {"text", files = files, tokenizer = tokenizer}
   return {
     arch = arch, context_length = 256, files = files, vocab = vocab,
