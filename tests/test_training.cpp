@@ -166,7 +166,7 @@ TEST_CASE("a routed optimizer sends each parameter to the first group that match
 TEST_CASE("a group follows only the run schedules it names") {
   // nanochat's AdamW groups keep their own betas and decay (schedules = {"lr"}): at a schedule
   // multiplier of 0 the group that follows the learning-rate schedule stands still while the
-  // one that follows none still moves, and neither takes the run's momentum.
+  // one that follows none still moves; applied() shows which scalars each keeps.
   auto& reg = orrery::Registry::global();
   auto model = test::tiny_model();
   auto groups = orrery::optimizer_groups_from_json(Json::array({
