@@ -41,8 +41,10 @@ std::string reference_command(const BenchOptions& o) {
 int cmd_bench(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "data") return cmd_bench_data({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "train") return cmd_bench_train({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "generate") return cmd_bench_generate({args.begin() + 1, args.end()});
   if (!args.empty() && !wants_help(args) && args[0] != "forecast") {
-    std::fprintf(stderr, "orrery: bench: unknown benchmark '%s' (bench data, bench train or bench forecast; "
+    std::fprintf(stderr, "orrery: bench: unknown benchmark '%s' (bench data, bench train, bench generate or "
+                 "bench forecast; "
                  "see orrery bench --help)\n",
                  args[0].c_str());
     return 2;
@@ -51,6 +53,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery bench data [options]    (see orrery bench data --help)\n"
         "       orrery bench train [options]   (see orrery bench train --help)\n"
+        "       orrery bench generate [options] (see orrery bench generate --help)\n"
         "       orrery bench forecast [--preset toto2-4m] [--context 4096] [--horizon 1024]\n"
         "                             [--batch 8] [--variates 1] [--repeats 10] [--warmup 2]\n"
         "                             [--decode-block-size 0] [--device cpu|cuda]\n"

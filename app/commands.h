@@ -26,6 +26,7 @@ int run_ranks(int64_t n, int port, const std::string& timeout, const std::vector
 int cmd_eval(const std::vector<std::string>& args);   // eval.cpp
 int cmd_bench_data(const std::vector<std::string>& args);  // bench_data.cpp
 int cmd_bench_train(const std::vector<std::string>& args);  // bench_train.cpp
+int cmd_bench_generate(const std::vector<std::string>& args);  // bench_generate.cpp
 // The Lua libraries the program adds to the core's `orrery` table (app/ui_commands.cpp).
 std::vector<LuaLibrary> program_lua_libraries();
 int cmd_ui(const std::vector<std::string>& args);    // app/ui_commands.cpp

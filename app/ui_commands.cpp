@@ -28,7 +28,7 @@ int cmd_ui(const std::vector<std::string>& args) {
         "worker thread (pairs reach it as `args`) and shows its runs as they train; closing the\n"
         "window interrupts the script.\n\n"
         "  --runs DIR          the folder to watch with a script (default runs)\n"
-        "  --view V            first tab: loss, forecasts, lr, diagnostics, eval, search, scaling\n"
+        "  --view V            first tab: loss, forecasts, samples, lr, diagnostics, eval, search, scaling\n"
         "                      (default loss)\n"
         "  --filter TEXT       the runs table's filter: a,b = a or b, -c = not c\n"
         "  --size WxH          window size (default 1600x900)\n"

@@ -201,7 +201,7 @@ const std::vector<Row>& rows() {
          return "\"$ORRERY\" eval --baselines naive --data bench";
        }},
       {"cli-bench-unknown", 2,
-       "orrery: bench: unknown benchmark 'speed' (bench data, bench train or bench forecast; see orrery bench --help)",
+       "orrery: bench: unknown benchmark 'speed' (bench data, bench train, bench generate or bench forecast; see orrery bench --help)",
        [](auto&) { return "\"$ORRERY\" bench speed"; }},
 
       // Lua scripts.

@@ -267,15 +267,25 @@ TEST_CASE("gpt: generate continues token ids, the same for the same seed, each r
   CHECK(((a >= 0) & (a < 40) & (a == a.floor())).all().item<bool>());
   o.seed = 5;
   CHECK(!at::equal(a, model.generate(prompt, 12, o)));
-  // Greedy: each drawn id is the argmax of the logits after the prompt and the ids drawn so far.
+  // Greedy, with the KV cache and without: each drawn id is the argmax of the whole sequence's
+  // logits after the prompt and the ids drawn so far (checked while the top two are not tied to
+  // rounding: after a tie the two may go on differently).
   o.temperature = 0;
-  const at::Tensor g = model.generate(prompt.narrow(0, 0, 1), 6, o);
-  at::Tensor seq = prompt.narrow(0, 0, 1).squeeze(1).to(at::kLong);
-  for (int64_t t = 0; t < 6; ++t) {
-    const at::Tensor next = logits(model, seq).select(1, seq.size(1) - 1).argmax(-1);
-    CHECK(next.item<int64_t>() == g[0][0][t].item<int64_t>());
-    seq = at::cat({seq, next.view({1, 1})}, 1);
+  for (bool cache : {true, false}) {
+    INFO("kv_cache " << cache);
+    o.kv_cache = cache;
+    const at::Tensor g = model.generate(prompt.narrow(0, 0, 1), 6, o);
+    at::Tensor seq = prompt.narrow(0, 0, 1).squeeze(1).to(at::kLong);
+    for (int64_t t = 0; t < 6; ++t) {
+      const at::Tensor z = logits(model, seq).select(1, seq.size(1) - 1).flatten();
+      const at::Tensor top = std::get<0>(z.topk(2));
+      if ((top[0] - top[1]).item<double>() < 1e-4) break;
+      const at::Tensor next = z.argmax();
+      CHECK(next.item<int64_t>() == g[0][0][t].item<int64_t>());
+      seq = at::cat({seq, next.view({1, 1})}, 1);
+    }
   }
+  o.kv_cache = true;
   // A window of context: the model reads only the last 4 ids.
   o.context = 4;
   const at::Tensor windowed = model.generate(prompt.narrow(0, 0, 1), 3, o);
@@ -288,6 +298,45 @@ TEST_CASE("gpt: generate continues token ids, the same for the same seed, each r
   CHECK_THROWS_WITH(model.generate(prompt, 0, o), Catch::Contains("generate draws 1 to"));
   orrery::Model series(test::tiny_spec(), orrery::Registry::global());
   CHECK_THROWS_WITH(series.generate(at::randn({1, 1, 64}), 4), Catch::Contains("head plugin 'quantile': it cannot draw samples"));
+}
+
+TEST_CASE("gpt: the KV cache gives the hidden states of the whole sequence, in any split") {
+  auto& reg = orrery::Registry::global();
+  const auto param = reg.create<orrery::PluginKind::parametrisation>("sp", Json::object());
+  orrery::ParamFactory factory(*param, at::make_generator<at::CPUGeneratorImpl>(0), at::TensorOptions());
+  orrery::ArchitectureContext ctx{factory, 1};
+  // sequence_len 8 with "SL": the S layer sees 4 positions back, so windows cut into the cache.
+  const auto arch = reg.create<orrery::PluginKind::architecture>(
+      "gpt", Json{{"vocab_size", 50}, {"d_model", 16}, {"num_layers", 3}, {"num_heads", 2}, {"num_kv_heads", 1},
+                  {"sequence_len", 8}, {"window_pattern", "SL"}, {"zero_init_projections", false}},
+      ctx);
+  at::NoGradGuard no_grad;
+  at::manual_seed(5);
+  const int64_t B = 2, T = 20;
+  const at::Tensor ids = at::randint(0, 50, {B, 1, T, 1}, at::kLong).to(at::kFloat);
+  const auto input = [&](int64_t from, int64_t n) {
+    const at::Tensor v = ids.narrow(2, from, n);
+    return orrery::PatchInput{at::cat({v, at::zeros_like(v)}, -1), at::arange(B, at::kLong).unsqueeze(1),
+                              at::ones({B, 1, n}, at::kBool)};
+  };
+  const at::Tensor whole = arch->forward(input(0, T), {});
+  auto cache = arch->new_cache(T);
+  REQUIRE(cache);
+  // 7 tokens committed; then 3 of which 2 are committed and the third forgotten (read again next).
+  const at::Tensor a = arch->forward_cached(input(0, 7), *cache, 7, {});
+  const at::Tensor b = arch->forward_cached(input(7, 3), *cache, 2, {});
+  CHECK(cache->length == 9);
+  const at::Tensor c = arch->forward_cached(input(9, 11), *cache, 11, {});
+  const at::Tensor pieces = at::cat({a, b, c.narrow(2, 0, 11)}, 2);
+  const at::Tensor expect = at::cat({whole.narrow(2, 0, 10), whole.narrow(2, 9, 11)}, 2);
+  CHECK(at::allclose(pieces, expect, 1e-5, 1e-5));
+  CHECK_THROWS_WITH(arch->forward_cached(input(0, 1), *cache, 1, {}), Catch::Contains("the decode cache holds 20 positions"));
+  auto other = arch->new_cache(T);
+  arch->forward_cached(input(0, 2), *other, 2, {});
+  CHECK_THROWS_WITH(arch->forward_cached(orrery::PatchInput{at::zeros({1, 1, 1, 2}), at::zeros({1, 1}, at::kLong),
+                                                            at::ones({1, 1, 1}, at::kBool)},
+                                         *other, 1, {}),
+                    Catch::Contains("made for 2 sequences, got 1"));
 }
 
 TEST_CASE("text: encode and decode through the source, and generation from Lua") {
@@ -310,6 +359,7 @@ local two = m:generate{values = {ids, ids}, steps = 5, seed = 2}
 assert(#two == 2 and #two[1] == 5)
 local ok, err = pcall(function() return orrery.data{"synthetic"}:decode({1, 2}) end)
 print(err)
+print(select(2, pcall(text.decode, text, {1.5})))
 )";
   const auto r = test::run_command(test::orrery_cmd("run " + dir + "/gen.lua"));
   INFO(r.output);
@@ -317,4 +367,17 @@ print(err)
   CHECK(r.output.find("continued: ") != std::string::npos);
   CHECK(r.output.find(" was the word number") != std::string::npos);  // learnt from 300 repeats
   CHECK(r.output.find("data:decode: data plugin 'synthetic': it holds no text") != std::string::npos);
+  CHECK(r.output.find("data:decode: data plugin 'text': token ids are whole numbers 0 .. 279") != std::string::npos);
+  // The run wrote a sample after its validation: a held-out row's start and 64 tokens drawn after it.
+  std::ifstream metrics(dir + "/runs/g/metrics.jsonl");
+  int samples = 0;
+  for (std::string line; std::getline(metrics, line);) {
+    const Json e = Json::parse(line);
+    if (e["event"] != "sample") continue;
+    ++samples;
+    CHECK(e["step"] == 80);
+    CHECK(e["prompt"].get<std::string>().rfind("<|bos|>", 0) == 0);
+    CHECK(e["text"].get<std::string>().size() >= 64);  // 64 tokens of at least a byte each
+  }
+  CHECK(samples == 1);
 }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "plot/axis.h"
@@ -356,6 +357,72 @@ TEST_CASE("the loss view marks skipped steps and loss spikes") {
   ui::draw_loss_view(c2, {0, 0, 800, 500}, clean_runs, ui::LossViewOptions{});
   CHECK(c2.str().find("loss spike") == std::string::npos);
   CHECK(c2.str().size() < svg.size());
+}
+
+TEST_CASE("a text run: bits per byte in a strip of their own, its samples wrapped in a view") {
+  auto run = std::make_shared<ui::Run>();
+  ui::Run& r = *run;
+  r.name = "gpt";
+  for (int step = 25; step <= 100; step += 25) {
+    ui::apply_metrics_event(r, {{"event", "train"}, {"step", step}, {"loss", 4.0 - step / 50.0}});
+    ui::apply_metrics_event(r, {{"event", "val"}, {"step", step}, {"loss", 3.5}, {"bits_per_unit", 2.5 - step / 100.0},
+                                {"unit", "byte"}});
+    ui::apply_metrics_event(r, {{"event", "sample"}, {"step", step}, {"prompt", "In the beginning"},
+                                {"text", " God created step" + std::to_string(step)}});
+  }
+  ui::apply_metrics_event(r, {{"event", "sample"}, {"step", 101}, {"prompt", 3}});  // no text: ignored
+  CHECK(r.val_bits.y == std::vector<double>{2.25, 2.0, 1.75, 1.5});
+  CHECK(r.val_unit == "byte");
+  REQUIRE(r.samples.size() == 4);
+  CHECK(r.samples.back().step == 100);
+  CHECK(r.samples.back().text == " God created step100");
+
+  const std::vector<ui::StyledRun> runs = {{run, plot::Color{200, 30, 30, 255}}};
+  plot::SvgCanvas c(800, 500, plot::Color{});
+  const auto frames = ui::draw_loss_view(c, {0, 0, 800, 500}, runs, ui::LossViewOptions{});
+  REQUIRE(frames.size() == 3);  // loss, learning rate, bits per byte
+  CHECK(c.str().find("validation bits per byte") != std::string::npos);
+  CHECK(frames[2].area.y0 > frames[0].area.y1);  // between the loss and the learning rate
+  CHECK(frames[2].area.y1 < frames[1].area.y0);
+  auto series = std::make_shared<ui::Run>(r);
+  series->val_bits = {}, series->samples.clear();
+  const std::vector<ui::StyledRun> plain = {{series, plot::Color{200, 30, 30, 255}}};
+  plot::SvgCanvas c2(800, 500, plot::Color{});
+  CHECK(ui::draw_loss_view(c2, {0, 0, 800, 500}, plain, ui::LossViewOptions{}).size() == 2);
+
+  // Wrapping: pieces in order cover the text but its newlines, each within the width, broken
+  // after a space where one fits and never inside a character.
+  plot::SvgCanvas m(800, 500, plot::Color{});
+  const std::string text = "And God said, Let there be light: and there was light.\n\nAnd God saw the light, "
+                           "that it was good: \xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9";
+  const float width = m.text_size("And God said, Let").x;
+  const auto lines = ui::wrap_text(m, text, width);
+  std::string joined;
+  size_t at = 0;
+  for (const auto& l : lines) {
+    REQUIRE(l.begin >= at);
+    CHECK(text.substr(at, l.begin - at).find_first_not_of('\n') == std::string::npos);  // only newlines skipped
+    const std::string piece = text.substr(l.begin, l.end - l.begin);
+    CHECK(m.text_size(piece).x <= width);
+    CHECK((piece.empty() || (static_cast<unsigned char>(piece[0]) & 0xC0) != 0x80));  // starts a character
+    joined += piece, at = l.end;
+  }
+  CHECK(at == text.size());
+  std::string without_newlines = text;
+  std::erase(without_newlines, '\n');
+  CHECK(joined == without_newlines);
+  CHECK(text.substr(lines[0].begin, lines[0].end - lines[0].begin) == "And God said, ");
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const auto& l) { return l.begin == l.end; }) == 1);  // the blank line
+
+  plot::SvgCanvas sc(800, 300, plot::Color{});
+  const float h = ui::draw_samples(sc, {0, 0, 800, 300}, runs);
+  const std::string svg = sc.str();
+  CHECK(h > 4 * 14);
+  CHECK(svg.find("step100") < svg.find("step25"));  // newest first
+  CHECK(svg.find("In the beginning") != std::string::npos);
+  plot::SvgCanvas none(800, 300, plot::Color{});
+  ui::draw_samples(none, {0, 0, 800, 300}, plain);
+  CHECK(none.str().find("no samples") != std::string::npos);
 }
 
 TEST_CASE("plots draw known data where the axes say, and SVG files hold it") {

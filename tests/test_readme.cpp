@@ -217,6 +217,11 @@ const std::vector<Exercise> kExercises = {
      "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/nanogpt.lua files=genesis.txt vocab=400 width=32 depth=2 heads=2 "
      "context=64 batch=4 steps=3 val_batches=2 samples=1 sample_steps=4",
      "validation bits per byte"},
+    {"build/bin/orrery bench generate", "build/bin/orrery bench generate --steps 8 --repeats 1 --warmup 0",
+     "KV cache / recomputed"},
+    // The toy nanogpt run above validated (and drew a sample) after each of its 3 steps.
+    {"build/bin/orrery ui runs/nanogpt --view samples --screenshot samples.png",
+     kXvfb + "build/bin/orrery ui runs/nanogpt --view samples --screenshot samples.png", "file:samples.png"},
     {"build/bin/orrery run scripts/coord_check.lua arch=gpt widths=64,128,256 seeds=1",
      "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/coord_check.lua arch=gpt files=genesis.txt vocab=300 widths=32,64 seeds=1 steps=1",
      "coord_check.json"},

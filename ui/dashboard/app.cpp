@@ -17,12 +17,13 @@ namespace orrery::ui {
 Tab parse_tab(const std::string& name) {
   if (name == "loss") return Tab::loss;
   if (name == "forecasts" || name == "forecast") return Tab::forecasts;
+  if (name == "samples") return Tab::samples;
   if (name == "lr" || name == "lr_transfer") return Tab::lr;
   if (name == "diagnostics") return Tab::diagnostics;
   if (name == "eval" || name == "evaluation") return Tab::eval;
   if (name == "search") return Tab::search;
   if (name == "scaling") return Tab::scaling;
-  throw Error("ui: --view must be loss, forecasts, lr, diagnostics, eval, search or scaling, got '" + name + "'");
+  throw Error("ui: --view must be loss, forecasts, samples, lr, diagnostics, eval, search or scaling, got '" + name + "'");
 }
 
 namespace {
@@ -130,6 +131,7 @@ void App::frame(const Workspace& ws, const std::string& job_line) {
     };
     if (tab("Loss", Tab::loss)) loss_tab(selected), ImGui::EndTabItem();
     if (tab("Forecasts", Tab::forecasts)) forecasts_tab(selected, shown), ImGui::EndTabItem();
+    if (tab("Samples", Tab::samples)) samples_tab(selected), ImGui::EndTabItem();
     if (tab("LR transfer", Tab::lr)) lr_tab(shown), ImGui::EndTabItem();
     if (tab("Diagnostics", Tab::diagnostics)) diagnostics_tab(ws, selected), ImGui::EndTabItem();
     if (tab("Evaluation", Tab::eval)) eval_tab(shown), ImGui::EndTabItem();
@@ -297,25 +299,26 @@ void App::loss_tab(const std::vector<StyledRun>& selected) {
     const double x = f.x_at(ImGui::GetIO().MousePos.x);
     canvas.line({ImGui::GetIO().MousePos.x, f.area.y0}, {ImGui::GetIO().MousePos.x, f.area.y1}, plot::theme().muted);
     ImGui::BeginTooltip();
-    const bool is_lr = &f == &frames[1];
+    const bool is_lr = &f == &frames[1], is_bits = frames.size() > 2 && &f == &frames[2];
     for (const auto& s : selected) {
       const Run& r = *s.run;
-      // The loss, or every optimizer group's learning rate.
+      // The loss, every optimizer group's learning rate, or the validation bits per unit.
       std::vector<std::pair<std::string, const Curve*>> curves;
       if (is_lr)
         for (const auto& [group, curve] : r.lr_curves) curves.emplace_back(group, &curve);
       else
-        curves.emplace_back("", &r.train_loss);
+        curves.emplace_back("", is_bits ? &r.val_bits : &r.train_loss);
       for (const auto& [group, curve] : curves) {
         if (curve->empty()) continue;
         std::vector<double> xs;
         for (double st : curve->x) xs.push_back(run_x(r, st, loss_.time_axis));
         const size_t i = nearest(xs, x);
-        const auto smoothed = is_lr || loss_.smoothing <= 0 ? curve->y : smooth(curve->y, loss_.smoothing);
+        const auto smoothed = is_lr || is_bits || loss_.smoothing <= 0 ? curve->y : smooth(curve->y, loss_.smoothing);
         canvas.circle(f.to_pixel(xs[i], smoothed[i]), 4, s.color, true);
         ImGui::TextColored({s.color.r / 255.f, s.color.g / 255.f, s.color.b / 255.f, 1}, "%s", r.name.c_str());
         ImGui::SameLine();
         if (is_lr) ImGui::Text("step %.0f  %s lr %.3g", curve->x[i], group.c_str(), curve->y[i]);
+        else if (is_bits) ImGui::Text("step %.0f  %.4f bits per %s", curve->x[i], curve->y[i], r.val_unit.c_str());
         else ImGui::Text("step %.0f  loss %.4f (smoothed %.4f)", curve->x[i], curve->y[i], smoothed[i]);
       }
     }
@@ -394,6 +397,17 @@ void App::forecasts_tab(const std::vector<StyledRun>& selected, const std::vecto
     }
     ImGui::EndTooltip();
   }
+}
+
+// The selected runs' text samples in a scrolled child: its content as tall as last frame's drawing.
+void App::samples_tab(const std::vector<StyledRun>& selected) {
+  ImGui::BeginChild("samples", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x;
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  samples_height_ = draw_samples(canvas, {p.x, p.y, p.x + w, p.y + std::max(samples_height_, 1.f)}, selected);
+  ImGui::Dummy(ImVec2(w, samples_height_));
+  ImGui::EndChild();
 }
 
 void App::lr_tab(const std::vector<std::shared_ptr<const Run>>& shown) {

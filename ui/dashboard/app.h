@@ -13,7 +13,7 @@
 
 namespace orrery::ui {
 
-enum class Tab { loss, forecasts, lr, diagnostics, eval, search, scaling };
+enum class Tab { loss, forecasts, samples, lr, diagnostics, eval, search, scaling };
 Tab parse_tab(const std::string& name);  // errors name the option
 
 class App {
@@ -30,6 +30,7 @@ class App {
   void runs_table(const std::vector<std::shared_ptr<const Run>>& shown);
   void loss_tab(const std::vector<StyledRun>& selected);
   void forecasts_tab(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown);
+  void samples_tab(const std::vector<StyledRun>& selected);
   void lr_tab(const std::vector<std::shared_ptr<const Run>>& shown);
   void diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& selected);
   void eval_tab(const std::vector<std::shared_ptr<const Run>>& shown);
@@ -51,6 +52,7 @@ class App {
   int coord_index_ = 0, coord_step_ = -1;
   EvalViewOptions eval_;
   std::string study_, scaling_;  // the folders picked in the Search and Scaling tabs
+  float samples_height_ = 0;  // what the Samples tab drew last frame: its scrolled content
   double now_ = 0;
 };
 

@@ -17,7 +17,7 @@ struct BackgroundJob {
 struct DashboardOptions {
   std::string runs_dir = "runs";
   int width = 1600, height = 900;
-  std::string view = "loss";     // the tab shown first: loss, forecasts, lr, diagnostics, eval, search, scaling
+  std::string view = "loss";     // the tab shown first: loss, forecasts, samples, lr, diagnostics, eval, search, scaling
   std::string filter;            // the runs table's filter, as typed
   // Headless: render `after` frames into a hidden window, save a PNG and exit. With a job,
   // the frames count from the job's end.

@@ -137,6 +137,13 @@ void apply_metrics_event(Run& run, const Json& e) {
           (*into)[group].add(step, v.is_number() ? v.get<double>() : kNaN);
   } else if (kind == EventKind::val && std::isfinite(step)) {
     run.val_loss.add(step, number(e, "loss"));
+    if (e.contains("bits_per_unit") && e["bits_per_unit"].is_number()) {
+      run.val_bits.add(step, number(e, "bits_per_unit"));
+      if (e.contains("unit") && e["unit"].is_string()) run.val_unit = e["unit"];
+    }
+  } else if (kind == EventKind::sample && std::isfinite(step) && e.contains("text") && e["text"].is_string()) {
+    const auto text = [&](const char* k) { return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : ""; };
+    run.samples.push_back({static_cast<int64_t>(step), text("prompt"), text("text")});
   } else if (kind == EventKind::skip && std::isfinite(step)) {
     run.skipped.push_back(step);
   } else if (kind == EventKind::spike && std::isfinite(step)) {

@@ -80,6 +80,13 @@ struct Evaluation {
 // wrong shape are skipped, never thrown on.
 std::shared_ptr<const Evaluation> parse_eval(const Json& j);
 
+// Text a model of token ids drew after a validation: the prompt (a held-out row's start) and
+// what followed it.
+struct TextSample {
+  int64_t step = 0;
+  std::string prompt, text;
+};
+
 enum class RunStatus { running, done, interrupted, failed, stale };
 const char* status_name(RunStatus s);
 
@@ -97,6 +104,11 @@ struct Run {
   int64_t world_size = 1;                    // data-parallel processes (series_per_s is all of theirs)
   // From metrics.jsonl.
   Curve train_loss, val_loss, grad_norm, elapsed;
+  // The validation loss per unit the scored steps stand for, in bits (bits per byte for text),
+  // when the data carry units; `val_unit` names it ("byte").
+  Curve val_bits;
+  std::string val_unit;
+  std::vector<TextSample> samples;  // in step order
   Curve spikes;                // (step, loss) of each loss spike
   std::vector<double> skipped;  // steps skipped for a non-finite loss or gradient
   // Per optimizer group ("normuon:hidden", "adamw:rest"); a run logged before learning rates

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "../plot/theme.h"
 #include "views.h"
@@ -50,21 +51,30 @@ std::vector<double> xs_of(const Run& run, const Curve& c, bool time_axis) {
 
 std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::span<const StyledRun> runs,
                                             const LossViewOptions& o) {
-  const float weights[] = {3.f, 1.f};
-  const auto rows = split_rows(r, weights);
+  // Runs whose data carry units (text: bytes) get their validation loss per unit in a strip of
+  // its own, between the loss and the learning rate: bits per byte, comparable across tokenizers.
+  std::string unit;
+  for (const auto& s : runs)
+    if (!s.run->val_bits.empty()) unit = unit.empty() || unit == s.run->val_unit ? s.run->val_unit : "unit";
+  const bool bits = o.show_validation && !unit.empty();
+  const float two[] = {3.f, 1.f}, three[] = {3.f, 1.4f, 1.f};
+  const auto rows = bits ? split_rows(r, three) : split_rows(r, two);
   const plot::Theme& t = plot::theme();
-  plot::Range xr(o.log_x), yr(o.log_y), lr_range(true);
+  plot::Range xr(o.log_x), yr(o.log_y), lr_range(true), bits_range(false);
   for (const auto& s : runs) {
     const Run& run = *s.run;
     xr.add_all(xs_of(run, run.train_loss, o.time_axis));
     yr.add_all(run.train_loss.y);
     if (o.show_validation) xr.add_all(xs_of(run, run.val_loss, o.time_axis)), yr.add_all(run.val_loss.y);
     for (const auto& [group, curve] : run.lr_curves) lr_range.add_all(curve.y);
+    bits_range.add_all(run.val_bits.y);
   }
   plot::Axis x = xr.axis(o.time_axis ? "seconds" : "step", 0.01);
   if (!o.log_x && !o.time_axis && !xr.empty()) x.lo = std::max(x.lo, 0.0);
   const plot::Axis loss_y = yr.axis("loss"), lr_y = lr_range.axis("learning rate");
-  const float left = std::max(plot::Plot::label_room(c, loss_y), plot::Plot::label_room(c, lr_y));
+  const plot::Axis bits_y = bits_range.axis("bits per " + unit);
+  float left = std::max(plot::Plot::label_room(c, loss_y), plot::Plot::label_room(c, lr_y));
+  if (bits) left = std::max(left, plot::Plot::label_room(c, bits_y));
   plot::Plot loss(c, rows[0], "loss", x, loss_y, left);
   std::vector<plot::LegendEntry> legend;
   for (const auto& s : runs) {
@@ -102,8 +112,20 @@ std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::
     legend.push_back({"loss spike (x)", t.muted, plot::LegendEntry::marker});
   loss.legend(legend);
 
+  std::optional<plot::Plot> per_unit;
+  if (bits) {
+    per_unit.emplace(c, rows[1], "validation bits per " + unit, x, bits_y, left);
+    for (const auto& s : runs) {
+      const Run& run = *s.run;
+      if (run.val_bits.empty()) continue;
+      const auto x_val = xs_of(run, run.val_bits, o.time_axis);
+      per_unit->line(x_val, run.val_bits.y, s.color, 1.5f, plot::Stroke::dashed);
+      for (size_t i = 0; i < x_val.size(); ++i) per_unit->marker(x_val[i], run.val_bits.y[i], s.color, plot::Marker::circle, 2.5f);
+    }
+  }
+
   // Every optimizer group's rate: the run's colour, one stroke per group (in label order).
-  plot::Plot lr(c, rows[1], "", x, lr_y, left);
+  plot::Plot lr(c, rows.back(), "", x, lr_y, left);
   std::vector<std::string> groups;
   for (const auto& s : runs) {
     size_t k = 0;
@@ -124,6 +146,7 @@ std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::
     }
     lr.legend(styles);
   }
+  if (per_unit) return {loss.frame(), lr.frame(), per_unit->frame()};
   return {loss.frame(), lr.frame()};
 }
 

@@ -46,6 +46,14 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
     save(c, "forecasts.svg");
     break;
   }
+  // Text samples of the shown runs, as tall as they need.
+  if (std::any_of(shown.begin(), shown.end(), [](const StyledRun& s) { return !s.run->samples.empty(); })) {
+    plot::SvgCanvas measure(W, H, plot::theme().background);
+    const float h = std::max(H * 0.5f, draw_samples(measure, page, shown) + 32);
+    plot::SvgCanvas c(W, h, plot::theme().background);
+    draw_samples(c, {16, 16, W - 16, h - 16}, shown);
+    save(c, "samples.svg");
+  }
   const auto panels = group_sweep(ws.runs);
   const bool sweep = std::any_of(panels.begin(), panels.end(), is_sweep);
   if (sweep) {

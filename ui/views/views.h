@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../plot/plot.h"
@@ -29,13 +30,28 @@ struct LossViewOptions {
   bool show_validation = true;
 };
 // Train (solid; the raw curve faint beneath the smoothed one) and validation (dashed, dots)
-// loss over steps, with the learning rate in a strip beneath. Frames: {loss, lr}.
+// loss over steps, with the learning rate in a strip beneath. Runs whose validation reports bits
+// per unit (text: bits per byte) add a strip of those between the two. Frames: {loss, lr} or
+// {loss, lr, bits}.
 std::vector<plot::PlotFrame> draw_loss_view(plot::Canvas& c, plot::Rect r, std::span<const StyledRun> runs,
                                             const LossViewOptions& o);
 // The debiased EMA of y with weight w.
 std::vector<double> smooth(std::span<const double> y, double w);
 // The x a run's point at `step` is drawn at (step or elapsed seconds).
 double run_x(const Run& run, double step, bool time_axis);
+
+// ---- text samples --------------------------------------------------------------------------
+// A piece of a wrapped string: bytes [begin, end).
+struct WrappedLine {
+  size_t begin = 0, end = 0;
+};
+// `s` broken at each '\n' and wherever a line would grow wider than `width`: after a space when
+// one fits, else between UTF-8 characters; every piece holds at least one character.
+std::vector<WrappedLine> wrap_text(const plot::Canvas& c, std::string_view s, float width);
+// Each run's text samples, newest first: the step, then the prompt (muted) and the continuation,
+// wrapped to the width. Draws from the top of `r` on and returns the height it took (more than
+// r.h() when it does not fit; the caller scrolls or clips).
+float draw_samples(plot::Canvas& c, plot::Rect r, std::span<const StyledRun> runs);
 
 // ---- quantile fans -------------------------------------------------------------------------
 // One series of a snapshot: the context, nested central bands (10-90, 20-80, 30-70, 40-60 for

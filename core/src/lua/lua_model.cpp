@@ -274,10 +274,13 @@ int m_score(lua_State* L) {
   const Batch b = to_device(data->sample({batch, length, static_cast<uint64_t>(seed)}), model->device(), false);
   at::NoGradGuard no_grad;
   lua_createtable(L, 0, 3);
-  lua_pushnumber(L, model->loss(b).item<double>());
-  lua_setfield(L, -2, "loss");
-  if (b.units.defined()) {
+  if (!b.units.defined()) {
+    lua_pushnumber(L, model->loss(b).item<double>());
+    lua_setfield(L, -2, "loss");
+  } else {  // one forward pass for both
     const Model::UnitLoss u = model->loss_over_units(b);
+    lua_pushnumber(L, u.mean);
+    lua_setfield(L, -2, "loss");
     lua_pushnumber(L, u.loss / std::log(2.0));
     lua_setfield(L, -2, "bits");
     lua_pushnumber(L, u.units);
@@ -311,14 +314,14 @@ int m_load(lua_State* L) {
   return 1;  // the model, for chaining
 }
 
-// model:generate{values=, steps=, temperature=, top_k=, seed=, context=}: `values` one sequence
+// model:generate{values=, steps=, temperature=, top_k=, seed=, context=, kv_cache=}: `values` one sequence
 // (a list of numbers, e.g. data:encode's token ids) or several of one length (a list of lists);
 // returns the drawn continuation(s) in the same form.
 int m_generate(lua_State* L) {
   const std::string fn = "model:generate";
   auto model = self(L, "generate");
   luaL_checktype(L, 2, LUA_TTABLE);
-  check_fields(L, 2, fn, {"values", "steps", "temperature", "top_k", "seed", "context"});
+  check_fields(L, 2, fn, {"values", "steps", "temperature", "top_k", "seed", "context", "kv_cache"});
   if (!field(L, 2, "values")) throw Error(fn + ": values is required (a list of numbers, or a list of lists)");
   if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": values must be a list of numbers, or a list of lists");
   lua_rawgeti(L, -1, 1);
@@ -349,6 +352,7 @@ int m_generate(lua_State* L) {
     o.seed = static_cast<uint64_t>(*sd);
   }
   if (auto c = integer_field(L, 2, "context", fn)) o.context = *c;
+  if (auto c = boolean_field(L, 2, "kv_cache", fn)) o.kv_cache = *c;
   o.interrupt = &host(L).interrupt;
   const int64_t B = static_cast<int64_t>(rows.size()), T = static_cast<int64_t>(rows.front().size());
   at::Tensor values = at::empty({B, 1, T}, at::kDouble);

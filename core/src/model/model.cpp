@@ -179,15 +179,25 @@ at::Tensor Model::generate(const at::Tensor& values_in, int64_t steps, const Gen
   const int64_t pad = (P - T % P) % P;
   at::Tensor seq = at::cat({at::zeros({B, V, pad}, at::kFloat), values_in.to(at::kCPU, at::kFloat)}, -1);
   at::Tensor seen = at::cat({at::zeros({B, V, pad}, at::kBool), at::ones({B, V, T}, at::kBool)}, -1);
-  const at::Tensor ids = at::arange(B, at::kLong).unsqueeze(1).expand({B, V}).contiguous();
+  const at::Tensor ids = at::arange(B, at::kLong).unsqueeze(1).expand({B, V}).contiguous().to(device_);
+  std::unique_ptr<DecodeCache> cache = o.kv_cache ? arch_->new_cache((pad + T + steps + P - 1) / P) : nullptr;
   for (int64_t drawn = 0; drawn < steps; drawn += P) {
     if (o.interrupt) o.interrupt->check();
     const int64_t from = o.context > 0 ? std::max<int64_t>(0, (seq.size(-1) - o.context) / P * P) : 0;
-    const at::Tensor v = seq.narrow(-1, from, seq.size(-1) - from).to(device_);
-    const at::Tensor m = seen.narrow(-1, from, seen.size(-1) - from).to(device_);
-    const Prepared p = prepare(v, m, ids.to(device_), {}, {});
+    if (from > 0) cache.reset();  // the window moved: the cached positions are no longer the sequence's
+    const Prepared p = prepare(seq.narrow(-1, from, seq.size(-1) - from).to(device_),
+                               seen.narrow(-1, from, seen.size(-1) - from).to(device_), ids, {}, {});
     const int64_t N = p.in.tokens.size(2);
-    const at::Tensor out = head_->forward(arch_->forward(p.in, ForwardContext{}).narrow(2, N - 1, 1), ForwardContext{});
+    at::Tensor h;  // the hidden state of the last patch
+    if (cache) {  // read only the patches the cache has not seen, and keep them
+      const int64_t done = cache->length, count = N - done;
+      const PatchInput part{p.in.tokens.narrow(2, done, count), p.in.series_ids, p.in.patch_valid.narrow(2, done, count),
+                            p.in.roles};
+      h = arch_->forward_cached(part, *cache, count, ForwardContext{}).narrow(2, count - 1, 1);
+    } else {
+      h = arch_->forward(p.in, ForwardContext{}).narrow(2, N - 1, 1);
+    }
+    const at::Tensor out = head_->forward(h, ForwardContext{});
     at::Tensor next;
     try {
       next = head_->sample(out, o.temperature, o.top_k, gen);  // (B, V, 1, P)
@@ -276,7 +286,8 @@ Model::UnitLoss Model::loss_over_units(const Batch& b, const ForwardContext& ctx
   const at::Tensor units = b.units.unflatten(-1, {N, P}).slice(2, 1, N).to(at::kFloat);
   const at::Tensor weight = s.weight * (units > 0);  // a step standing for nothing (BOS) is not scored
   const double scored_weight = weight.sum().item<double>();
-  return {head_->loss(s.out, s.target, weight).item<double>() * scored_weight, (units * weight).sum().item<double>()};
+  return {head_->loss(s.out, s.target, weight).item<double>() * scored_weight, (units * weight).sum().item<double>(),
+          head_->loss(s.out, s.target, s.weight).item<double>()};
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "orrery/data_source.h"
@@ -104,38 +105,72 @@ HeldOut::HeldOut(Model& model, DataSource* validation, const TrainConfig& cfg, u
           validation->sample({cfg.batch_size, cfg.context_length, mix_seed(seed, static_cast<uint64_t>(i))}),
           model.device()));
   if (validate_ && batches_.front().units.defined()) unit_ = validation->describe().value("unit", "unit");
+  // Samples need a model that draws its data's own values and a source that reads them as text:
+  // one without text says so by throwing (DataSource::decode_text).
+  if (validate_ && cfg.sample_tokens > 0 && model.predicts_raw_values()) {
+    try {
+      validation->decode_text(at::zeros({0}, at::kFloat));
+      text_ = validation;
+    } catch (const Error&) {
+    }
+  }
+}
+
+void HeldOut::publish_sample(int64_t done, const std::function<double()>& elapsed) {
+  constexpr int64_t kPromptSteps = 16;
+  const Batch& b = batches_.front();
+  const at::Tensor row = b.values.select(0, 0).select(0, 0).to(at::kCPU);  // the first held-out row
+  const at::Tensor seen = b.observed.select(0, 0).select(0, 0).to(at::kCPU);
+  const at::Tensor prompt = row.masked_select(seen).narrow(0, 0, std::min<int64_t>(kPromptSteps, seen.sum().item<int64_t>()));
+  if (prompt.numel() == 0) return;
+  GenerateOptions o;
+  o.temperature = 0.8, o.top_k = 40, o.seed = mix_seed(cfg_.seed, static_cast<uint64_t>(done));
+  const at::Tensor drawn = model_.generate(prompt.view({1, 1, -1}), cfg_.sample_tokens, o).flatten();
+  bus_.publish(make_event(EventKind::sample, {{"step", done},
+                                              {"prompt", text_->decode_text(prompt)},
+                                              {"text", text_->decode_text(drawn)},
+                                              {"elapsed_s", elapsed()}}));
 }
 
 double HeldOut::after(int64_t done, bool at_end, const std::function<double()>& elapsed) {
   const double t0 = elapsed();
   if (validate_ && (at_end ? st_.last_val != done : done % val_every_ == 0)) {
-    double sum = 0;
+    // The mean loss, and for data with units the loss over what the scored steps stand for, in
+    // bits (a categorical head's nats / ln 2), from one forward pass per batch.
+    double sum = 0, loss = 0, units = 0;
     {
       at::NoGradGuard no_grad;
       ForwardContext ctx;
       ctx.precision = cfg_.precision;
-      for (const auto& b : batches_) sum += model_.loss(b, {}, ctx).item<double>();
+      for (const auto& b : batches_) {
+        if (unit_.empty()) {
+          sum += model_.loss(b, {}, ctx).item<double>();
+          continue;
+        }
+        const Model::UnitLoss u = model_.loss_over_units(b, ctx);
+        sum += u.mean, loss += u.loss, units += u.units;
+      }
     }
     st_.last_val = done;
     st_.val_loss = sum / static_cast<double>(batches_.size());
     Json fields = {{"step", done}, {"loss", st_.val_loss}};
-    if (!unit_.empty()) {  // the loss over what the scored steps stand for, in bits (a categorical head's nats / ln 2)
-      double loss = 0, units = 0;
-      {
-        at::NoGradGuard no_grad;
-        ForwardContext ctx;
-        ctx.precision = cfg_.precision;
-        for (const auto& b : batches_) {
-          const Model::UnitLoss u = model_.loss_over_units(b, ctx);
-          loss += u.loss, units += u.units;
-        }
-      }
+    if (!unit_.empty()) {
       st_.val_bits_per_unit = units > 0 ? loss / units / std::log(2.0) : std::numeric_limits<double>::quiet_NaN();
       fields["bits_per_unit"] = st_.val_bits_per_unit;
       fields["unit"] = unit_;
     }
     fields["elapsed_s"] = elapsed();
     bus_.publish(make_event(EventKind::val, fields));
+    // A sample is a view of the run, never a reason to stop it: one that cannot be drawn or read
+    // (a model with more classes than the tokenizer has ids) ends the samples with a warning.
+    if (text_) {
+      try {
+        publish_sample(done, elapsed);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "warning: no text samples from step %lld on: %s\n", static_cast<long long>(done), e.what());
+        text_ = nullptr;
+      }
+    }
   }
   if (snapshots_ && (at_end ? st_.last_forecast != done : done % forecast_every_ == 0)) {
     st_.last_forecast = done;

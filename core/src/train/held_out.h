@@ -20,7 +20,7 @@ class HeldOut {
   HeldOut(Model& model, DataSource* validation, const TrainConfig& cfg, uint64_t seed, MetricsBus& bus,
           TrainState& state);
 
-  // Publishes the "val" and "forecast" events due after `done` steps (trainer.h); at the end,
+  // Publishes the "val", "sample" and "forecast" events due after `done` steps (trainer.h); at the end,
   // whichever the last step has not had yet. Returns the seconds it took.
   double after(int64_t done, bool at_end, const std::function<double()>& elapsed);
 
@@ -29,6 +29,9 @@ class HeldOut {
   const TrainConfig& cfg_;
   MetricsBus& bus_;
   TrainState& st_;
+  void publish_sample(int64_t done, const std::function<double()>& elapsed);
+
+  DataSource* text_ = nullptr;  // the validation source, when samples are drawn and it holds text
   bool validate_ = false, snapshots_ = false;
   int64_t val_every_ = 0, forecast_every_ = 0, horizon_ = 0;
   std::vector<Batch> batches_;

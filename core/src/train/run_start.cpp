@@ -26,8 +26,8 @@ namespace {
 // change too, as a researcher lowering the learning rate after a NaN storm wants, but the run then
 // no longer reproduces an uninterrupted one: those are reported.
 const std::set<std::string> kFreeOnResume = {
-    "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "data_workers", "prefetch",
-    "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "checkpoint_at", "max_skipped_steps", "spike_factor", "accumulate",
+    "quiet", "log_every", "val_every", "val_batches", "forecast_every", "forecast_series", "sample_tokens",
+    "data_workers", "prefetch", "checkpoint_every", "checkpoint_minutes", "checkpoint_keep", "checkpoint_at", "max_skipped_steps", "spike_factor", "accumulate",
     "shard_optimizer"};
 const std::set<std::string> kFixedOnResume = {"batch_size", "context_length", "cpm", "cpm_max_span",
                                               "cpm_max_rate", "seed"};

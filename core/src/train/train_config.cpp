@@ -32,6 +32,8 @@ const OptionSchema& TrainConfig::schema() {
           .integer("val_batches", 2, "held-out batches per validation; 0 = none", 0)
           .integer("forecast_every", 0, "forecast snapshot every N steps and at the end; 0 = with validation", 0)
           .integer("forecast_series", 4, "held-out series per forecast snapshot; 0 = none", 0)
+          .integer("sample_tokens", 64, "text drawn after each validation by a model of token ids on a source with "
+                   "text (a \"sample\" event); 0 = none", 0, 1 << 16)
           .integer("seed", 0, "the run seed: its data, validation, batch and masking streams derive from it by name", 0)
           .integer("data_workers", 1, "threads drawing batches ahead of the step; 0 = on the step's thread (the batches are the same)", 0, 64)
           .integer("prefetch", 4, "batches drawn ahead at most", 1, 1024)
@@ -65,6 +67,7 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
   c.early_steps = o["early_steps"], c.early_weight = o["early_weight"];
   c.log_every = o["log_every"], c.val_every = o["val_every"], c.val_batches = o["val_batches"];
   c.forecast_every = o["forecast_every"], c.forecast_series = o["forecast_series"];
+  c.sample_tokens = o["sample_tokens"];
   c.seed = o["seed"], c.quiet = o["quiet"];
   c.data_workers = o["data_workers"], c.prefetch = o["prefetch"];
   c.checkpoint_every = o["checkpoint_every"], c.checkpoint_minutes = o["checkpoint_minutes"];
@@ -92,6 +95,7 @@ Json TrainConfig::to_json() const {
           {"early_steps", early_steps}, {"early_weight", early_weight},
           {"log_every", log_every}, {"val_every", val_every}, {"val_batches", val_batches},
           {"forecast_every", forecast_every}, {"forecast_series", forecast_series},
+          {"sample_tokens", sample_tokens},
           {"seed", seed}, {"data_workers", data_workers}, {"prefetch", prefetch},
           {"checkpoint_every", checkpoint_every}, {"checkpoint_minutes", checkpoint_minutes},
           {"checkpoint_keep", checkpoint_keep}, {"checkpoint_at", checkpoint_at}, {"max_skipped_steps", max_skipped_steps},

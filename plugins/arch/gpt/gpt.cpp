@@ -10,6 +10,8 @@
 // last always among them: the layer's values gain a token embedding of their own through an
 // input gate 2 sigmoid(W x[:32]), 1 at init. The window pattern (e.g. "SSSL") is tiled over the
 // layers, S seeing the last sequence_len / 2 positions, L all of them, the last layer always L.
+// Generation keeps each layer's keys and values (forward_cached), so a drawn token costs one
+// position's work, as nanochat's engine does.
 //
 // Each row (series, variate) of a batch is one sequence, one token per patch (patch_size 1),
 // read from the host's unscaled input, which the categorical head asks for. As in every
@@ -39,6 +41,24 @@ at::Tensor rotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& 
   return at::cat({x1 * cos + x2 * sin, x2 * cos - x1 * sin}, -1);
 }
 
+// Keys and values of one layer at every committed position, (S, kv_heads, capacity, d_head),
+// after rotary and QK norm: all a later position's query reads of it.
+struct LayerCache {
+  at::Tensor k, v;
+};
+
+struct GptCache final : DecodeCache {
+  std::vector<LayerCache> layers;
+  int64_t capacity = 0;
+};
+
+// Where one call's tokens sit: after `cached` committed positions, the first `commit` of them
+// joining the cache afterwards. No cache: a whole sequence from position 0.
+struct Positions {
+  LayerCache* cache = nullptr;
+  int64_t cached = 0, commit = 0, capacity = 0;
+};
+
 struct Attention {
   Linear c_q, c_k, c_v, c_proj, ve_gate;  // ve_gate undefined on layers without value embeddings
   at::Tensor value_embedding;             // (vocab, kv_heads * d_head), or undefined
@@ -46,10 +66,10 @@ struct Attention {
   int64_t heads = 1, kv_heads = 1, d_head = 1, gate_channels = 0, window = 0;  // window: keys back
   Residual residual;
 
-  // x: (S, T, d) normalised, ids (S, T); cos/sin (T, d_head / 2). Queries see keys j with
-  // 0 <= i - j <= window.
+  // x: (S, T, d) normalised, ids (S, T); cos/sin (T, d_head / 2) of the tokens' positions. The
+  // query at position i sees keys j with 0 <= i - j <= window, cached ones included.
   at::Tensor operator()(const at::Tensor& x, const at::Tensor& ids, const at::Tensor& cos, const at::Tensor& sin,
-                        const ForwardContext& ctx) const {
+                        const Positions& pos, const ForwardContext& ctx) const {
     const int64_t S = x.size(0), T = x.size(1);
     at::Tensor q = c_q(x, ctx).view({S, T, heads, d_head});
     at::Tensor k = c_k(x, ctx).view({S, T, kv_heads, d_head});
@@ -63,16 +83,34 @@ struct Attention {
     q = rms_norm(rotary(q, c, s), eps).transpose(1, 2);  // (S, H, T, D)
     k = rms_norm(rotary(k, c, s), eps).transpose(1, 2);
     v = v.transpose(1, 2);
+    const int64_t past = pos.cached;
+    if (pos.cache) {  // the committed keys come first; this call's first `commit` join them
+      LayerCache& kv = *pos.cache;
+      if (!kv.k.defined()) {  // allocated at the first call, when the rows and dtype are known
+        kv.k = at::empty({S, kv_heads, pos.capacity, d_head}, k.options());
+        kv.v = at::empty({S, kv_heads, pos.capacity, d_head}, v.options());
+      }
+      if (pos.commit > 0) {
+        kv.k.narrow(2, past, pos.commit).copy_(k.narrow(2, 0, pos.commit));
+        kv.v.narrow(2, past, pos.commit).copy_(v.narrow(2, 0, pos.commit));
+      }
+      if (pos.commit == T) {  // all of them joined: read the cache in place
+        k = kv.k.narrow(2, 0, past + T), v = kv.v.narrow(2, 0, past + T);
+      } else {
+        k = at::cat({kv.k.narrow(2, 0, past), k}, 2);
+        v = at::cat({kv.v.narrow(2, 0, past), v}, 2);
+      }
+    }
     if (kv_heads != heads) {
       k = k.repeat_interleave(heads / kv_heads, 1);
       v = v.repeat_interleave(heads / kv_heads, 1);
     }
     at::Tensor y;
-    if (window >= T - 1) {
+    if (past == 0 && window >= T - 1) {
       y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale);
     } else {
-      at::Tensor i = at::arange(T, x.options().dtype(at::kLong));
-      at::Tensor back = i.unsqueeze(1) - i.unsqueeze(0);  // query - key
+      const auto longs = x.options().dtype(at::kLong);
+      at::Tensor back = at::arange(past, past + T, longs).unsqueeze(1) - at::arange(past + T, longs).unsqueeze(0);
       y = at::scaled_dot_product_attention(q, k, v, (back >= 0) & (back <= window), 0.0, false, scale);
     }
     return c_proj(y.transpose(1, 2).reshape({S, T, heads * d_head}), ctx);
@@ -151,20 +189,20 @@ class Gpt final : public Architecture {
 
   int64_t d_model() const override { return d_; }
 
-  at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override {
-    const int64_t B = in.tokens.size(0), V = in.tokens.size(1), T = in.tokens.size(2);
-    const at::Tensor ids = token_ids(in.tokens.select(-1, 0), ctx.host_sync).reshape({B * V, T});
-    const auto [cos, sin] = rotary_table(T, ids.device());
-    at::Tensor x = rms_norm(at::embedding(wte_, ids) * wte_multiplier_, eps_);
-    const at::Tensor x0 = x;
-    for (size_t i = 0; i < layers_.size(); ++i) {
-      const auto& [attn, mlp] = layers_[i];
-      const auto l = static_cast<int64_t>(i);
-      x = (1 + resid_lambdas_[l]) * x + (0.1 + x0_lambdas_[l]) * x0;  // nanochat's inits: 1 and 0.1
-      x = attn.residual(x, [&](const at::Tensor& h) { return attn(rms_norm(h, eps_), ids, cos, sin, ctx); }, ctx);
-      x = mlp.residual(x, [&](const at::Tensor& h) { return mlp(rms_norm(h, eps_), ctx); }, ctx);
-    }
-    return rms_norm(x, eps_).view({B, V, T, d_});
+  at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override { return run(in, nullptr, 0, ctx); }
+
+  // Generation's KV cache: each layer's keys and values, so a new token costs one position's
+  // work instead of the whole sequence's.
+  std::unique_ptr<DecodeCache> new_cache(int64_t max_patches) override {
+    auto c = std::make_unique<GptCache>();
+    c->capacity = max_patches;
+    c->layers.resize(layers_.size());
+    return c;
+  }
+
+  at::Tensor forward_cached(const PatchInput& in, DecodeCache& cache, int64_t commit,
+                            const ForwardContext& ctx) override {
+    return run(in, &dynamic_cast<GptCache&>(cache), commit, ctx);
   }
 
   std::optional<StepFlops> step_flops(int64_t batch, int64_t variates, int64_t patches) const override {
@@ -180,6 +218,43 @@ class Gpt final : public Architecture {
   }
 
  private:
+  // One pass over the tokens of `in`; with a cache they follow its committed positions.
+  at::Tensor run(const PatchInput& in, GptCache* cache, int64_t commit, const ForwardContext& ctx) {
+    const int64_t B = in.tokens.size(0), V = in.tokens.size(1), T = in.tokens.size(2);
+    const at::Tensor ids = token_ids(in.tokens.select(-1, 0), ctx.host_sync).reshape({B * V, T});
+    Positions pos;
+    if (cache) {
+      prepare_cache(*cache, B * V, T, commit);
+      pos.cached = cache->length, pos.commit = commit, pos.capacity = cache->capacity;
+    }
+    const auto [cos, sin] = rotary_table(pos.cached, T, ids.device());
+    at::Tensor x = rms_norm(at::embedding(wte_, ids) * wte_multiplier_, eps_);
+    const at::Tensor x0 = x;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      const auto& [attn, mlp] = layers_[i];
+      const auto l = static_cast<int64_t>(i);
+      pos.cache = cache ? &cache->layers[i] : nullptr;
+      x = (1 + resid_lambdas_[l]) * x + (0.1 + x0_lambdas_[l]) * x0;  // nanochat's inits: 1 and 0.1
+      x = attn.residual(x, [&](const at::Tensor& h) { return attn(rms_norm(h, eps_), ids, cos, sin, pos, ctx); }, ctx);
+      x = mlp.residual(x, [&](const at::Tensor& h) { return mlp(rms_norm(h, eps_), ctx); }, ctx);
+    }
+    if (cache) cache->length += commit;
+    return rms_norm(x, eps_).view({B, V, T, d_});
+  }
+
+  // Later calls must be the first call's rows and fit the capacity the cache was made for.
+  static void prepare_cache(const GptCache& c, int64_t rows, int64_t T, int64_t commit) {
+    if (commit < 0 || commit > T)
+      throw Error("architecture plugin 'gpt': cannot commit " + std::to_string(commit) + " of " + std::to_string(T) +
+                  " tokens");
+    if (c.length + commit > c.capacity)
+      throw Error("architecture plugin 'gpt': the decode cache holds " + std::to_string(c.capacity) +
+                  " positions; " + std::to_string(c.length) + " are used and " + std::to_string(commit) + " more asked");
+    if (!c.layers.empty() && c.layers.front().k.defined() && c.layers.front().k.size(0) != rows)
+      throw Error("architecture plugin 'gpt': the decode cache was made for " +
+                  std::to_string(c.layers.front().k.size(0)) + " sequences, got " + std::to_string(rows));
+  }
+
   static void zero_(const at::Tensor& w) {
     at::NoGradGuard no_grad;
     w.zero_();
@@ -195,11 +270,12 @@ class Gpt final : public Architecture {
     return values.to(at::kLong);
   }
 
-  // cos and sin of position t times 1 / base^(2j / d_head), (T, d_head / 2), in float32.
-  std::pair<at::Tensor, at::Tensor> rotary_table(int64_t T, at::Device device) const {
+  // cos and sin of position t times 1 / base^(2j / d_head) for t in [from, from + T),
+  // (T, d_head / 2), in float32.
+  std::pair<at::Tensor, at::Tensor> rotary_table(int64_t from, int64_t T, at::Device device) const {
     const auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
     at::Tensor inv = at::pow(base_, at::arange(0, d_head_, 2, opts) / static_cast<double>(d_head_)).reciprocal();
-    at::Tensor angles = at::outer(at::arange(T, opts), inv);
+    at::Tensor angles = at::outer(at::arange(from, from + T, opts), inv);
     return {angles.cos(), angles.sin()};
   }
 
@@ -236,5 +312,5 @@ std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) { re
 
 ORRERY_PLUGIN(architecture, "gpt", "0.1.0",
               "nanochat's GPT over token ids: rotary, QK norm, ReLU^2 MLP, value embeddings, per-layer residual and "
-              "x0 scalars, sliding windows by pattern (use with the categorical head and patch_size 1)",
+              "x0 scalars, sliding windows by pattern, a KV cache for generation (use with the categorical head and patch_size 1)",
               schema, make)

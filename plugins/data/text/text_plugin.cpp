@@ -125,7 +125,7 @@ class TextSource final : public DataSource {
     const at::Tensor v = values.to(at::kCPU, at::kDouble).flatten();
     const double vocab = static_cast<double>(tokenizer_.vocab_size());
     if (!((v >= 0) & (v < vocab) & (v == v.floor())).all().item<bool>())
-      throw Error("data plugin 'text': token ids are whole numbers 0 .. " + std::to_string(tokenizer_.vocab_size() - 1) +
+      throw Error("token ids are whole numbers 0 .. " + std::to_string(tokenizer_.vocab_size() - 1) +
                   " (the tokenizer's vocabulary)");
     const at::Tensor ids = v.to(at::kInt).contiguous();
     return tokenizer_.decode(std::span<const int32_t>(ids.data_ptr<int32_t>(), static_cast<size_t>(ids.numel())));

@@ -11,14 +11,16 @@ namespace orrery {
 
 // skip: a step with a non-finite loss or gradient, not applied; spike: a loss far above the
 // running median; checkpoint: a checkpoint of the step was written; resume: the run continued
-// from a checkpoint (metrics.jsonl was cut back to that checkpoint first).
-enum class EventKind { train, val, forecast, skip, spike, checkpoint, resume, end };
+// from a checkpoint (metrics.jsonl was cut back to that checkpoint first); sample: text a model
+// of token ids drew after a validation.
+enum class EventKind { train, val, forecast, sample, skip, spike, checkpoint, resume, end };
 
 inline const char* event_name(EventKind k) {
   switch (k) {
     case EventKind::train: return "train";
     case EventKind::val: return "val";
     case EventKind::forecast: return "forecast";
+    case EventKind::sample: return "sample";
     case EventKind::skip: return "skip";
     case EventKind::spike: return "spike";
     case EventKind::checkpoint: return "checkpoint";
@@ -33,7 +35,7 @@ inline std::optional<EventKind> event_kind(const Json& event) {
   if (!event.is_object()) return std::nullopt;
   const auto it = event.find("event");
   if (it == event.end() || !it->is_string()) return std::nullopt;
-  for (EventKind k : {EventKind::train, EventKind::val, EventKind::forecast, EventKind::skip, EventKind::spike,
+  for (EventKind k : {EventKind::train, EventKind::val, EventKind::forecast, EventKind::sample, EventKind::skip, EventKind::spike,
                       EventKind::checkpoint, EventKind::resume, EventKind::end})
     if (it->get_ref<const std::string&>() == event_name(k)) return k;
   return std::nullopt;

@@ -58,6 +58,9 @@ struct GenerateOptions {
   int64_t top_k = 0;         // draw among the top_k most likely classes only; 0 = all
   uint64_t seed = 0;         // the draws' generator: the same seed draws the same continuation
   int64_t context = 0;       // the model reads at most the last `context` steps; 0 = all of them
+  // Reuse the keys/values of the steps already read (Architecture::new_cache), while the whole
+  // sequence fits `context`; beyond it the window moves and each draw reads it afresh.
+  bool kv_cache = true;
   const Interrupt* interrupt = nullptr;  // polled between draws
 };
 
@@ -84,8 +87,9 @@ class Model {
   // The loss summed over the target steps that stand for some of the source's unit (Batch::units,
   // e.g. a token's bytes; a step of 0 units, such as BOS, is left out), and those units: their
   // ratio is the loss per unit, in bits per byte for a categorical head over text (nats / ln 2).
+  // `mean` is loss()'s value on the batch, from the same forward pass.
   struct UnitLoss {
-    double loss = 0, units = 0;
+    double loss = 0, units = 0, mean = 0;
   };
   UnitLoss loss_over_units(const Batch& batch, const ForwardContext& ctx = {});
 

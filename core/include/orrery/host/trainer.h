@@ -39,6 +39,7 @@ struct TrainConfig {
   int64_t val_batches = 2;      // fixed held-out batches it averages over; 0 = no validation
   int64_t forecast_every = 0;   // forecast snapshot every N steps and at the end; 0 = val cadence
   int64_t forecast_series = 4;  // series per snapshot, from the first held-out batch; 0 = none
+  int64_t sample_tokens = 64;   // text drawn after each validation by a model of token ids; 0 = none
   uint64_t seed = 0;
   int64_t data_workers = 1;   // threads drawing batches ahead of the step (0 = on the step's thread)
   int64_t prefetch = 4;       // batches drawn ahead at most
@@ -144,6 +145,11 @@ struct TrainResult {
 //   observation to forecast from, over their last `horizon` = max(P, context_length/4 rounded
 //   down to a multiple of P) steps; history holds at most 4 x horizon steps; unobserved values
 //   are null;
+//  {"event":"sample", step, prompt, text, elapsed_s} after each validation, for a model that
+//   predicts its data's own values (a categorical head) on a `validation` source that holds text
+//   (DataSource::decode_text), when sample_tokens > 0: the first 16 steps of the first held-out
+//   row as the prompt and sample_tokens steps drawn after it (Model::generate, temperature 0.8,
+//   top_k 40, a seed fixed by the step), both decoded by the source;
 //  {"event":"skip", step, reason ("loss" or "gradient"), skipped_steps, skipped_in_row} for a
 //   step whose loss or gradient norm is not finite: its update is not applied (the batches are
 //   still drawn, so the data goes on as if it had been); max_skipped_steps of them in a row, or
