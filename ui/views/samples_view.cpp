@@ -33,12 +33,15 @@ std::vector<WrappedLine> wrap_text(const plot::Canvas& c, std::string_view s, fl
     const size_t end = std::min(s.find('\n', line_start), s.size());
     // Break [line_start, end) into pieces that fit: after the last space that fits, else
     // between the last characters that fit (never inside one), at least one character a piece.
+    // A piece's width is the sum of its characters' (both canvases advance glyph by glyph).
     size_t from = line_start;
     do {
       size_t fit = from, space = std::string_view::npos;
+      float w = 0;
       for (size_t i = from; i < end;) {
         const size_t n = std::max<size_t>(1, utf8_length(s, i));
-        if (c.text_size(s.substr(from, i + n - from)).x > width && i > from) break;
+        w += c.text_size(s.substr(i, n)).x;
+        if (w > width && i > from) break;
         i += n, fit = i;
         if (s[i - n] == ' ') space = i;
       }

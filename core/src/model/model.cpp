@@ -153,7 +153,7 @@ at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
 }
 
 namespace {
-// Generation recomputes the whole sequence for each draw: far more steps than this is no use.
+// Far more steps than this is no use to anyone reading the draws.
 constexpr int64_t kMaxGenerated = 1 << 16;
 }  // namespace
 

@@ -55,6 +55,8 @@ class CategoricalHead final : public Head {
   at::Tensor sample(const at::Tensor& out, double temperature, int64_t top_k, at::Generator& gen) override {
     const at::Tensor z = out.to(at::kCPU, at::kFloat);
     const auto positions = z.sizes().slice(0, z.dim() - 1);
+    if (!z.isfinite().all().item<bool>())
+      throw Error("the logits to draw from are not finite (the weights have diverged)");
     if (temperature <= 0) return z.argmax(-1).to(at::kFloat).to(out.device());
     at::Tensor scaled = z / temperature;
     if (top_k > 0 && top_k < classes_) {
