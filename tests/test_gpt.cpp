@@ -385,3 +385,37 @@ print(select(2, pcall(text.decode, text, {1.5})))
   }
   CHECK(samples == 1);
 }
+
+TEST_CASE("model:score: the same seed scores the same rows, bits and bytes for text; bad arguments named") {
+  const std::string dir = test::temp_dir("gpt-score");
+  std::string corpus;
+  for (int d = 0; d < 300; ++d) corpus += "In the beginning was the word number " + std::to_string(d % 13) + ".\n\n";
+  std::ofstream(dir + "/c.txt") << corpus;
+  std::ofstream(dir + "/score.lua") << R"(
+local held = orrery.data{"text", files = ")" + dir + R"(/c.txt", vocab_size = 280}:held_out()
+local m = orrery.model{arch = {"gpt", vocab_size = 280, d_model = 16, num_layers = 1, num_heads = 2, sequence_len = 32},
+                       head = {"categorical", classes = 280}, patch_size = 1}
+local a, b = m:score(held, 2, 32, 3), m:score(held, 2, 32, 3)
+assert(a.loss == b.loss and a.bits == b.bits and a.units == b.units, "the same seed, the same rows")
+print(string.format("score loss %.4f bits %.1f units %d", a.loss, a.bits, a.units))
+for _, call in ipairs{function() return m:score("held", 2, 32) end, function() return m:score(held, 0, 32) end,
+                      function() return m:score(held, 2, 1) end, function() return m:score(held, 2, 32, -1) end,
+                      function() return m:score(held, 2.5, 32) end} do
+  print(select(2, pcall(call)))
+end
+)";
+  const auto r = test::run_command(test::orrery_cmd("run " + dir + "/score.lua"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // An untrained model: near ln(280) nats per token; bits over bytes a positive rate.
+  double loss = 0, bits = 0, units = 0;
+  REQUIRE(std::sscanf(r.output.substr(r.output.find("score loss")).c_str(), "score loss %lf bits %lf units %lf", &loss,
+                      &bits, &units) == 3);
+  CHECK(std::abs(loss - std::log(280.0)) < 1.0);
+  CHECK(units > 0);
+  CHECK(bits > 0);
+  CHECK(r.output.find("model:score: data (a data object") != std::string::npos);
+  CHECK(r.output.find("model:score(data, batch, length): at least one row of two patches") != std::string::npos);
+  CHECK(r.output.find("model:score: seed must be a whole number >= 0, got -1") != std::string::npos);
+  CHECK(r.output.find("model:score: batch") != std::string::npos);
+}
