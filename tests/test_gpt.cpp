@@ -54,6 +54,14 @@ at::Tensor logits(orrery::Model& m, const at::Tensor& ids) {
   return m.head_output(tokens(ids)).squeeze(3).squeeze(1);
 }
 
+// 300 short documents of 13 kinds: enough byte pairs for a vocabulary of 280 ids, and
+// repetitive enough that a few dozen steps learn their wording.
+void write_beginning_corpus(const std::string& path) {
+  std::string corpus;
+  for (int d = 0; d < 300; ++d) corpus += "In the beginning was the word number " + std::to_string(d % 13) + ".\n\n";
+  std::ofstream(path) << corpus;
+}
+
 }  // namespace
 
 TEST_CASE("gpt: logits equal the PyTorch reference's") {
@@ -345,9 +353,7 @@ TEST_CASE("gpt: the KV cache gives the hidden states of the whole sequence, in a
 
 TEST_CASE("text: encode and decode through the source, and generation from Lua") {
   const std::string dir = test::temp_dir("gpt-generate");
-  std::string corpus;
-  for (int d = 0; d < 300; ++d) corpus += "In the beginning was the word number " + std::to_string(d % 13) + ".\n\n";
-  std::ofstream(dir + "/c.txt") << corpus;
+  write_beginning_corpus(dir + "/c.txt");
   std::ofstream(dir + "/gen.lua") << R"(
 local text = orrery.data{"text", files = ")" + dir + R"(/c.txt", vocab_size = 280}
 local ids = text:encode("In the beginning")
@@ -388,9 +394,7 @@ print(select(2, pcall(text.decode, text, {1.5})))
 
 TEST_CASE("model:score: the same seed scores the same rows, bits and bytes for text; bad arguments named") {
   const std::string dir = test::temp_dir("gpt-score");
-  std::string corpus;
-  for (int d = 0; d < 300; ++d) corpus += "In the beginning was the word number " + std::to_string(d % 13) + ".\n\n";
-  std::ofstream(dir + "/c.txt") << corpus;
+  write_beginning_corpus(dir + "/c.txt");
   std::ofstream(dir + "/score.lua") << R"(
 local held = orrery.data{"text", files = ")" + dir + R"(/c.txt", vocab_size = 280}:held_out()
 local m = orrery.model{arch = {"gpt", vocab_size = 280, d_model = 16, num_layers = 1, num_heads = 2, sequence_len = 32},
