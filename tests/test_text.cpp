@@ -335,4 +335,13 @@ TEST_CASE("text: the source trains its tokenizer, holds documents out and packs 
   const auto reused = text_source({{"files", dir + "/a.txt"}, {"tokenizer", dir + "/tok.json"}});
   CHECK(reused->describe()["tokenizer"] == dir + "/tok.json");
   CHECK(reused->describe()["train_tokens"] == d["train_tokens"]);
+
+  // A mixture holds series: it refuses text, naming the source, and the host tells text apart.
+  CHECK(orrery::holds_text(*train));
+  CHECK(!orrery::holds_text(*orrery::make_data_source(orrery::Registry::global(), {"synthetic", Json::object()}, {})));
+  const Json tokens = {{"name", "text"}, {"options", {{"tokenizer", dir + "/tok.json"}, {"files", dir + "/a.txt"}}}};
+  CHECK_THROWS_WITH(orrery::make_data_source(orrery::Registry::global(),
+                                             {"mixture", {{"sources", Json::array({"synthetic", tokens})}}}, {}),
+                    Catch::Contains("data source 2 of the mixture ('text')") && Catch::Contains("cannot hold text") &&
+                        Catch::Contains("one text source"));
 }

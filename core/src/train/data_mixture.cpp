@@ -171,6 +171,15 @@ PluginSpec source_spec(const Json& j, const std::string& label, double& weight) 
 
 }  // namespace
 
+bool holds_text(const DataSource& source) {
+  try {
+    source.decode_text(at::zeros({0}, at::kFloat));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::unique_ptr<DataSource> make_data_source(const Registry& registry, const PluginSpec& spec,
                                              const DataContext& context) {
   if (spec.name != "mixture") return registry.create<PluginKind::data>(spec.name, spec.options, context);
@@ -193,6 +202,11 @@ std::unique_ptr<DataSource> make_data_source(const Registry& registry, const Plu
     } catch (const std::exception& e) {
       throw Error(p.label + ": " + e.what());
     }
+    // Token ids are names, not values: a sign flip, a mixup or a cut context would corrupt them,
+    // and two tokenizers' ids mean different things. Units (bits per byte) would be lost too.
+    if (holds_text(*p.source))
+      throw Error(p.label + ": a mixture mixes series and cannot hold text; name every file in one text source "
+                            "instead (files = {\"a.txt\", \"b/*.txt\"})");
     parts.push_back(std::move(p));
   }
   return std::make_unique<Mixture>(std::move(parts), o["min_context"].get<int64_t>(),

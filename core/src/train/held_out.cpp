@@ -9,6 +9,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/host/batch_queue.h"
+#include "orrery/host/data_mixture.h"
 #include "orrery/host/backtest.h"
 #include "orrery/host/events.h"
 #include "orrery/host/metrics_bus.h"
@@ -115,15 +116,9 @@ HeldOut::HeldOut(Model& model, DataSource* validation, const TrainConfig& cfg, u
           validation->sample({cfg.batch_size, cfg.context_length, mix_seed(seed, static_cast<uint64_t>(i))}),
           model.device()));
   if (validate_ && batches_.front().units.defined()) unit_ = validation->describe().value("unit", "unit");
-  // Samples need a model that draws its data's own values and a source that reads them as text:
-  // one without text says so by throwing (DataSource::decode_text).
-  if (validate_ && cfg.sample_tokens > 0 && model.predicts_raw_values()) {
-    try {
-      validation->decode_text(at::zeros({0}, at::kFloat));
-      text_ = validation;
-    } catch (const Error&) {
-    }
-  }
+  // Samples need a model that draws its data's own values and a source that reads them as text.
+  if (validate_ && cfg.sample_tokens > 0 && model.predicts_raw_values() && holds_text(*validation))
+    text_ = validation;
 }
 
 void HeldOut::publish_sample(int64_t done, const std::function<double()>& elapsed) {

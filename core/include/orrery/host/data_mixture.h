@@ -9,6 +9,7 @@
 // length, each sample keeps only its last L steps observed, L log-uniform in
 // [min_context, length], so a model trains on every context length it will forecast from.
 // augment = {sign_flip = p, ...} transforms samples first (orrery/host/augment.h).
+// A mixture holds series: a source of text is refused (one text source takes many files).
 #include <memory>
 #include <string>
 
@@ -26,5 +27,9 @@ const OptionSchema& mixture_schema();
 // source at fault ("data source 2 of the mixture ('observability'): ...").
 std::unique_ptr<DataSource> make_data_source(const Registry& registry, const PluginSpec& spec,
                                              const DataContext& context);
+
+// True when `source` reads its values as text (token ids): its decode_text does not refuse.
+// The host learns no more of tokens than that.
+bool holds_text(const DataSource& source);
 
 }  // namespace orrery
