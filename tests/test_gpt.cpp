@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 
+#include "orrery/class_ids.h"
 #include "orrery/error.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/host/model.h"
@@ -168,6 +169,18 @@ TEST_CASE("gpt: what it refuses, each error naming the plugin") {
   orrery::Batch series = tokens(at::randint(0, 10, {2, 10}, at::kLong));
   series.values.mul_(0.37);
   CHECK_THROWS_WITH(wrong.loss(series), Catch::Contains("head plugin 'categorical': targets must be class ids"));
+}
+
+TEST_CASE("class ids: whole numbers in [0, n), values outside the mask ignored") {
+  const at::Tensor ids = at::tensor({0.0, 3.0, 9.0});
+  CHECK(orrery::are_class_ids(ids, 10));
+  CHECK_FALSE(orrery::are_class_ids(ids, 9));                         // 9 is past 0 .. 8
+  CHECK_FALSE(orrery::are_class_ids(at::tensor({0.0, -1.0}), 10));    // negative
+  CHECK_FALSE(orrery::are_class_ids(at::tensor({0.0, 2.5}), 10));     // not whole
+  CHECK_FALSE(orrery::are_class_ids(at::tensor({0.0, std::nan("")}), 10));
+  const at::Tensor odd = at::tensor({1.0, 2.5, 7.0, -4.0});
+  CHECK(orrery::are_class_ids(odd, 8, at::tensor({1, 0, 1, 0}) > 0));
+  CHECK_FALSE(orrery::are_class_ids(odd, 8, at::tensor({1, 1, 1, 0}) > 0));
 }
 
 TEST_CASE("gpt: trains on a text source from Lua, the loss falling") {

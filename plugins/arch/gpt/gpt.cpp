@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "orrery/class_ids.h"
 #include "orrery/error.h"
 #include "orrery/ops.h"
 #include "orrery/plugin.h"
@@ -263,7 +264,7 @@ class Gpt final : public Architecture {
   // The ids the values hold, refused unless every one is a whole number in [0, vocab_size)
   // (checked on the host, so not while a graph records the pass).
   at::Tensor token_ids(const at::Tensor& values, bool check) const {
-    if (check && !((values >= 0) & (values < static_cast<double>(vocab_)) & (values == values.floor())).all().item<bool>())
+    if (check && !are_class_ids(values, vocab_))
       throw Error("architecture plugin 'gpt' reads token ids 0 .. " + std::to_string(vocab_ - 1) +
                   " (vocab_size), and the data hold other values: train it on a text source whose tokenizer has "
                   "this vocabulary, with the categorical head");

@@ -14,6 +14,7 @@
 
 #include "bpe.h"
 #include "file_source.h"
+#include "orrery/class_ids.h"
 #include "orrery/error.h"
 #include "orrery/plugin.h"
 #include "packing.h"
@@ -123,8 +124,7 @@ class TextSource final : public DataSource {
 
   std::string decode_text(const at::Tensor& values) const override {
     const at::Tensor v = values.to(at::kCPU, at::kDouble).flatten();
-    const double vocab = static_cast<double>(tokenizer_.vocab_size());
-    if (!((v >= 0) & (v < vocab) & (v == v.floor())).all().item<bool>())
+    if (!are_class_ids(v, tokenizer_.vocab_size()))
       throw Error("token ids are whole numbers 0 .. " + std::to_string(tokenizer_.vocab_size() - 1) +
                   " (the tokenizer's vocabulary)");
     const at::Tensor ids = v.to(at::kInt).contiguous();

@@ -7,6 +7,7 @@
 
 #include <limits>
 
+#include "orrery/class_ids.h"
 #include "orrery/error.h"
 #include "orrery/ops.h"
 #include "orrery/plugin.h"
@@ -34,9 +35,7 @@ class CategoricalHead final : public Head {
   // Mean cross-entropy in nats over the steps with weight, weighted.
   at::Tensor loss(const at::Tensor& out, const at::Tensor& target, const at::Tensor& weight) override {
     const at::Tensor scored = weight > 0;
-    const bool ok = (((target >= 0) & (target < static_cast<double>(classes_)) & (target == target.floor())) |
-                     scored.logical_not()).all().item<bool>();
-    if (!ok)
+    if (!are_class_ids(target, classes_, scored))
       throw Error("head plugin 'categorical': targets must be class ids 0 .. " + std::to_string(classes_ - 1) +
                   " (classes), and the data hold other values: use a text source whose vocabulary has as many ids");
     const at::Tensor ids = at::where(scored, target, at::zeros({}, target.options())).to(at::kLong);

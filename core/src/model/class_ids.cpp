@@ -1,0 +1,13 @@
+#include "orrery/class_ids.h"
+
+#include <ATen/ATen.h>
+
+namespace orrery {
+
+bool are_class_ids(const at::Tensor& values, int64_t n, const at::Tensor& only) {
+  at::Tensor ok = (values >= 0) & (values < static_cast<double>(n)) & (values == values.floor());
+  if (only.defined()) ok = ok | only.logical_not();
+  return ok.all().item<bool>();
+}
+
+}  // namespace orrery
