@@ -139,6 +139,23 @@ TEST_CASE("text: chunks cover any bytes exactly, valid UTF-8 or not") {
   }
 }
 
+TEST_CASE("text: a sample splits from its prompt on whole characters") {
+  using orrery::split_continuation;
+  const auto cut = [](std::string_view all, size_t prompt) {
+    const auto c = split_continuation(all, prompt);
+    return std::pair<size_t, size_t>{c.split, c.end};
+  };
+  // The prompt's last token holds the first byte of an e-acute: the whole character goes after.
+  CHECK(cut("ab\xC3\xA9" "cd", 3) == std::pair<size_t, size_t>{2, 6});
+  CHECK(cut("ab\xC3\xA9" "cd", 2) == std::pair<size_t, size_t>{2, 6});   // on a boundary: as it is
+  CHECK(cut("x\xF0\x9F\x98\x80y", 3) == std::pair<size_t, size_t>{1, 6});  // inside a 4-byte emoji
+  CHECK(cut("abc\xE2\x82", 3) == std::pair<size_t, size_t>{3, 3});    // an unfinished euro sign: left out
+  CHECK(cut("abc\xE2\x82", 4) == std::pair<size_t, size_t>{3, 3});    // the prompt ends in it
+  CHECK(cut("a\xFF\xFE" "bcdef", 1) == std::pair<size_t, size_t>{1, 8});  // invalid bytes inside are kept
+  CHECK(cut("", 0) == std::pair<size_t, size_t>{0, 0});
+  CHECK(cut("\xA9\xA9" "abc", 1) == std::pair<size_t, size_t>{0, 5});     // stray continuation bytes
+}
+
 TEST_CASE("text: BPE merges the textbook example as by hand") {
   // "aaabdaaabac": aa (4 times) first; then ab and (aa)a tie at 2, and (97, 98) is the smaller
   // pair; then (aa)(ab) twice.

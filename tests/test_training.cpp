@@ -185,6 +185,22 @@ TEST_CASE("a group follows only the run schedules it names") {
     INFO(p.info.name);
     CHECK(at::equal(before[i], p.tensor.detach()) == (p.info.role == orrery::Role::hidden));
   }
+  // The rate each group logs is the rate it steps at: the group without "lr" keeps its base.
+  CHECK(opt.groups()[0].lr(0.25) == 0.25e-2);
+  CHECK(opt.groups()[1].lr(0.25) == 1e-2);
+  auto cfg = orrery::TrainConfig::from_json({{"steps", 2}, {"batch_size", 4}, {"context_length", 64}, {"clip", 0},
+                                             {"log_every", 1}, {"quiet", true},
+                                             {"schedule", {{"kind", "constant"}, {"warmup", 2}}}});
+  orrery::MetricsBus bus;
+  std::vector<Json> events;
+  bus.subscribe([&](const Json& e) {
+    if (e["event"] == "train") events.push_back(e);
+  });
+  orrery::train(*model, *data, opt, cfg, bus);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0]["lr"]["adamw:hidden"].get<double>() < 1e-2);  // warming up
+  CHECK(events[0]["lr"]["adamw:rest"].get<double>() == 1e-2);
+  CHECK(events[1]["lr"]["adamw:rest"].get<double>() == 1e-2);
 
   const orrery::ScheduleSet lr_only = orrery::ScheduleSet::from_json(Json::array({"lr"}), "g");
   const orrery::StepScalars s = lr_only.applied({0.25, 0.5, 0.9});

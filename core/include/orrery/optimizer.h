@@ -19,6 +19,9 @@ struct ParamGroupView {
   std::string label;                // e.g. "normuon:hidden", "adamw:rest"
   std::vector<at::Tensor> tensors;  // the parameters themselves (handles, not copies)
   double base_lr = 0;               // the group optimizer's base learning rate
+  bool lr_scheduled = true;         // false: its rate stays base_lr (the group's schedules leave out lr)
+  // Its learning rate at a step whose schedule says `lr_factor`.
+  double lr(double lr_factor) const { return lr_scheduled ? base_lr * lr_factor : base_lr; }
 };
 
 // What the schedules say for one step. Every optimizer applies all three.

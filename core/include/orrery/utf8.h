@@ -1,6 +1,7 @@
 #pragma once
 // UTF-8 as JSON (nlohmann::json::dump) accepts it, RFC 3629: no overlong forms, no surrogates,
 // nothing above U+10FFFF. Text that passes can go into any JSON document Orrery writes.
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -47,6 +48,23 @@ inline bool is_utf8(std::string_view s) {
     i += n;
   }
   return true;
+}
+
+// A text decoded from a prompt's tokens and the tokens drawn after it, cut into the prompt and
+// the continuation on whole characters: [0, split) and [split, end). A character whose bytes
+// two tokens share across the prompt's end (`prompt_bytes`, the prompt decoded alone) goes to
+// the continuation whole, and a last character the final token only begins is left out (end).
+// Invalid bytes elsewhere are the text's own (a JSON writer shows each as U+FFFD).
+struct TextSplit {
+  size_t split = 0, end = 0;
+};
+inline TextSplit split_continuation(std::string_view all, size_t prompt_bytes) {
+  size_t end = 0;
+  for (size_t n = 0; end < all.size() && (n = utf8_length(all, end)) > 0;) end += n;
+  if (!(end < all.size() && all.size() - end < 4)) end = all.size();
+  size_t split = std::min(prompt_bytes, end);
+  while (split > 0 && split < end && (static_cast<unsigned char>(all[split]) & 0xC0) == 0x80) --split;
+  return {split, end};
 }
 
 }  // namespace orrery

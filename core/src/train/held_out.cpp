@@ -20,15 +20,6 @@ namespace orrery {
 
 namespace {
 
-// The length of `s` without a last character that its final bytes only begin (a token that ends
-// inside a multi-byte character). Invalid bytes elsewhere are the text's own: the JSON writer
-// shows each as U+FFFD.
-size_t whole_characters(std::string_view s) {
-  size_t end = 0;
-  for (size_t n = 0; end < s.size() && (n = utf8_length(s, end)) > 0;) end += n;
-  return end < s.size() && s.size() - end < 4 ? end : s.size();
-}
-
 // One series as a JSON list, null where unobserved (or not finite).
 Json series_json(const at::Tensor& values, const at::Tensor& observed) {
   const at::Tensor v = values.to(at::kCPU, at::kDouble).contiguous();
@@ -131,16 +122,12 @@ void HeldOut::publish_sample(int64_t done, const std::function<double()>& elapse
   GenerateOptions o;
   o.temperature = 0.8, o.top_k = 40, o.seed = mix_seed(cfg_.seed, static_cast<uint64_t>(done));
   const at::Tensor drawn = model_.generate(prompt.view({1, 1, -1}), cfg_.sample_tokens, o).flatten();
-  // Decoded as one text, so a character whose bytes two tokens share across the prompt's end
-  // stays whole: the split moves back to the character's start, and a character the last token
-  // leaves unfinished is left out.
+  // Decoded as one text, so a character whose bytes two tokens share stays whole.
   const std::string all = text_->decode_text(at::cat({prompt, drawn}));
-  const size_t end = whole_characters(all);
-  size_t split = std::min(text_->decode_text(prompt).size(), end);
-  while (split > 0 && split < end && (static_cast<unsigned char>(all[split]) & 0xC0) == 0x80) --split;
+  const TextSplit cut = split_continuation(all, text_->decode_text(prompt).size());
   bus_.publish(make_event(EventKind::sample, {{"step", done},
-                                              {"prompt", all.substr(0, split)},
-                                              {"text", all.substr(split, end - split)},
+                                              {"prompt", all.substr(0, cut.split)},
+                                              {"text", all.substr(cut.split, cut.end - cut.split)},
                                               {"elapsed_s", elapsed()}}));
 }
 

@@ -167,7 +167,7 @@ std::vector<ParamGroupView> RoutedOptimizer::groups() const {
     std::string label = r.group.optimizer.name;
     // A lone catch-all group takes every parameter; after other groups it takes the rest.
     label.append(":").append(!what.empty() ? what : routed_.size() == 1 ? "all" : "rest");
-    out.push_back({label, r.tensors, r.optimizer->base_lr()});
+    out.push_back({label, r.tensors, r.optimizer->base_lr(), r.group.schedules.lr});
   }
   std::vector<std::string> base;
   for (const auto& g : out) base.push_back(g.label);

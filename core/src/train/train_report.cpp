@@ -18,7 +18,7 @@ std::string TrainReport::lr_text(double lr_factor) const {
   std::string out;
   for (const auto& g : groups_) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2e", g.base_lr * lr_factor);
+    std::snprintf(buf, sizeof buf, "%.2e", g.lr(lr_factor));
     out.append(out.empty() ? "" : "/").append(buf);
   }
   return out;
@@ -38,7 +38,7 @@ void TrainReport::applied(const StepOutcome& s, double lr_factor, double now, co
   if (st_.first_window) st_.first_loss = mean, st_.first_window = false;
   st_.final_loss = mean;
   Json lrs = Json::object();
-  for (const auto& g : groups_) lrs[g.label] = g.base_lr * lr_factor;
+  for (const auto& g : groups_) lrs[g.label] = g.lr(lr_factor);
   // Data: mean milliseconds to draw a batch (on a worker) and that the step waited for one.
   const double drawn = std::max<double>(1, static_cast<double>(data.batches - data_before_.batches));
   const double draw_ms = 1e3 * (data.draw_seconds - data_before_.draw_seconds) / drawn;
