@@ -11,7 +11,7 @@
 --       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
 --       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
 --       [adamw_lr=...] [start=-2,-5] [span=1] [device=cpu|cuda] [graph=true] [jobs=N]
---       [runs_dir=runs] [resume=runs/lr_transfer-N] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]]
+--       [runs_dir=runs] [resume=runs/lr_transfer-N] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]] [head_dim=D]
 --
 -- jobs=N trains up to N runs side by side, each in its own orrery process with one thread (the
 -- seeds of a rate, and the rates a search step needs together): on a machine with N cores, or
@@ -44,6 +44,7 @@
 -- spectral: also divided by the forward multiplier); it does not apply to AdamW.
 -- arch=gpt sweeps nanochat's GPT on a text corpus instead of the forecaster on the synthetic prior
 -- (lib/task.lua): the same widths, depths, rules and objective, the loss in nats per token.
+-- head_dim=D gives every width heads of D channels (width / D of them) instead of 4 heads.
 -- Results: runs/lr_transfer*/lr_transfer.json (rewritten after every curve) and a table; each
 -- training run has its folder, which the dashboard's LR-transfer view reads.
 
@@ -250,6 +251,7 @@ local function mean_curve(per_seed, picks)
 end
 
 local results = {config = {arch = task.arch ~= "toto2" and task.arch or nil, files = task.files, vocab = task.vocab,
+                           head_dim = task.head_dim,
                            optimizer = optimizer, params = params, rules = muon_family[optimizer] and rules or nil,
                            alphas = args.alphas and alphas or nil, base_depth = base_depth,
                            widths = widths, depths = depths, shapes = axis == "shape" and points_along or nil,

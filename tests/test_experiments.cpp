@@ -724,4 +724,25 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
   const auto other = run(dir, "scripts/coord_check.lua arch=lstm");
   CHECK(other.status != 0);
   CHECK_THAT(other.output, Catch::Contains("arch must be toto2 or gpt, got lstm"));
+
+  // head_dim=D: width / D heads of D channels at every width, kept in the sweep's config.
+  const auto fixed = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 params=umup "
+                              "widths=32,64 seeds=1 steps=1 val_batches=1 runs_dir=heads");
+  INFO(fixed.output);
+  REQUIRE(fixed.status == 0);
+  CHECK(Json::parse(test::read_text(dir + "/heads/lr_transfer/lr_transfer.json"))["config"]["head_dim"] == 16);
+  std::set<int> heads;
+  for (const auto& e : fs::directory_iterator(dir + "/heads/lr_transfer")) {
+    if (!fs::exists(e.path() / "config.json")) continue;
+    const Json a = Json::parse(test::read_text((e.path() / "config.json").string()))["model"]["arch"]["options"];
+    CHECK(a["num_heads"].get<int>() * 16 == a["d_model"].get<int>());
+    heads.insert(a["num_heads"].get<int>());
+  }
+  CHECK(heads == std::set<int>{2, 4});
+  const auto uneven = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=24 widths=32 runs_dir=bad");
+  CHECK(uneven.status != 0);
+  CHECK_THAT(uneven.output, Catch::Contains("head_dim=24 does not divide width 32"));
+  const auto word = run(dir, "scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide");
+  CHECK(word.status != 0);
+  CHECK_THAT(word.output, Catch::Contains("head_dim must be a whole number of channels per attention head, got wide"));
 }

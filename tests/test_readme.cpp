@@ -24,6 +24,7 @@ struct Exercise {
 
 const std::string kQuick = "build/bin/orrery run scripts/quickstart.lua";
 const std::string kXvfb = "xvfb-run -a -s '-screen 0 1280x800x24' ";
+const std::string kGenesis = "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && ";  // a small corpus
 
 const std::vector<Exercise> kExercises = {
     // `make run` is setup + build + the quickstart; the quickstart runs here with fewer steps
@@ -214,7 +215,7 @@ const std::vector<Exercise> kExercises = {
     {"bible -l1000 \"gen1:1-rev22:21\" > kjv.txt", "", "file:kjv.txt"},  // docs/language.md's corpus
     // scripts/nanogpt.lua and the sweeps on language, on Genesis (200 kB) at a toy size.
     {"build/bin/orrery run scripts/nanogpt.lua",
-     "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/nanogpt.lua files=genesis.txt vocab=400 width=32 depth=2 heads=2 "
+     kGenesis + "build/bin/orrery run scripts/nanogpt.lua files=genesis.txt vocab=400 width=32 depth=2 heads=2 "
      "context=64 batch=4 steps=3 val_batches=2 samples=1 sample_steps=4",
      "validation bits per byte"},
     {"build/bin/orrery bench generate", "build/bin/orrery bench generate --steps 8 --repeats 1 --warmup 0",
@@ -222,12 +223,25 @@ const std::vector<Exercise> kExercises = {
     // The toy nanogpt run above validated (and drew a sample) after each of its 3 steps.
     {"build/bin/orrery ui runs/nanogpt --view samples --screenshot samples.png",
      kXvfb + "build/bin/orrery ui runs/nanogpt --view samples --screenshot samples.png", "file:samples.png"},
-    {"build/bin/orrery run scripts/coord_check.lua arch=gpt widths=64,128,256 seeds=1",
-     "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/coord_check.lua arch=gpt files=genesis.txt vocab=300 widths=32,64 seeds=1 steps=1",
+    // The sweeps on language, on Genesis at a toy size; the arguments that matter are the README's.
+    {"build/bin/orrery run scripts/coord_check.lua arch=gpt vocab=512 widths=32,64,128,256 seeds=1",
+     kGenesis + "build/bin/orrery run scripts/coord_check.lua arch=gpt files=genesis.txt vocab=300 widths=32,64 seeds=1 steps=1",
      "coord_check.json"},
-    {"build/bin/orrery run scripts/lr_transfer.lua arch=gpt params=sp,umup widths=64,128,256 steps=200",
-     "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && build/bin/orrery run scripts/lr_transfer.lua arch=gpt files=genesis.txt vocab=300 params=sp,umup widths=32 "
-     "seeds=1 steps=2 val_batches=1",
+    {"build/bin/orrery run scripts/lr_transfer.lua arch=gpt vocab=512 optimizer=adamw params=sp,umup widths=32,64,128",
+     kGenesis + "build/bin/orrery run scripts/lr_transfer.lua arch=gpt files=genesis.txt vocab=300 optimizer=adamw "
+                "params=sp,umup widths=32 seeds=1 steps=2 val_batches=1",
+     "umup               optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua arch=gpt vocab=512 optimizer=normuon params=sp,umup rules=spectral widths=32,64,128",
+     kGenesis + "build/bin/orrery run scripts/lr_transfer.lua arch=gpt files=genesis.txt vocab=300 optimizer=normuon "
+                "params=sp,umup rules=spectral widths=32 seeds=1 steps=2 val_batches=1",
+     "umup/spectral      optimum moves"},
+    {"build/bin/orrery run scripts/lr_transfer.lua arch=gpt vocab=512 head_dim=16 optimizer=adamw params=umup widths=32,64,128",
+     kGenesis + "build/bin/orrery run scripts/lr_transfer.lua arch=gpt files=genesis.txt vocab=300 head_dim=16 "
+                "optimizer=adamw params=umup widths=32 seeds=1 steps=2 val_batches=1",
+     "lr_transfer.json"},
+    {"build/bin/orrery run scripts/lr_transfer.lua arch=gpt vocab=512 head_dim=16 optimizer=normuon params=umup rules=spectral widths=32,64,128",
+     kGenesis + "build/bin/orrery run scripts/lr_transfer.lua arch=gpt files=genesis.txt vocab=300 head_dim=16 "
+                "optimizer=normuon params=umup rules=spectral widths=32 seeds=1 steps=2 val_batches=1",
      "lr_transfer.json"},
 };
 

@@ -11,11 +11,22 @@ local M = {}
 -- sweep finds it there).
 function M.from_args(args, dir)
   local arch = args.arch or "toto2"
+  -- Attention heads: 4 at every width, so a head grows with the width, or head_dim=D: width / D
+  -- heads of D channels each, the head's size fixed as models grow in practice.
+  local head_dim = args.head_dim and math.tointeger(tonumber(args.head_dim))
+  if args.head_dim and (not head_dim or head_dim < 1) then
+    error("head_dim must be a whole number of channels per attention head, got " .. tostring(args.head_dim), 0)
+  end
+  local function heads(width)
+    if not head_dim then return 4 end
+    if width % head_dim ~= 0 then error("head_dim=" .. head_dim .. " does not divide width " .. width, 0) end
+    return width // head_dim
+  end
   if arch == "toto2" then
     return {
-      arch = arch, context_length = 256,
+      arch = arch, context_length = 256, head_dim = head_dim,
       model = function(width, depth)
-        return {arch = {"toto2", d_model = width, num_layers = depth, num_heads = 4}, head = "quantile"}
+        return {arch = {"toto2", d_model = width, num_layers = depth, num_heads = heads(width)}, head = "quantile"}
       end,
       data = function(seed) return {"synthetic", seed = 1000 + seed} end,  -- paired with the model's seed
       probe_data = {"synthetic"},                                          -- one source for every seed
@@ -32,9 +43,10 @@ function M.from_args(args, dir)
   if kept then kept:close() else orrery.data{"text", files = files, vocab_size = vocab, save_tokenizer = tokenizer} end
   local text = {"text", files = files, tokenizer = tokenizer}
   return {
-    arch = arch, context_length = 256, files = files, vocab = vocab,
+    arch = arch, context_length = 256, files = files, vocab = vocab, head_dim = head_dim,
     model = function(width, depth)
-      return {arch = {"gpt", vocab_size = vocab, d_model = width, num_layers = depth, num_heads = 4, sequence_len = 256},
+      return {arch = {"gpt", vocab_size = vocab, d_model = width, num_layers = depth, num_heads = heads(width),
+                      sequence_len = 256},
               head = {"categorical", classes = vocab}, patch_size = 1}
     end,
     data = function() return text end,  -- the run's seed draws its rows
