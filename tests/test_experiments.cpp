@@ -718,12 +718,14 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
                               "steps=1 runs_dir=depth");
   INFO(depth.output);
   REQUIRE(depth.status == 0);
-  const auto none = run(dir, "scripts/coord_check.lua arch=gpt files=missing.txt");
-  CHECK(none.status != 0);
-  CHECK_THAT(none.output, Catch::Contains("arch=gpt: no corpus at 'missing.txt'"));
-  const auto other = run(dir, "scripts/coord_check.lua arch=lstm");
-  CHECK(other.status != 0);
-  CHECK_THAT(other.output, Catch::Contains("arch must be toto2 or gpt, got lstm"));
+  const auto refuses = [&](const std::string& command, const std::string& message) {
+    const auto r = run(dir, command);
+    INFO(r.output);
+    CHECK(r.status != 0);
+    CHECK_THAT(r.output, Catch::Contains(message));
+  };
+  refuses("scripts/coord_check.lua arch=gpt files=missing.txt", "arch=gpt: no corpus at 'missing.txt'");
+  refuses("scripts/coord_check.lua arch=lstm", "arch must be toto2 or gpt, got lstm");
 
   // head_dim=D: width / D heads of D channels at every width, kept in the sweep's config.
   const auto fixed = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 params=umup "
@@ -739,10 +741,8 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
     heads.insert(a["num_heads"].get<int>());
   }
   CHECK(heads == std::set<int>{2, 4});
-  const auto uneven = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=24 widths=32 runs_dir=bad");
-  CHECK(uneven.status != 0);
-  CHECK_THAT(uneven.output, Catch::Contains("head_dim=24 does not divide width 32"));
-  const auto word = run(dir, "scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide");
-  CHECK(word.status != 0);
-  CHECK_THAT(word.output, Catch::Contains("head_dim must be a whole number of channels per attention head, got wide"));
+  refuses("scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=24 widths=32 runs_dir=bad",
+          "head_dim=24 does not divide width 32");
+  refuses("scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide",
+          "head_dim must be a whole number of channels per attention head, got wide");
 }
