@@ -12,7 +12,7 @@
 --   orrery run scripts/coord_check.lua [params=umup,sp] [widths=64,128,256,512] [steps=4]
 --       [depths=2,4,8,16,32 [width=128] [alphas=0.5,1]]
 --       [optimizer=adamw|normuon|muon|dion2] [rules=toto2,spectral] [seeds=2] [lr=...]
---       [adamw_lr=0] [device=cpu|cuda] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]]
+--       [adamw_lr=0] [device=cpu|cuda] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]] [head_dim=D]
 --
 -- With a Muon-family optimizer the matrices inside the stack take it (at lr) and AdamW the rest, at
 -- adamw_lr = 0 by default: frozen, so that every change is the Muon-family update's (at AdamW's
@@ -80,6 +80,11 @@ local budget_per_step = {batch_size = 16, context_length = 256}  -- rows of 256 
 
 local dir = orrery.experiment_dir("coord_check", args.runs_dir)
 local task = tasks.from_args(args, dir)
+do
+  local shapes = {}
+  for _, at in ipairs(points) do shapes[#shapes + 1] = axis == "width" and {at, 2} or {width, at} end
+  tasks.check(task, shapes)
+end
 local probe = {batch_size = 8, context_length = 256, seed = 12345}  -- the fixed batch
 
 -- Across depth, an activation inside the stack is named by its layer's position: the first

@@ -153,6 +153,7 @@ if args.resume then
   saved_config = saved.config
 end
 local task = tasks.from_args(args, dir)
+tasks.check(task, points_along)
 local t0 = os.time()
 local runs_done = 0
 

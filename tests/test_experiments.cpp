@@ -741,8 +741,11 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
     heads.insert(a["num_heads"].get<int>());
   }
   CHECK(heads == std::set<int>{2, 4});
-  refuses("scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=24 widths=32 runs_dir=bad",
-          "head_dim=24 does not divide width 32");
+  // Before anything trains: the last width is checked as the first is.
+  refuses("scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 widths=32,40 runs_dir=bad",
+          "head_dim=16 does not divide width 40");
+  for (const auto& e : fs::recursive_directory_iterator(dir + "/bad")) CHECK(e.path().filename() != "config.json");
+  refuses("scripts/coord_check.lua arch=gpt files=c.txt vocab=300 head_dim=3 widths=33", "head_dim must be even");
   refuses("scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide",
           "head_dim must be a whole number of channels per attention head, got wide");
 }

@@ -181,6 +181,7 @@ TEST_CASE("class ids: whole numbers in [0, n), values outside the mask ignored")
   const at::Tensor odd = at::tensor({1.0, 2.5, 7.0, -4.0});
   CHECK(orrery::are_class_ids(odd, 8, at::tensor({1, 0, 1, 0}) > 0));
   CHECK_FALSE(orrery::are_class_ids(odd, 8, at::tensor({1, 1, 1, 0}) > 0));
+  CHECK_THROWS_WITH(orrery::are_class_ids(odd, 8, at::tensor({1}) > 0), Catch::Contains("a mask of shape [1]"));
 }
 
 TEST_CASE("gpt: trains on a text source from Lua, the loss falling") {

@@ -153,7 +153,11 @@ TEST_CASE("text: a sample splits from its prompt on whole characters") {
   CHECK(cut("abc\xE2\x82", 4) == std::pair<size_t, size_t>{3, 3});    // the prompt ends in it
   CHECK(cut("a\xFF\xFE" "bcdef", 1) == std::pair<size_t, size_t>{1, 8});  // invalid bytes inside are kept
   CHECK(cut("", 0) == std::pair<size_t, size_t>{0, 0});
-  CHECK(cut("\xA9\xA9" "abc", 1) == std::pair<size_t, size_t>{0, 5});     // stray continuation bytes
+  CHECK(cut("\xA9\xA9" "abc", 1) == std::pair<size_t, size_t>{1, 5});     // stray continuation bytes stay put
+  CHECK(cut("a\xFF" "bc", 1) == std::pair<size_t, size_t>{1, 4});          // an invalid byte near the end: kept
+  CHECK(cut("x\xC3" "y", 2) == std::pair<size_t, size_t>{2, 3});           // a lead byte with no continuation
+  CHECK(cut("ab\xC3", 2) == std::pair<size_t, size_t>{2, 2});              // the last token begins a character
+  CHECK(cut("\xE2\x82\xAC", 2) == std::pair<size_t, size_t>{0, 3});        // the prompt ends inside the euro sign
 }
 
 TEST_CASE("text: BPE merges the textbook example as by hand") {

@@ -33,6 +33,9 @@ function M.from_args(args, dir)
     }
   end
   if arch ~= "gpt" then error("arch must be toto2 or gpt, got " .. tostring(arch), 0) end
+  if head_dim and head_dim % 2 == 1 then
+    error("head_dim must be even for arch=gpt (rotary embeddings turn pairs of channels), got " .. head_dim, 0)
+  end
   local files = args.files or "kjv.txt"
   M.require_corpus(files, "arch=gpt")
   local vocab = math.tointeger(tonumber(args.vocab or 4096))
@@ -65,6 +68,12 @@ function M.require_corpus(files, who)
           "  bible -l1000 \"gen1:1-rev22:21\" > kjv.txt\nor name your text with files=PATH (or a glob: files='corpus/*.txt')", 0)
   end
   f:close()
+end
+
+-- Stops with the task's error (a head_dim that does not divide a width) before anything trains:
+-- `shapes` is every {width, depth} the caller will build.
+function M.check(task, shapes)
+  for _, at in ipairs(shapes) do task.model(at[1], at[2]) end
 end
 
 -- A model spec of the task's at (width, depth) with the caller's fields (param, seed, device).

@@ -7,9 +7,9 @@
 
 namespace orrery {
 
-// True when every value of `values` is a whole number in [0, n); where `only` (bool, the same
-// shape) is given, only the values where it is true. It reads the answer back to the host, so it
-// cannot run while a CUDA graph records.
+// True when every value of `values` is a whole number in [0, n); where `only` (bool, of the
+// same shape, else an Error) is given, only the values where it is true. It reads the answer
+// back to the host, so it cannot run while a CUDA graph records.
 bool are_class_ids(const at::Tensor& values, int64_t n, const at::Tensor& only = {});
 
 }  // namespace orrery

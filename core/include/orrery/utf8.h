@@ -53,17 +53,35 @@ inline bool is_utf8(std::string_view s) {
 // A text decoded from a prompt's tokens and the tokens drawn after it, cut into the prompt and
 // the continuation on whole characters: [0, split) and [split, end). A character whose bytes
 // two tokens share across the prompt's end (`prompt_bytes`, the prompt decoded alone) goes to
-// the continuation whole, and a last character the final token only begins is left out (end).
-// Invalid bytes elsewhere are the text's own (a JSON writer shows each as U+FFFD).
+// the continuation whole, and a last character the final token only begins (a lead byte and
+// fewer continuation bytes than it needs) is left out. Any other byte, valid UTF-8 or not,
+// stays where it is: invalid bytes are the text's own (a JSON writer shows each as U+FFFD).
 struct TextSplit {
   size_t split = 0, end = 0;
 };
 inline TextSplit split_continuation(std::string_view all, size_t prompt_bytes) {
-  size_t end = 0;
-  for (size_t n = 0; end < all.size() && (n = utf8_length(all, end)) > 0;) end += n;
-  if (!(end < all.size() && all.size() - end < 4)) end = all.size();
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(all[i]); };
+  const auto needs = [](unsigned char c) -> size_t {  // bytes of the sequence a lead byte starts
+    return c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  };
+  size_t end = all.size();
+  for (size_t back = 1; back <= 3 && back <= all.size(); ++back) {
+    const size_t i = all.size() - back;
+    if ((byte(i) & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    bool unfinished = needs(byte(i)) > back;
+    for (size_t k = i + 1; unfinished && k < all.size(); ++k) unfinished = (byte(k) & 0xC0) == 0x80;
+    if (unfinished) end = i;
+    break;
+  }
   size_t split = std::min(prompt_bytes, end);
-  while (split > 0 && split < end && (static_cast<unsigned char>(all[split]) & 0xC0) == 0x80) --split;
+  for (size_t back = 1; back <= 3 && back <= split; ++back) {
+    const size_t n = utf8_length(all, split - back);
+    if (n > back) {  // a whole character that starts before the split and ends after it
+      split -= back;
+      break;
+    }
+    if (n > 0) break;
+  }
   return {split, end};
 }
 
