@@ -188,7 +188,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
-        "                       [--regression]\n\n"
+        "                       [--categorical COL,...] [--regression]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -207,7 +207,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "columns of the input known up to the forecast's start; --future-covariates are known over\n"
         "the horizon too, their H values in the first H rows of --future (same column names; a\n"
         "time column there must continue the input's). Targets and covariates are then the rows of\n"
-        "one series, and the output has the targets' columns. --regression reads the\n"
+        "one series, and the output has the targets' columns. --categorical names covariates whose\n"
+        "cells are categories (a holiday's name, a weekday): each becomes one 0/1 row per category,\n"
+        "and only an empty cell is missing there. --regression reads the\n"
         "--future-covariates through an in-context linear regression instead, for any model: each\n"
         "target is fitted over its whole history on those it follows (chosen by a test on their\n"
         "changes; none, and the forecast is the model's own), the model forecasts the residual\n"
@@ -232,10 +234,11 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
     else if (a == "--regression") o.regression = true;
-    else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates") {
+    else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical") {
       const auto names = comma_list(value());
       if (names.empty()) throw Error("forecast: " + a + " takes column names, separated by commas");
-      (a == "--target" ? o.targets : a == "--past-covariates" ? o.past_covariates : o.future_covariates) = names;
+      (a == "--target" ? o.targets : a == "--past-covariates" ? o.past_covariates
+                                   : a == "--future-covariates" ? o.future_covariates : o.categorical) = names;
     }
     else if (a == "--future") o.future = value();
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");

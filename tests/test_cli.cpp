@@ -190,6 +190,62 @@ TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::fo
   CHECK(csv_column(other.output, "sales_q0.5") != median);
 }
 
+TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot rows") {
+  CovariateFixture f;
+  const int T = CovariateFixture::kSteps, H = CovariateFixture::kHorizon;
+  // season: "high" every 12th step, else "low", one cell missing; high and low: its rows as numbers.
+  std::ofstream cat(f.dir + "/cat.csv"), hot(f.dir + "/hot.csv"), cat_ahead(f.dir + "/cat_ahead.csv"),
+      hot_ahead(f.dir + "/hot_ahead.csv");
+  cat.precision(17), hot.precision(17);
+  cat << "time,sales,price,season\n", hot << "time,sales,price,high,low\n";
+  cat_ahead << "time,season\n", hot_ahead << "time,high,low\n";
+  for (int t = 0; t < T + H; ++t) {
+    const bool high = f.promo[static_cast<size_t>(t)] == 1, missing = t == 10;
+    const std::string season = missing ? "" : high ? "high" : "low";
+    const std::string rows = missing ? "," : high ? "1,0" : "0,1";
+    if (t >= T) {
+      cat_ahead << t << "," << season << "\n", hot_ahead << t << "," << rows << "\n";
+      continue;
+    }
+    cat << t << "," << f.sales[static_cast<size_t>(t)] << "," << f.price[static_cast<size_t>(t)] << "," << season << "\n";
+    hot << t << "," << f.sales[static_cast<size_t>(t)] << "," << f.price[static_cast<size_t>(t)] << "," << rows << "\n";
+  }
+  cat.close(), hot.close(), cat_ahead.close(), hot_ahead.close();
+  auto forecast = [&](const std::string& input, const std::string& args) {
+    auto r = test::run_command(orrery_cmd("forecast --model " + f.dir + " --input " + f.dir + "/" + input +
+                                          " --horizon " + std::to_string(H) + " --target sales " + args));
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 0);
+    return r.output;
+  };
+  // Known-future, past-only and through the regression: the categories in byte order ("high",
+  // "low") are the rows, bit for bit.
+  const std::string known = forecast("cat.csv", "--future-covariates season --categorical season --future " + f.dir +
+                                                    "/cat_ahead.csv");
+  CHECK(known == forecast("hot.csv", "--future-covariates high,low --future " + f.dir + "/hot_ahead.csv"));
+  CHECK(known.rfind("step,time,sales_q0.1,", 0) == 0);
+  CHECK(forecast("cat.csv", "--past-covariates price,season --categorical season") ==
+        forecast("hot.csv", "--past-covariates price,high,low"));
+  CHECK(forecast("cat.csv", "--future-covariates season --categorical season --regression --future " + f.dir +
+                                "/cat_ahead.csv") ==
+        forecast("hot.csv", "--future-covariates high,low --regression --future " + f.dir + "/hot_ahead.csv"));
+
+  auto fails = [&](const std::string& args, const std::string& message) {
+    auto r = test::run_command(orrery_cmd("forecast --model " + f.dir + " --input " + f.dir + "/cat.csv --horizon " +
+                                          std::to_string(H) + " --target sales " + args));
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains(message));
+  };
+  fails("--past-covariates season", "cat.csv:2: column \"season\": non-numeric value \"high\"");
+  fails("--past-covariates season --categorical sales",
+        "--categorical names \"sales\", which --past-covariates and --future-covariates do not");
+  std::ofstream(f.dir + "/gap_ahead.csv") << "time,season\n70,low\n71,\n72,low\n73,low\n74,low\n75,low\n";
+  fails("--future-covariates season --categorical season --future " + f.dir + "/gap_ahead.csv",
+        "gap_ahead.csv: column \"season\" has no value in data row 2; a known-future covariate must be known");
+  fails("--past-covariates season --categorical , ", "forecast: --categorical takes column names, separated by commas");
+}
+
 TEST_CASE("orrery forecast --regression: the model forecasts the residual, the fit is added back") {
   CovariateFixture f;
   auto r = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression");

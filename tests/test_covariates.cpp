@@ -11,6 +11,7 @@
 #include <random>
 
 #include "orrery/host/covariate_regression.h"
+#include "orrery/host/one_hot.h"
 #include "orrery/batch.h"
 #include "orrery/data_source.h"
 #include "support.h"
@@ -362,6 +363,67 @@ assert(not ok and err:find("horizon must be at least 1, got %-1"), err)
 print("covariates ok")
 )";
   check_script(path, "covariates ok");
+}
+
+TEST_CASE("one_hot: a column of categories as one 0/1 row per category, sorted; only an empty cell is missing") {
+  const auto h = orrery::one_hot({"xmas", " none ", "", "easter", "NA", "none"}, "holiday");
+  REQUIRE(h.categories == std::vector<std::string>{"NA", "easter", "none", "xmas"});
+  REQUIRE(h.rows.size() == 4);
+  const std::vector<double> na = {0, 0, NAN, 0, 1, 0}, easter = {0, 0, NAN, 1, 0, 0}, none = {0, 1, NAN, 0, 0, 1},
+                            xmas = {1, 0, NAN, 0, 0, 0};
+  const std::vector<std::vector<double>> expected = {na, easter, none, xmas};
+  for (size_t k = 0; k < 4; ++k)
+    for (size_t t = 0; t < 6; ++t) {
+      INFO(h.categories[k] << " at " << t);
+      if (t == 2) CHECK(std::isnan(h.rows[k][t]));
+      else CHECK(h.rows[k][t] == expected[k][t]);
+    }
+  CHECK_THROWS_WITH(orrery::one_hot({"", " "}, "a.csv: column \"day\""),
+                    "a.csv: column \"day\": a categorical covariate with no category (every cell is empty)");
+  std::vector<std::string> ids;
+  for (int i = 0; i <= static_cast<int>(orrery::kMaxCategories); ++i) ids.push_back("store" + std::to_string(i));
+  CHECK_THROWS_WITH(orrery::one_hot(ids, "store"), Catch::Contains("store: 65 categories, more than the 64"));
+  ids.pop_back();
+  CHECK(orrery::one_hot(ids, "store").rows.size() == orrery::kMaxCategories);
+}
+
+TEST_CASE("model:forecast reads a list of strings as a categorical covariate: its one-hot rows") {
+  const std::string dir = test::temp_dir("lua-categorical");
+  const std::string path = dir + "/cat.lua";
+  std::ofstream(path) << R"(
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, variate_roles = true}}
+local y, day, low, high, price = {}, {}, {}, {}, {}
+for t = 1, 40 + 6 do
+  day[t] = (t % 7 == 0) and "sunday" or "weekday"
+  high[t], low[t] = (t % 7 == 0) and 1 or 0, (t % 7 == 0) and 0 or 1
+end
+for t = 1, 40 do y[t] = math.sin(t / 3) + 5 + 2 * high[t]; price[t] = t % 5 end
+local by_name = m:forecast{values = y, past_covariates = {price}, future_covariates = {day}, horizon = 6}
+-- The categories in byte order ("sunday" < "weekday"): the same rows given as numbers.
+local by_rows = m:forecast{values = y, past_covariates = {price}, future_covariates = {high, low}, horizon = 6}
+for h = 1, 6 do assert(by_name.median[h] == by_rows.median[h], "the one-hot rows, bit for bit at step " .. h) end
+-- The in-context regression reads them too.
+local r1 = m:forecast{values = y, future_covariates = {day}, horizon = 6, regression = true}
+local r2 = m:forecast{values = y, future_covariates = {high, low}, horizon = 6, regression = true}
+for h = 1, 6 do assert(r1.median[h] == r2.median[h], "regression on the rows at step " .. h) end
+-- "" is missing; in the horizon a known-future category must be known.
+local gap = {}
+for t = 1, 46 do gap[t] = day[t] end
+gap[44] = ""
+local ok, err = pcall(m.forecast, m, {values = y, future_covariates = {gap}, horizon = 6, regression = true})
+assert(not ok and err:find('future_covariates%[1%] = "sunday" has no usable value at horizon step 4'), err)
+local mixed = {}
+for t = 1, 46 do mixed[t] = day[t] end
+mixed[3] = 1
+ok, err = pcall(m.forecast, m, {values = y, future_covariates = {mixed}, horizon = 6})
+assert(not ok and err:find("future_covariates%[1%]%[3%] is a number in a list of strings"), err)
+local short = {}
+for t = 1, 40 do short[t] = day[t] end
+ok, err = pcall(m.forecast, m, {values = y, future_covariates = {short}, horizon = 6})
+assert(not ok and err:find('future_covariates%[1%] = "sunday" has 40 values'), err)
+print("categorical ok")
+)";
+  check_script(path, "categorical ok");
 }
 
 TEST_CASE("a model trains on a CSV's covariate columns; one that does not read roles refuses them") {

@@ -25,6 +25,11 @@ bool CsvTable::has(const std::string& name) const {
   return false;
 }
 
+size_t CsvTable::rows() const {
+  if (names.empty()) return 0;
+  return std::max(columns.front().size(), text.front().size());  // one of them is the first column's
+}
+
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& text_columns) {
   CsvTokenizer in(path, size_t{1} << 20);  // the csv data plugin's tokenizer and cell rule
   CsvTable t;

@@ -16,6 +16,7 @@
 #include "orrery/error.h"
 #include "orrery/batch.h"
 #include "orrery/host/load_model.h"
+#include "orrery/host/one_hot.h"
 #include "orrery/host/series.h"
 
 namespace orrery {
@@ -76,12 +77,11 @@ size_t column_index(const CsvTable& table, const std::string& path, const std::s
   return static_cast<size_t>(at - table.names.begin());
 }
 
-// The known-future covariates' values over the horizon, (1, V, H) with NaN in every other row:
-// the first H rows of `o.future`, each column complete, its time (if any) continuing the input's.
-at::Tensor future_values(const ForecastCsvOptions& o, int64_t V, int64_t first_row, int64_t horizon, double t_last,
-                         double dt) {
-  const CsvTable table = read_csv(o.future);
-  const int64_t rows = table.columns.empty() ? 0 : static_cast<int64_t>(table.columns.front().size());
+// `o.future`, checked: at least H data rows, and a time column (if any) that continues the
+// input's. Its categorical columns are kept as text.
+CsvTable read_future(const ForecastCsvOptions& o, int64_t horizon, double t_last, double dt) {
+  CsvTable table = read_csv(o.future, o.categorical);
+  const int64_t rows = static_cast<int64_t>(table.rows());
   if (rows < horizon)
     throw Error(o.future + ": " + std::to_string(rows) + " data rows, the horizon is " + std::to_string(horizon) +
                 ": known-future covariates need a value at every horizon step");
@@ -97,21 +97,67 @@ at::Tensor future_values(const ForecastCsvOptions& o, int64_t V, int64_t first_r
       }
     }
   }
-  at::Tensor out = at::full({1, V, horizon}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
-  for (size_t i = 0; i < o.future_covariates.size(); ++i) {
-    const std::string& name = o.future_covariates[i];
-    const auto& col = table.columns[column_index(table, o.future, name, "--future-covariates")];
-    for (int64_t h = 0; h < horizon; ++h) {
-      if (!std::isfinite(col[h]))
-        throw Error(o.future + ": column " + quote_input(name) + " has no value in data row " + std::to_string(h + 1) +
-                    "; a known-future covariate must be known at every horizon step");
-      if (std::fabs(col[h]) > kMaxForecastMagnitude)
-        throw Error(o.future + ": column " + quote_input(name) + " is beyond +-1e150 in data row " +
-                    std::to_string(h + 1) + ", where the forecast's float64 scaling overflows; rescale it");
-      out[0][first_row + static_cast<int64_t>(i)][h] = col[h];
+  return table;
+}
+
+// A row of the one series after its targets: a covariate column, or one category of a
+// categorical one (docs/covariates.md).
+struct CovariateRow {
+  std::string label;            // for errors: a.csv: column "c", or column "c" = "cat"
+  VariateRole role;
+  std::vector<double> history;  // the input's steps
+  std::vector<double> ahead;    // known-future: the horizon's values, each known
+};
+
+// The covariates named by `names` (all of one role) as rows, in order; a categorical column
+// becomes one row per category seen in its history (and, known-future, over the horizon).
+// `future` is the checked --future file for known-future covariates, else null.
+void add_covariate_rows(const ForecastCsvOptions& o, const CsvTable& input, const CsvTable* future,
+                        const std::vector<std::string>& names, VariateRole role, int64_t horizon,
+                        std::vector<CovariateRow>& out) {
+  const std::string flag = role == VariateRole::past ? "--past-covariates" : "--future-covariates";
+  auto categorical = [&](const std::string& n) {
+    return std::find(o.categorical.begin(), o.categorical.end(), n) != o.categorical.end();
+  };
+  auto gap = [&](const std::string& name, int64_t h) {
+    return Error(o.future + ": column " + quote_input(name) + " has no value in data row " + std::to_string(h + 1) +
+                 "; a known-future covariate must be known at every horizon step");
+  };
+  for (const auto& name : names) {
+    const size_t i = column_index(input, o.input, name, flag);
+    const std::string label = o.input + ": column " + quote_input(name);
+    if (!categorical(name)) {
+      CovariateRow row{label, role, input.columns[i], {}};
+      if (future) {
+        const auto& col = future->columns[column_index(*future, o.future, name, flag)];
+        for (int64_t h = 0; h < horizon; ++h) {
+          if (!std::isfinite(col[h])) throw gap(name, h);
+          if (std::fabs(col[h]) > kMaxForecastMagnitude)
+            throw Error(o.future + ": column " + quote_input(name) + " is beyond +-1e150 in data row " +
+                        std::to_string(h + 1) + ", where the forecast's float64 scaling overflows; rescale it");
+          row.ahead.push_back(col[h]);
+        }
+      }
+      out.push_back(std::move(row));
+      continue;
+    }
+    std::vector<std::string> cells = input.text[i];
+    const size_t T = cells.size();
+    if (future) {
+      const auto& col = future->text[column_index(*future, o.future, name, flag)];
+      cells.insert(cells.end(), col.begin(), col.begin() + horizon);
+    }
+    OneHot categories = one_hot(cells, label + (future ? " with " + o.future + "'s" : ""));
+    for (size_t k = 0; k < categories.categories.size(); ++k) {
+      std::vector<double>& values = categories.rows[k];
+      CovariateRow row{label + " = " + quote_input(categories.categories[k]), role,
+                       std::vector<double>(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(T)),
+                       std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(T), values.end())};
+      for (int64_t h = 0; h < static_cast<int64_t>(row.ahead.size()); ++h)
+        if (!std::isfinite(row.ahead[static_cast<size_t>(h)])) throw gap(name, h);
+      out.push_back(std::move(row));
     }
   }
-  return out;
 }
 
 }  // namespace
@@ -126,8 +172,13 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     throw Error("forecast: --future " + o.future + " holds known-future covariates, but --future-covariates names none");
   const int64_t horizon = *o.horizon;
   const bool covariates = !o.past_covariates.empty() || !o.future_covariates.empty();
-  CsvTable table = read_csv(o.input);
-  // The rows in order: targets, past-only covariates, known-future covariates; each column once.
+  for (const auto& c : o.categorical)
+    if (std::find(o.past_covariates.begin(), o.past_covariates.end(), c) == o.past_covariates.end() &&
+        std::find(o.future_covariates.begin(), o.future_covariates.end(), c) == o.future_covariates.end())
+      throw Error("forecast: --categorical names " + quote_input(c) + ", which --past-covariates and "
+                  "--future-covariates do not: only a covariate can be categorical");
+  CsvTable table = read_csv(o.input, o.categorical);
+  // The columns in order: targets, past-only covariates, known-future covariates; each once.
   std::vector<std::pair<std::string, VariateRole>> named;
   for (const auto& c : o.targets) named.emplace_back(c, VariateRole::target);
   for (const auto& c : o.past_covariates) named.emplace_back(c, VariateRole::past);
@@ -151,11 +202,9 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   if (targets.empty())
     throw Error(o.input + (covariates ? ": every series column is a covariate; name the targets with --target"
                                       : ": no series columns (every column but \"time\" is one)"));
-  std::vector<size_t> rows = targets;
-  rows.insert(rows.end(), picked.begin() + static_cast<std::ptrdiff_t>(o.targets.size()), picked.end());
   std::vector<std::vector<double>> series;
   std::vector<std::string> names, labels;
-  for (size_t i : rows) {
+  for (size_t i : targets) {
     series.push_back(table.columns[i]);
     names.push_back(table.names[i]);
     labels.push_back(o.input + ": column " + quote_input(table.names[i]));
@@ -165,33 +214,36 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   const double dt = time_col >= 0 && steps >= 2 ? regular_step(table.columns[time_col], o.input) : NAN;
   const double t_last = std::isfinite(dt) ? table.columns[time_col].back() : NAN;
   const int64_t S = static_cast<int64_t>(targets.size());
-  int64_t V = static_cast<int64_t>(rows.size());
+
+  std::vector<CovariateRow> rows;  // past-only ones, then known-future ones
+  add_covariate_rows(o, table, nullptr, o.past_covariates, VariateRole::past, horizon, rows);
+  if (!o.future_covariates.empty()) {
+    const CsvTable future = read_future(o, horizon, t_last, dt);
+    add_covariate_rows(o, table, &future, o.future_covariates, VariateRole::future, horizon, rows);
+  }
 
   // --regression: each target becomes its residual on the known-future covariates, which the
   // model then never sees; the fits over the horizon are added back below.
   std::vector<CovariateRegression> fits;
-  std::vector<std::vector<double>> regressors;  // each known-future covariate, history then horizon
+  std::vector<std::vector<double>> regressors;  // each known-future row, history then horizon
   if (o.regression) {
     if (o.future_covariates.empty())
       throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
     if (!o.past_covariates.empty())
       throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "
                   "the horizon to regress on");
-    const int64_t first = V - static_cast<int64_t>(o.future_covariates.size());
-    const at::Tensor ahead = future_values(o, V, first, horizon, t_last, dt);
-    for (int64_t k = first; k < V; ++k) {
-      std::vector<double> x = series[static_cast<size_t>(k)];
-      for (int64_t h = 0; h < horizon; ++h) x.push_back(ahead[0][k][h].item<double>());
-      regressors.push_back(std::move(x));
+    for (const auto& row : rows) {
+      regressors.push_back(row.history);
+      regressors.back().insert(regressors.back().end(), row.ahead.begin(), row.ahead.end());
     }
     for (int64_t s = 0; s < S; ++s) {
       fits.push_back(CovariateRegression::fit(series[static_cast<size_t>(s)], regressors));
       series[static_cast<size_t>(s)] = fits.back().residual(series[static_cast<size_t>(s)], regressors);
     }
-    series.resize(static_cast<size_t>(S)), labels.resize(static_cast<size_t>(S));
-    V = S;
+    rows.clear();
   }
   const bool rows_of_one_series = covariates && !o.regression;
+  for (const auto& row : rows) series.push_back(row.history), labels.push_back(row.label);
   SeriesBatch batch = series_batch(series, labels, o.context);
 
   ForecastOptions fo;
@@ -201,12 +253,16 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   fo.sign_average = o.sign_average;
   if (rows_of_one_series) {  // one series whose rows are the targets and covariates
     batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
+    const int64_t V = static_cast<int64_t>(series.size());
     std::vector<int64_t> roles(static_cast<size_t>(S), static_cast<int64_t>(VariateRole::target));
-    roles.insert(roles.end(), o.past_covariates.size(), static_cast<int64_t>(VariateRole::past));
-    roles.insert(roles.end(), o.future_covariates.size(), static_cast<int64_t>(VariateRole::future));
+    at::Tensor ahead = at::full({1, V, horizon}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      roles.push_back(static_cast<int64_t>(rows[k].role));
+      for (int64_t h = 0; h < static_cast<int64_t>(rows[k].ahead.size()); ++h)
+        ahead[0][S + static_cast<int64_t>(k)][h] = rows[k].ahead[static_cast<size_t>(h)];
+    }
     fo.roles = at::tensor(roles, at::kLong).unsqueeze(0);
-    if (!o.future_covariates.empty())
-      fo.future = future_values(o, V, V - static_cast<int64_t>(o.future_covariates.size()), horizon, t_last, dt);
+    if (!o.future_covariates.empty()) fo.future = ahead;
   }
   auto model = load_model(o.model, registry, o.device);
   Forecast f = model->forecast(batch.values, batch.observed,
@@ -219,7 +275,6 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
       const double shift = fits[static_cast<size_t>(s)].at(regressors, steps + static_cast<size_t>(h));
       for (size_t l = 0; l < f.levels.size(); ++l) qa[static_cast<int64_t>(l)][s][0][h] += shift;
     }
-  names.resize(static_cast<size_t>(S));
 
   std::ostringstream out;
   out.precision(10);

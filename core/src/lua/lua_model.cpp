@@ -13,6 +13,7 @@
 #include "orrery/host/backtest.h"
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
+#include "orrery/host/one_hot.h"
 #include "orrery/host/registry.h"
 #include "orrery/host/series.h"
 #include "orrery/data_source.h"
@@ -58,17 +59,44 @@ int l_load(lua_State* L) {
   return 1;
 }
 
-// The lists of numbers of field `key` ({{...}, ...}), labelled "fn: key[i]"; none when absent.
-std::vector<std::vector<double>> number_lists(lua_State* L, const std::string& key, const std::string& fn,
-                                              std::vector<std::string>& labels) {
+// The covariates of field `key` ({{...}, ...}), labelled "fn: key[i]"; none when absent. A list
+// of strings is a categorical covariate: one 0/1 row per category (one_hot.h), labelled
+// "fn: key[i] = "cat"", with "" its missing value.
+std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string& key, const std::string& fn,
+                                                 std::vector<std::string>& labels) {
   std::vector<std::vector<double>> out;
   if (!field(L, 2, key.c_str())) return out;
-  if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": " + key + " must be a list of lists of numbers");
+  if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": " + key + " must be a list of lists of numbers or strings");
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, i);
-    labels.push_back(fn + ": " + key + "[" + std::to_string(i) + "]");
-    out.push_back(to_numbers(L, -1, labels.back()));
+    const std::string label = fn + ": " + key + "[" + std::to_string(i) + "]";
+    bool text = false;  // a list of strings: categorical
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      text = lua_rawgeti(L, -1, 1) == LUA_TSTRING;
+      lua_pop(L, 1);
+    }
+    if (!text) {
+      labels.push_back(label);
+      out.push_back(to_numbers(L, -1, label));
+    } else {
+      std::vector<std::string> cells;
+      const lua_Integer m = static_cast<lua_Integer>(lua_rawlen(L, -1));
+      for (lua_Integer t = 1; t <= m; ++t) {
+        if (lua_rawgeti(L, -1, t) != LUA_TSTRING) {
+          const std::string type = luaL_typename(L, -1);
+          throw Error(label + "[" + std::to_string(t) + "] is a " + type + " in a list of strings (a categorical "
+                      "covariate: every entry a category, \"\" where missing)");
+        }
+        cells.emplace_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+      }
+      OneHot categories = one_hot(cells, label);
+      for (size_t k = 0; k < categories.rows.size(); ++k) {
+        labels.push_back(label + " = " + quote_input(categories.categories[k]));
+        out.push_back(std::move(categories.rows[k]));
+      }
+    }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -118,8 +146,8 @@ int m_forecast(lua_State* L) {
   // Covariates of the one series: rows after the target, past-only ones over its history,
   // known-future ones over its history and the horizon.
   std::vector<std::string> past_labels, future_labels;
-  const auto past = number_lists(L, "past_covariates", fn, past_labels);
-  const auto future = number_lists(L, "future_covariates", fn, future_labels);
+  const auto past = covariate_lists(L, "past_covariates", fn, past_labels);
+  const auto future = covariate_lists(L, "future_covariates", fn, future_labels);
   // regression = true: the known-future covariates enter through an in-context linear fit
   // (covariate_regression.h), the model forecasting the residual from the history alone.
   std::optional<CovariateRegression> regression;

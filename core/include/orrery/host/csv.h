@@ -16,6 +16,7 @@ struct CsvTable {
   std::vector<std::vector<std::string>> text;  // per column: filled for text columns only
   const std::vector<double>& column(const std::string& name) const;  // throws if absent
   bool has(const std::string& name) const;
+  size_t rows() const;  // data rows below the header
 };
 CsvTable read_csv(const std::string& path, const std::vector<std::string>& text_columns = {});
 }  // namespace orrery

@@ -19,6 +19,9 @@ struct ForecastCsvOptions {
   std::vector<std::string> past_covariates;    // observed up to the forecast's start
   std::vector<std::string> future_covariates;  // known over the horizon too, from `future`
   std::string future;  // CSV with the known-future columns over the horizon (its first H rows)
+  // Covariates (of either kind) whose cells are categories, not numbers: each becomes one 0/1
+  // row per category (one_hot.h); only an empty cell is missing there.
+  std::vector<std::string> categorical;
   // The known-future covariates through an in-context regression (covariate_regression.h): each
   // target is fitted over its whole history (not only the last `context` steps) on those it
   // follows, and the model forecasts the residual alone, so any model can use them. No past-only
@@ -38,7 +41,8 @@ struct ForecastCsvOptions {
 // column, which must then be evenly spaced), then "<series>_q<level>" for every series and
 // level (targets only). A series with no value in its last `context` steps is an error naming its
 // column; so is a covariate missing from either file, a known-future covariate with fewer than H
-// rows or a gap in them in `future`, and a `future` time column that does not continue the input's.
+// rows or a gap in them in `future`, a `future` time column that does not continue the input's,
+// and a categorical column that is not a covariate.
 void forecast_csv(const ForecastCsvOptions& opts, const Registry& registry);
 
 }  // namespace orrery
