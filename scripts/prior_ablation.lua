@@ -14,7 +14,8 @@
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
 -- default families keep their proportions in the rest), sets another option of the synthetic
 -- source, augments the default mix, or changes the recipe (the patch size, the loss's weights,
--- the observability share). Results: runs/prior_ablation/prior_ablation.json (rewritten after every run; run again
+-- the observability share). Arms that change different things join with '+': classical16+early
+-- is classical16 with early's loss weights. Results: runs/prior_ablation/prior_ablation.json (rewritten after every run; run again
 -- to resume, nothing retrained).
 
 local zs = require("lib.zero_shot")
@@ -35,6 +36,7 @@ local arms_known = {
   -- observability share at 20% instead of Toto 2.0's 42.5% (that source is 10-second to 5-minute
   -- data; the benchmark is mostly yearly to monthly).
   patch16      = {patch_size = 16},
+  patch8       = {patch_size = 8},   -- a 72-step monthly history is 9 tokens; 64 for a full context
   obs20        = {observability = 20},
   -- Checkpoint averaging: the model scored is the mean of the weights at 85%, 90%, 95% and 100%
   -- of the steps (in the schedule's decay, the last 30%).
@@ -47,8 +49,8 @@ local arms_known = {
   -- The classical families as most of the synthetic series: 80% rather than classical's half.
   classical80  = {families = {ets = 0.35, kernel_trend = 0.25, arima = 0.2}},
 }
-local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, obs20, averaged, " ..
-                  "classical16, early, classical80; or arms joined by '+', e.g. classical16+early"
+local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, " ..
+                  "averaged, classical16, early, classical80; or arms joined by '+', e.g. classical16+early"
 
 -- Arms joined by '+' ("classical16+early") are one arm with the settings of each; two parts that
 -- set the same thing (the families, the patch size, ...) are refused, as no order would be right.
@@ -247,16 +249,16 @@ local function report(title, text_key)
   for _, arm in ipairs(arms) do
     local row = results.comparison[arm]
     if row["test" .. text_key] then
-      print(string.format("  %-12s test %-36s validation %s", arm, row["test" .. text_key], row["validation" .. text_key]))
+      print(string.format("  %-20s test %-36s validation %s", arm, row["test" .. text_key], row["validation" .. text_key]))
       row["test" .. text_key], row["validation" .. text_key] = nil, nil
     end
   end
 end
-print(string.format("\n\n%-14s %10s %10s", "arm", "validation", "test"))
+print(string.format("\n\n%-20s %10s %10s", "arm", "validation", "test"))
 for _, arm in ipairs(arms) do
-  print(string.format("%-14s %10.4f %10.4f", arm, results.comparison[arm].validation, results.comparison[arm].test))
+  print(string.format("%-20s %10.4f %10.4f", arm, results.comparison[arm].validation, results.comparison[arm].test))
 end
-print(string.format("%-14s %10.4f %10.4f", "ETS (baseline)", geomean(ETS, "validation"), geomean(ETS, "test")))
+print(string.format("%-20s %10.4f %10.4f", "ETS (baseline)", geomean(ETS, "validation"), geomean(ETS, "test")))
 report("arm / " .. arms[1] .. " - 1", "_text")
 report("arm / ETS - 1", "_ets_text")
 print("\ntest windows by frequency, arm / ETS (configurations):")

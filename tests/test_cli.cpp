@@ -244,6 +244,25 @@ TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot 
   fails("--future-covariates season --categorical season --future " + f.dir + "/gap_ahead.csv",
         "gap_ahead.csv: column \"season\" has no value in data row 2; a known-future covariate must be known");
   fails("--past-covariates season --categorical , ", "forecast: --categorical takes column names, separated by commas");
+  // A --future file whose first column is the categorical one (no time column): the same forecast.
+  {
+    std::ofstream only(f.dir + "/season_ahead.csv");
+    only << "season\n";
+    for (int t = T; t < T + H; ++t) only << (f.promo[static_cast<size_t>(t)] == 1 ? "high" : "low") << "\n";
+  }
+  CHECK(forecast("cat.csv", "--future-covariates season --categorical season --future " + f.dir + "/season_ahead.csv") ==
+        known);
+  // A column of ids is not a covariate.
+  {
+    std::ofstream ids(f.dir + "/ids.csv");
+    ids << "sales,store\n";
+    for (int t = 0; t < T; ++t) ids << f.sales[static_cast<size_t>(t)] << ",store" << t << "\n";
+  }
+  auto many = test::run_command(orrery_cmd("forecast --model " + f.dir + " --input " + f.dir + "/ids.csv --horizon " +
+                                           std::to_string(H) + " --target sales --past-covariates store --categorical store"));
+  CHECK(many.status == 1);
+  CHECK_THAT(many.output, Catch::Contains("ids.csv: column \"store\": 70 categories, more than the 64 a categorical "
+                                          "covariate may have"));
 }
 
 TEST_CASE("orrery forecast --regression: the model forecasts the residual, the fit is added back") {

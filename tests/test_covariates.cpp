@@ -357,7 +357,7 @@ local gap = {}
 for t = 1, 46 do gap[t] = x[t] end
 gap[43] = 0 / 0
 ok, err = pcall(m.forecast, m, {values = z, future_covariates = {gap}, horizon = 6, regression = true})
-assert(not ok and err:find("future_covariates%[1%] has no usable value at horizon step 3"), err)
+assert(not ok and err:find("future_covariates%[1%] has no value at horizon step 3"), err)
 ok, err = pcall(m.forecast, m, {values = z, future_covariates = {x}, horizon = -1, regression = true})
 assert(not ok and err:find("horizon must be at least 1, got %-1"), err)
 print("covariates ok")
@@ -411,7 +411,9 @@ local gap = {}
 for t = 1, 46 do gap[t] = day[t] end
 gap[44] = ""
 local ok, err = pcall(m.forecast, m, {values = y, future_covariates = {gap}, horizon = 6, regression = true})
-assert(not ok and err:find('future_covariates%[1%] = "sunday" has no usable value at horizon step 4'), err)
+assert(not ok and err:find("future_covariates%[1%] has no value at horizon step 4"), err)
+ok, err = pcall(m.forecast, m, {values = y, future_covariates = {gap}, horizon = 6})
+assert(not ok and err:find("future_covariates%[1%] has no value at horizon step 4"), err)
 local mixed = {}
 for t = 1, 46 do mixed[t] = day[t] end
 mixed[3] = 1
@@ -420,7 +422,22 @@ assert(not ok and err:find("future_covariates%[1%]%[3%] is a number in a list of
 local short = {}
 for t = 1, 40 do short[t] = day[t] end
 ok, err = pcall(m.forecast, m, {values = y, future_covariates = {short}, horizon = 6})
-assert(not ok and err:find('future_covariates%[1%] = "sunday" has 40 values'), err)
+assert(not ok and err:find("future_covariates%[1%] has 40 values"), err)
+-- Past-only, the same: the rows of its categories.
+local day_past, high_past, low_past = {}, {}, {}
+for t = 1, 40 do day_past[t], high_past[t], low_past[t] = day[t], high[t], low[t] end
+local p1 = m:forecast{values = y, past_covariates = {day_past}, horizon = 6}
+local p2 = m:forecast{values = y, past_covariates = {high_past, low_past}, horizon = 6}
+for h = 1, 6 do assert(p1.median[h] == p2.median[h], "past-only rows at step " .. h) end
+-- Every byte is part of a category: "a\0b" and "a\0c" are two.
+local nul, even, odd = {}, {}, {}
+for t = 1, 40 do
+  nul[t] = (t % 2 == 0) and "a\0b" or "a\0c"
+  even[t], odd[t] = (t % 2 == 0) and 1 or 0, (t % 2 == 0) and 0 or 1
+end
+local n1 = m:forecast{values = y, past_covariates = {nul}, horizon = 6}
+local n2 = m:forecast{values = y, past_covariates = {even, odd}, horizon = 6}
+for h = 1, 6 do assert(n1.median[h] == n2.median[h], "two categories, two rows, at step " .. h) end
 print("categorical ok")
 )";
   check_script(path, "categorical ok");

@@ -564,11 +564,11 @@ const std::vector<Row>& rows() {
        "series' history and the horizon, 3 + 2",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6}}, horizon = 2}"); }},
       {"forecast-future-covariate-gap", 1,
-       "orrery: script.lua:2: known-future covariate (series 1, variate 2) has no value at horizon step 2: a known-future "
+       "orrery: script.lua:2: model:forecast: future_covariates[1] has no value at horizon step 2: a known-future "
        "covariate must be known there",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6, 7, 0/0}}, horizon = 2}"); }},
       {"forecast-future-covariate-magnitude", 1,
-       "orrery: script.lua:2: known-future covariate (series 1, variate 2): the value 1e+200 at horizon step 2 is beyond "
+       "orrery: script.lua:2: model:forecast: future_covariates[1]: the value 1e+200 at horizon step 2 is beyond "
        "+-1e150, where the forecast's float64 scaling overflows; rescale the covariate",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6, 7, 1e200}}, horizon = 2}"); }},
 

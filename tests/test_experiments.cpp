@@ -127,7 +127,7 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
-      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early "
+      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8 "
       "seeds=2 "
       "steps=3 batch=2 "
       "context=128";
@@ -177,6 +177,9 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(joined["train"]["early_weight"] == 4.0);
   CHECK(r["families"]["classical16+early"] == r["families"]["classical16"]);
   CHECK(r["comparison"]["classical16+early"]["test_difference"].contains("verdict"));
+  const Json patch8 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical+patch8-s1/config.json"));
+  CHECK(patch8["model"]["patch_size"] == 8);
+  CHECK(r["families"]["classical+patch8"]["ets"].get<double>() == Approx(0.2));
   // Checkpoint averaging: the model scored and saved is the mean of the checkpoints kept from
   // 85% of the steps on (step 2 of 3) and the final one.
   const std::string averaged_run = dir + "/runs/prior_ablation/runs/averaged-s0";
@@ -213,8 +216,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, "
-                                         "classical, patch16, obs20, averaged, classical16, early, classical80; or "
-                                         "arms joined by '+', e.g. classical16+early)"));
+                                         "classical, patch16, patch8, obs20, averaged, classical16, early, classical80; "
+                                         "or arms joined by '+', e.g. classical16+early)"));
   const auto clash = run(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16");
   CHECK(clash.status == 1);
   CHECK_THAT(clash.output, Catch::Contains("arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size"));

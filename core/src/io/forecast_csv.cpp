@@ -215,6 +215,11 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   const double t_last = std::isfinite(dt) ? table.columns[time_col].back() : NAN;
   const int64_t S = static_cast<int64_t>(targets.size());
 
+  if (o.regression && o.future_covariates.empty())
+    throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
+  if (o.regression && !o.past_covariates.empty())
+    throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "
+                "the horizon to regress on");
   std::vector<CovariateRow> rows;  // past-only ones, then known-future ones
   add_covariate_rows(o, table, nullptr, o.past_covariates, VariateRole::past, horizon, rows);
   if (!o.future_covariates.empty()) {
@@ -227,11 +232,6 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   std::vector<CovariateRegression> fits;
   std::vector<std::vector<double>> regressors;  // each known-future row, history then horizon
   if (o.regression) {
-    if (o.future_covariates.empty())
-      throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
-    if (!o.past_covariates.empty())
-      throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "
-                  "the horizon to regress on");
     for (const auto& row : rows) {
       regressors.push_back(row.history);
       regressors.back().insert(regressors.back().end(), row.ahead.begin(), row.ahead.end());

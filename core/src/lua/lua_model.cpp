@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "orrery/host/batch_queue.h"
 #include "orrery/host/coord_check.h"
@@ -59,11 +60,11 @@ int l_load(lua_State* L) {
   return 1;
 }
 
-// The covariates of field `key` ({{...}, ...}), labelled "fn: key[i]"; none when absent. A list
-// of strings is a categorical covariate: one 0/1 row per category (one_hot.h), labelled
-// "fn: key[i] = "cat"", with "" its missing value.
+// The covariates of field `key` ({{...}, ...}) as rows, each labelled "fn: key[i]" in `labels`
+// and by its list in `lists`; none when absent. A list of strings is a categorical covariate:
+// one 0/1 row per category (one_hot.h), labelled "fn: key[i] = "cat"", a blank entry missing.
 std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string& key, const std::string& fn,
-                                                 std::vector<std::string>& labels) {
+                                                 std::vector<std::string>& labels, std::vector<std::string>& lists) {
   std::vector<std::vector<double>> out;
   if (!field(L, 2, key.c_str())) return out;
   if (lua_type(L, -1) != LUA_TTABLE) throw Error(fn + ": " + key + " must be a list of lists of numbers or strings");
@@ -77,7 +78,7 @@ std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string
       lua_pop(L, 1);
     }
     if (!text) {
-      labels.push_back(label);
+      labels.push_back(label), lists.push_back(label);
       out.push_back(to_numbers(L, -1, label));
     } else {
       std::vector<std::string> cells;
@@ -88,12 +89,14 @@ std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string
           throw Error(label + "[" + std::to_string(t) + "] is a " + type + " in a list of strings (a categorical "
                       "covariate: every entry a category, \"\" where missing)");
         }
-        cells.emplace_back(lua_tostring(L, -1));
+        size_t bytes = 0;
+        const char* cell = lua_tolstring(L, -1, &bytes);
+        cells.emplace_back(cell, bytes);  // all of it: a NUL inside is part of the category
         lua_pop(L, 1);
       }
       OneHot categories = one_hot(cells, label);
       for (size_t k = 0; k < categories.rows.size(); ++k) {
-        labels.push_back(label + " = " + quote_input(categories.categories[k]));
+        labels.push_back(label + " = " + quote_input(categories.categories[k])), lists.push_back(label);
         out.push_back(std::move(categories.rows[k]));
       }
     }
@@ -145,9 +148,26 @@ int m_forecast(lua_State* L) {
 
   // Covariates of the one series: rows after the target, past-only ones over its history,
   // known-future ones over its history and the horizon.
-  std::vector<std::string> past_labels, future_labels;
-  const auto past = covariate_lists(L, "past_covariates", fn, past_labels);
-  const auto future = covariate_lists(L, "future_covariates", fn, future_labels);
+  std::vector<std::string> past_labels, future_labels, past_lists, future_lists;
+  const auto past = covariate_lists(L, "past_covariates", fn, past_labels, past_lists);
+  const auto future = covariate_lists(L, "future_covariates", fn, future_labels, future_lists);
+  // A known-future row covers the history and the horizon, with a usable value at every horizon step.
+  auto check_future = [&](size_t i, size_t T) {
+    if (future[i].size() != T + static_cast<size_t>(*horizon))
+      throw Error(future_lists[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
+                  "covers the series' history and the horizon, " + std::to_string(T) + " + " + std::to_string(*horizon));
+    for (size_t h = T; h < future[i].size(); ++h) {
+      const std::string step = "horizon step " + std::to_string(h - T + 1);
+      if (!std::isfinite(future[i][h]))
+        throw Error(future_lists[i] + " has no value at " + step + ": a known-future covariate must be known there");
+      if (std::fabs(future[i][h]) > kMaxForecastMagnitude) {
+        std::ostringstream text;
+        text << future_lists[i] << ": the value " << future[i][h] << " at " << step
+             << " is beyond +-1e150, where the forecast's float64 scaling overflows; rescale the covariate";
+        throw Error(text.str());
+      }
+    }
+  };
   // regression = true: the known-future covariates enter through an in-context linear fit
   // (covariate_regression.h), the model forecasting the residual from the history alone.
   std::optional<CovariateRegression> regression;
@@ -158,16 +178,7 @@ int m_forecast(lua_State* L) {
       throw Error(fn + ": regression = true reads known-future covariates only; past_covariates have no values "
                   "over the horizon to regress on");
     if (*horizon < 1) throw Error(fn + ": horizon must be at least 1, got " + std::to_string(*horizon));
-    const size_t T = series[0].size();
-    for (size_t i = 0; i < future.size(); ++i) {
-      if (future[i].size() != T + static_cast<size_t>(*horizon))
-        throw Error(future_labels[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
-                    "covers the series' history and the horizon, " + std::to_string(T) + " + " + std::to_string(*horizon));
-      for (size_t h = T; h < future[i].size(); ++h)
-        if (!std::isfinite(future[i][h]) || std::fabs(future[i][h]) > kMaxForecastMagnitude)
-          throw Error(future_labels[i] + " has no usable value at horizon step " + std::to_string(h - T + 1) +
-                      " (a gap, or beyond +-1e150): a known-future covariate must be known over the horizon");
-    }
+    for (size_t i = 0; i < future.size(); ++i) check_future(i, series[0].size());
     regression = CovariateRegression::fit(series[0], future);
     series[0] = regression->residual(series[0], future);
   }
@@ -179,14 +190,12 @@ int m_forecast(lua_State* L) {
                                 std::numeric_limits<double>::quiet_NaN(), at::kDouble);
     for (size_t i = 0; i < past.size(); ++i) {
       if (past[i].size() != T)
-        throw Error(past_labels[i] + " has " + std::to_string(past[i].size()) + " values, the series " + std::to_string(T) +
+        throw Error(past_lists[i] + " has " + std::to_string(past[i].size()) + " values, the series " + std::to_string(T) +
                     ": a past-only covariate covers the series' history, step for step");
       series.push_back(past[i]), labels.push_back(past_labels[i]), roles.push_back(static_cast<int64_t>(VariateRole::past));
     }
     for (size_t i = 0; i < future.size(); ++i) {
-      if (future[i].size() != T + static_cast<size_t>(*horizon))
-        throw Error(future_labels[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
-                    "covers the series' history and the horizon, " + std::to_string(T) + " + " + std::to_string(*horizon));
+      check_future(i, T);
       const int64_t row = static_cast<int64_t>(roles.size());
       for (int64_t h = 0; h < *horizon; ++h) ahead[0][row][h] = future[i][T + h];
       series.push_back(std::vector<double>(future[i].begin(), future[i].begin() + static_cast<std::ptrdiff_t>(T)));
