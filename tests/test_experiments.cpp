@@ -43,6 +43,14 @@ test::CommandResult run(const std::string& dir, const std::string& args) {
   return test::run_command("cd '" + dir + "' && " + test::orrery_cmd("run " + args));
 }
 
+// A command the script refuses: exit status 1 and `message` in its output.
+void refuses(const std::string& dir, const std::string& command, const std::string& message) {
+  const auto r = run(dir, command);
+  INFO(command << "\n" << r.output);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Catch::Contains(message));
+}
+
 // Runs the script again: it must succeed and train nothing (no new folder under `runs`).
 // Returns the result file it wrote again, for the caller to compare with the first.
 Json rerun_without_training(const std::string& dir, const std::string& cmd, const std::string& runs,
@@ -213,17 +221,12 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(other.status == 1);
   CHECK_THAT(other.output, Catch::Contains("holds arm 'default' trained otherwise (steps, context, batch or its "
                                            "options differ); give runs_dir= another folder to train it anew"));
-  const auto bad = run(dir, "scripts/prior_ablation.lua arms=default,etz");
-  CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, "
-                                         "classical, patch16, patch8, obs20, averaged, classical16, early, classical80; "
-                                         "or arms joined by '+', e.g. classical16+early)"));
-  const auto clash = run(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16");
-  CHECK(clash.status == 1);
-  CHECK_THAT(clash.output, Catch::Contains("arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size"));
-  const auto unknown_part = run(dir, "scripts/prior_ablation.lua arms=default,classical16+erly");
-  CHECK(unknown_part.status == 1);
-  CHECK_THAT(unknown_part.output, Catch::Contains("unknown arm 'erly' in 'classical16+erly'"));
+  refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
+          "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
+          "patch8, obs20, averaged, classical16, early, classical80; or arms joined by '+', e.g. classical16+early)");
+  refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16",
+          "arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size");
+  refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+erly", "unknown arm 'erly' in 'classical16+erly'");
 
   // sign_average.lua scores the saved models again, plain and sign-averaged: plain is what the
   // ablation scored with the model in memory.
@@ -242,12 +245,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(sa["comparison"]["augmented"]["test"].contains("verdict"));
   CHECK(sa["trained"]["augmented"]["context"] == 128);  // scored with the context it was trained with
   CHECK_THAT(averaged.output, Catch::Contains("averaged / plain - 1 (90% bootstrap)"));
-  const auto missing = run(dir, "scripts/sign_average.lua arms=ets seeds=3");
-  CHECK(missing.status == 1);
-  CHECK_THAT(missing.output, Catch::Contains("prior_ablation/runs/ets-s2/model.safetensors is missing"));
-  const auto untrained = run(dir, "scripts/sign_average.lua arms=classical seeds=2");
-  CHECK(untrained.status == 1);
-  CHECK_THAT(untrained.output, Catch::Contains("prior_ablation.json has no arm 'classical'"));
+  refuses(dir, "scripts/sign_average.lua arms=ets seeds=3", "prior_ablation/runs/ets-s2/model.safetensors is missing");
+  refuses(dir, "scripts/sign_average.lua arms=classical seeds=2", "prior_ablation.json has no arm 'classical'");
 }
 
 TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on request, and refuses others") {
@@ -736,14 +735,8 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
                               "steps=1 runs_dir=depth");
   INFO(depth.output);
   REQUIRE(depth.status == 0);
-  const auto refuses = [&](const std::string& command, const std::string& message) {
-    const auto r = run(dir, command);
-    INFO(r.output);
-    CHECK(r.status != 0);
-    CHECK_THAT(r.output, Catch::Contains(message));
-  };
-  refuses("scripts/coord_check.lua arch=gpt files=missing.txt", "arch=gpt: no corpus at 'missing.txt'");
-  refuses("scripts/coord_check.lua arch=lstm", "arch must be toto2 or gpt, got lstm");
+  refuses(dir, "scripts/coord_check.lua arch=gpt files=missing.txt", "arch=gpt: no corpus at 'missing.txt'");
+  refuses(dir, "scripts/coord_check.lua arch=lstm", "arch must be toto2 or gpt, got lstm");
 
   // head_dim=D: width / D heads of D channels at every width, kept in the sweep's config.
   const auto fixed = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 params=umup "
@@ -760,12 +753,12 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
   }
   CHECK(heads == std::set<int>{2, 4});
   // Before anything trains: the last width is checked as the first is.
-  refuses("scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 widths=32,40 runs_dir=bad",
+  refuses(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 widths=32,40 runs_dir=bad",
           "head_dim=16 does not divide width 40");
   for (const auto& sweep : fs::directory_iterator(dir + "/bad"))
     if (sweep.is_directory())
       for (const auto& e : fs::directory_iterator(sweep.path())) CHECK_FALSE(fs::exists(e.path() / "config.json"));
-  refuses("scripts/coord_check.lua arch=gpt files=c.txt vocab=300 head_dim=3 widths=33", "head_dim must be even");
-  refuses("scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide",
+  refuses(dir, "scripts/coord_check.lua arch=gpt files=c.txt vocab=300 head_dim=3 widths=33", "head_dim must be even");
+  refuses(dir, "scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide",
           "head_dim must be a whole number of channels per attention head, got wide");
 }
