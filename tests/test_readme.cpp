@@ -180,6 +180,11 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/prior_ablation.lua arms=default,classical16,averaged,early",
      "build/bin/orrery run scripts/prior_ablation.lua arms=default,early seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+early,classical16+obs20,"
+     "classical80+patch16,classical+patch8",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+early,classical+patch8 seeds=1 steps=3 "
+     "batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},
