@@ -330,6 +330,11 @@ local ok, err = pcall(m.forecast, m, {values = y, future_covariates = {price}, h
 assert(not ok and err:find("future_covariates%[1%] has 40 values; a known%-future covariate covers the series' history and the horizon, 40 %+ 6"), err)
 ok, err = pcall(m.forecast, m, {values = y, past_covariates = {calendar}, horizon = 6})
 assert(not ok and err:find("past_covariates%[1%] has 46 values, the series 40"), err)
+-- The horizon is checked before covariate rows are sized by it.
+ok, err = pcall(m.forecast, m, {values = y, past_covariates = {price}, horizon = -1})
+assert(not ok and err:find("forecast horizon must be at least 1, got %-1"), err)
+ok, err = pcall(m.forecast, m, {values = y, future_covariates = {calendar}, horizon = 2000000})
+assert(not ok and err:find("forecast horizon 2000000 is beyond 1048576 steps"), err)
 ok, err = pcall(m.forecast, m, {series = {y, y}, past_covariates = {price}, horizon = 6})
 assert(not ok and err:find("go with values = "), err)
 local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}

@@ -165,6 +165,7 @@ void add_covariate_rows(const ForecastCsvOptions& o, const CsvTable& input, cons
 void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   if (!o.horizon) throw Error("forecast: --horizon is required");
   if (*o.horizon < 1) throw Error("forecast: --horizon must be at least 1 step, got " + std::to_string(*o.horizon));
+  Model::check_horizon(*o.horizon);  // before covariate rows are sized by it
   if (o.context < 1) throw Error("forecast: --context must be at least 1 step, got " + std::to_string(o.context));
   if (!o.future_covariates.empty() && o.future.empty())
     throw Error("forecast: --future-covariates needs --future FILE with their values over the horizon");

@@ -116,6 +116,7 @@ int m_forecast(lua_State* L) {
                           "sign_average", "past_covariates", "future_covariates", "regression"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
+  Model::check_horizon(*horizon);  // before covariate rows are sized by it
   ForecastOptions opts;
   opts.mean = true;
   opts.interrupt = &host(L).interrupt;
@@ -177,7 +178,6 @@ int m_forecast(lua_State* L) {
     if (!past.empty())
       throw Error(fn + ": regression = true reads known-future covariates only; past_covariates have no values "
                   "over the horizon to regress on");
-    if (*horizon < 1) throw Error(fn + ": horizon must be at least 1, got " + std::to_string(*horizon));
     for (size_t i = 0; i < future.size(); ++i) check_future(i, series[0].size());
     regression = CovariateRegression::fit(series[0], future);
     series[0] = regression->residual(series[0], future);

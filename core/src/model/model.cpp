@@ -379,19 +379,23 @@ void check_covariates(const ForecastOptions& o, int64_t B, int64_t V, int64_t ho
 
 }  // namespace
 
+void Model::check_horizon(int64_t horizon) {
+  if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
+  if (horizon > kMaxHorizon)
+    throw Error("forecast horizon " + std::to_string(horizon) + " is beyond " + std::to_string(kMaxHorizon) +
+                " steps; forecast in parts with decode_block_size, or at a coarser frequency");
+}
+
 Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
                          const at::Tensor& series_ids, int64_t horizon, const ForecastOptions& o) {
   const int64_t P = spec_.patch_size;
   if (head_->predicts_raw_values())
     throw Error("head plugin '" + spec_.head.name + "' predicts classes (token ids), not quantiles of values: a "
                 "quantile forecast means nothing for it; draw samples instead (model:generate)");
-  if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
+  check_horizon(horizon);
   if (o.decode_block_size < 0 || o.decode_block_size % P != 0)
     throw Error("decode_block_size must be 0 (one pass) or a positive multiple of the patch size " +
                 std::to_string(P) + ", got " + std::to_string(o.decode_block_size));
-  if (horizon > kMaxHorizon)
-    throw Error("forecast horizon " + std::to_string(horizon) + " is beyond " + std::to_string(kMaxHorizon) +
-                " steps; forecast in parts with decode_block_size, or at a coarser frequency");
   if (values_in.dim() != 3 || observed_in.sizes() != values_in.sizes() || values_in.size(0) < 1 ||
       values_in.size(1) < 1 || values_in.size(2) < 1)
     throw Error("forecast needs values and observed of one non-empty shape (series, variates, steps), got " +

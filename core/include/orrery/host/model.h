@@ -111,6 +111,9 @@ class Model {
   Forecast forecast(const at::Tensor& values, const at::Tensor& observed,
                     const at::Tensor& series_ids, int64_t horizon,
                     const ForecastOptions& options = {});
+  // The horizons forecast() takes: 1 to 2^20 steps; an error naming the horizon otherwise. For
+  // front ends that size covariate rows by the horizon before they call forecast().
+  static void check_horizon(int64_t horizon);
 
   // Continues every row of `values` (B, V, T) by `steps` values drawn one patch at a time from the
   // head's prediction (Head::sample), each read back as observed before the next is drawn: text
