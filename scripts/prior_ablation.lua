@@ -14,7 +14,8 @@
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
 -- default families keep their proportions in the rest), sets another option of the synthetic
 -- source, augments the default mix, or changes the recipe (the patch size, the loss's weights,
--- the observability share). Arms that change different things join with '+': classical16+early
+-- the observability share), or changes how the models are scored (the context they forecast
+-- from). Arms that change different things join with '+': classical16+early
 -- is classical16 with early's loss weights. Results: runs/prior_ablation/prior_ablation.json (rewritten after every run; run again
 -- to resume, nothing retrained).
 
@@ -48,24 +49,46 @@ local arms_known = {
   early        = {early = {share = 0.5, weight = 4}},
   -- The classical families as most of the synthetic series: 80% rather than classical's half.
   classical80  = {families = {ets = 0.35, kernel_trend = 0.25, arima = 0.2}},
+  -- The ets family's states: smoothing log-uniform, so half its series keep a stable season and
+  -- a steady trend (uniform draws mostly move fast); or trends up to 5% of the level a step, as
+  -- series that grow several-fold over their history do.
+  persistent   = {synthetic = {ets_smoothing = "log_uniform"}},
+  steep        = {synthetic = {ets_max_drift = 0.05}},
+  -- The causal scaler over the last 8 patches rather than the whole history: on a trending
+  -- series the whole history's mean lags the level, the latest values sit far out on asinh's
+  -- compressed flank, and a season there is squeezed.
+  window8      = {scaler_window = 8},
+  window4      = {scaler_window = 4},
+  -- Scoring, not training: the same models forecast from their last 64 steps only (the
+  -- benchmark's windows offer up to `context`). An arm that trains as another did scores that
+  -- arm's saved models rather than training them again.
+  context64    = {eval_context = 64},
 }
 local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, " ..
-                  "averaged, classical16, early, classical80; or arms joined by '+', e.g. classical16+early"
+                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64; or arms joined by '+', e.g. classical16+early"
 
--- Arms joined by '+' ("classical16+early") are one arm with the settings of each; two parts that
--- set the same thing (the families, the patch size, ...) are refused, as no order would be right.
+-- Arms joined by '+' ("classical16+early") are one arm with the settings of each. Tables of
+-- settings merge entry by entry (persistent+steep sets two options of the synthetic source, and
+-- ets+arima two families' shares); two parts that set the same thing (the patch size, a family's
+-- share, an option) are refused, as no order would be right.
 local function joined(name)
   local settings, set_by = {}, {}
   if not name:find("+", 1, true) or ("+" .. name .. "+"):find("++", 1, true) then return nil end  -- one arm, or an empty part
+  local function set(into, key, value, part, path)
+    if type(value) == "table" and (into[key] == nil or type(into[key]) == "table") then
+      into[key], set_by[path] = into[key] or {}, set_by[path] or part
+      for k, v in pairs(value) do set(into[key], k, v, part, path .. "." .. k) end
+    elseif into[key] ~= nil then
+      error("arm '" .. name .. "': '" .. set_by[path] .. "' and '" .. part .. "' both set " .. path ..
+            "; join arms that change different things", 0)
+    else
+      into[key], set_by[path] = value, part
+    end
+  end
   for part in name:gmatch("[^+]+") do
     local arm = arms_known[part]
     if not arm then error("unknown arm '" .. part .. "' in '" .. name .. "' (arms: " .. arm_names .. ")", 0) end
-    for k, v in pairs(arm) do
-      if set_by[k] then
-        error("arm '" .. name .. "': '" .. set_by[k] .. "' and '" .. part .. "' both set " .. k .. "; join arms that change different things", 0)
-      end
-      settings[k], set_by[k] = v, part
-    end
+    for k, v in pairs(arm) do set(settings, k, v, part, k) end
   end
   return settings
 end
@@ -99,6 +122,7 @@ results.config = {arms = arms, seeds = seeds, steps = steps, context = context, 
 results.scores = results.scores or {}  -- arm -> split -> seed -> {configuration = score}
 results.families = results.families or {}
 results.trained = results.trained or {}  -- arm -> how its runs were trained
+results.scored = results.scored or {}    -- arm -> how its models were scored
 
 -- Saved scores count only for the training they came from: a rerun with other steps, context,
 -- batch or arm options must not pass old numbers off as new ones.
@@ -135,39 +159,61 @@ for _, arm in ipairs(arms) do
   results.families[arm] = families_of(arm)
   local trained = {steps = steps, context = context, batch = tonumber(args.batch) or 32,
                    synthetic = synthetic_options(arm), augment = arms_known[arm].augment or {},
-                   patch_size = arms_known[arm].patch_size, observability = arms_known[arm].observability,
+                   patch_size = arms_known[arm].patch_size, scaler_window = arms_known[arm].scaler_window,
+                   observability = arms_known[arm].observability,
                    average_from = arms_known[arm].average_from, early = arms_known[arm].early}
-  if results.scores[arm] and results.trained[arm] and not same(results.trained[arm], trained) then
+  local scored = {context = arms_known[arm].eval_context or context}
+  if results.scores[arm] and results.trained[arm] and
+     not (same(results.trained[arm], trained) and same(results.scored[arm] or {context = context}, scored)) then
     error(results_path .. " holds arm '" .. arm .. "' trained otherwise (steps, context, batch or its options " ..
           "differ); give runs_dir= another folder to train it anew", 0)
   end
-  results.trained[arm] = trained
+  results.trained[arm], results.scored[arm] = trained, scored
+  -- The saved model of seed s of an arm trained exactly so, if any: scored, not trained again.
+  local function trained_before(seed)
+    local others = {}
+    for other in pairs(results.trained) do others[#others + 1] = other end
+    table.sort(others)
+    for _, other in ipairs(others) do
+      local path = dir .. "/runs/" .. other .. "-s" .. seed .. "/model.safetensors"
+      local f = other ~= arm and same(results.trained[other], trained) and io.open(path, "rb")
+      if f then f:close() return path, other end
+    end
+  end
   results.scores[arm] = results.scores[arm] or {validation = {}, test = {}}
   local checkpoint_at = averaged_steps(arms_known[arm].average_from)
   local early = arms_known[arm].early or {}
   for seed = 0, seeds - 1 do
     local key = tostring(seed)
     if not results.scores[arm].test[key] then
-      local model = zs.model{seed = seed, device = device, patch_size = arms_known[arm].patch_size}
-      local early_steps = early.share and math.floor(model:describe().patch_size * early.share)
-      local run = orrery.train(zs.train_fields{
-        model = model,
-        data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment}, arms_known[arm].observability),
-        steps = steps, context = context,
-        batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
-        checkpoint_at = checkpoint_at,
-        early_steps = early_steps, early_weight = early.weight,
-      })
-      if checkpoint_at then model:load(averaged_checkpoints(run.checkpoints, checkpoint_at)) end
-      model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
+      local model = zs.model{seed = seed, device = device, patch_size = arms_known[arm].patch_size,
+                             scaler_window = arms_known[arm].scaler_window}
+      local saved_model, trained_as = trained_before(seed)
+      local note
+      if saved_model then
+        model:load(saved_model)
+        note = "scores " .. trained_as .. "'s model"
+      else
+        local early_steps = early.share and math.floor(model:describe().patch_size * early.share)
+        local run = orrery.train(zs.train_fields{
+          model = model,
+          data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment}, arms_known[arm].observability),
+          steps = steps, context = context,
+          batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
+          checkpoint_at = checkpoint_at,
+          early_steps = early_steps, early_weight = early.weight,
+        })
+        if checkpoint_at then model:load(averaged_checkpoints(run.checkpoints, checkpoint_at)) end
+        model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
+        note = string.format("loss %.4f -> %.4f", run.first_loss, run.final_loss)
+      end
       for _, split in ipairs({"validation", "test"}) do
         local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,
-                               context = context, quiet = true}
+                               context = scored.context, quiet = true}
         results.scores[arm][split][key] = zs.scores_of(ev)
       end
       orrery.write_json(results_path, results)
-      io.write(string.format("\r%-12s seed %d: loss %.4f -> %.4f   (%ds)   ", arm, seed, run.first_loss,
-                             run.final_loss, os.time() - t0))
+      io.write(string.format("\r%-12s seed %d: %s   (%ds)   ", arm, seed, note, os.time() - t0))
       io.flush()
     end
   end

@@ -411,6 +411,8 @@ TEST_CASE("ets family: fitting the drawn form recovers the drawn smoothing param
   namespace bl = orrery::baselines;
   synth::Settings s;
   s.periods = {4, 12};
+  s.ets_log_smoothing = GENERATE(false, true);
+  INFO("log-uniform smoothing: " << s.ets_log_smoothing);
   std::vector<double> alpha_err, beta_err, gamma_err;
   int forms_seen[3] = {0, 0, 0};
   for (uint64_t seed = 0; alpha_err.size() < 24 && seed < 200; ++seed) {
@@ -438,6 +440,54 @@ TEST_CASE("ets family: fitting the drawn form recovers the drawn smoothing param
   CHECK(median(alpha_err) < 0.05);
   CHECK(median(beta_err) < 0.05);
   CHECK(median(gamma_err) < 0.05);
+}
+
+TEST_CASE("ets family: log-uniform smoothing draws half its states slow, uniform few") {
+  orrery::synth::Settings s;
+  s.periods = {12};
+  for (bool log : {false, true}) {
+    s.ets_log_smoothing = log;
+    int slow_level = 0, slow_season = 0, seasons = 0;
+    const int n = 4000;
+    for (uint64_t seed = 0; seed < n; ++seed) {
+      orrery::synth::Rng rng(seed);
+      const auto m = orrery::synth::draw_ets_model(rng, s, 200);
+      CHECK(m.alpha >= (log ? 0.005 : 0.05));
+      CHECK(m.alpha <= 0.8);
+      CHECK(m.beta <= 0.5 * m.alpha);
+      CHECK(m.gamma <= 0.5 * (1 - m.alpha));
+      slow_level += m.alpha < 0.1;
+      if (m.season) ++seasons, slow_season += m.gamma < 0.05 * (1 - m.alpha);
+    }
+    // alpha below 0.1: log-uniform on [0.005, 0.8] ln(20)/ln(160) = 0.59, uniform on [0.05, 0.8]
+    // 0.067; gamma's share below 0.05: ln(25)/ln(250) = 0.58, against 0.0625.
+    const double level = static_cast<double>(slow_level) / n, season = static_cast<double>(slow_season) / seasons;
+    INFO("log-uniform " << log << ": slow levels " << level << ", slow seasons " << season);
+    CHECK(level == Approx(log ? 0.590 : 0.067).margin(0.03));
+    CHECK(season == Approx(log ? 0.583 : 0.0625).margin(0.04));
+  }
+}
+
+TEST_CASE("ets family: ets_max_drift bounds the trend's drift and spreads it log-uniform") {
+  orrery::synth::Settings s;
+  s.periods = {12};
+  for (double max_drift : {0.01, 0.05}) {
+    s.ets_max_drift = max_drift;
+    int trends = 0, steep = 0;
+    for (uint64_t seed = 0; seed < 4000; ++seed) {
+      orrery::synth::Rng rng(seed);
+      const auto m = orrery::synth::draw_ets_model(rng, s, 200);
+      if (!m.trend) continue;
+      const double drift = std::fabs(m.slope) / m.level;
+      CHECK(drift >= 5e-5);
+      CHECK(drift <= max_drift);
+      ++trends, steep += drift > 0.002;
+    }
+    // Above 0.002 per step: ln(max / 0.002) / ln(max / 5e-5) = 0.30 for 0.01, 0.47 for 0.05.
+    const double share = static_cast<double>(steep) / trends;
+    INFO("max drift " << max_drift << ": share above 0.002 " << share);
+    CHECK(share == Approx(max_drift == 0.01 ? 0.304 : 0.466).margin(0.03));
+  }
 }
 
 TEST_CASE("ets family: a multiplicative model's path stays positive; an additive one centres its season") {

@@ -235,7 +235,7 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: unknown option 'stepz' for orrery.train (did you mean 'steps'?); its options are: model,",
        [](auto& d) { return with_model(d, "orrery.train{model = m, stepz = 3}"); }},
       {"opt-unknown-field", 1,
-       "orrery: script.lua:1: orrery.model: unknown field 'arhc' (did you mean 'arch'?); its fields are: arch, head, param, patch_size, seed, device",
+       "orrery: script.lua:1: orrery.model: unknown field 'arhc' (did you mean 'arch'?); its fields are: arch, head, param, patch_size, scaler_window, seed, device",
        [](auto& d) { return script(d, "orrery.model{arhc = \"toto2\"}\n"); }},
       {"opt-inconsistent", 1, "orrery: script.lua:1: architecture plugin 'toto2': d_model 30 is not divisible by num_heads 4",
        [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", d_model = 30, num_heads = 4}}\n"); }},

@@ -135,8 +135,8 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
-      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8 "
-      "seeds=2 "
+      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8,"
+      "classical16+persistent+steep,classical16+window4,classical16+context64 seeds=2 "
       "steps=3 batch=2 "
       "context=128";
   const auto first = run(dir, cmd);
@@ -185,6 +185,23 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(joined["train"]["early_weight"] == 4.0);
   CHECK(r["families"]["classical16+early"] == r["families"]["classical16"]);
   CHECK(r["comparison"]["classical16+early"]["test_difference"].contains("verdict"));
+  // Tables merge entry by entry: both options of the synthetic source, classical16's families.
+  const Json three = Json::parse(
+      test::read_text(dir + "/runs/prior_ablation/runs/classical16+persistent+steep-s1/config.json"));
+  const Json& synthetic = three["data"]["options"]["sources"][0]["options"];
+  CHECK(synthetic["ets_smoothing"] == "log_uniform");
+  CHECK(synthetic["ets_max_drift"] == 0.05);
+  CHECK(three["model"]["patch_size"] == 16);
+  CHECK(r["families"]["classical16+persistent+steep"] == r["families"]["classical16"]);
+  // A windowed scaler is part of the model; a scoring arm scores another arm's models, untrained.
+  CHECK(Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical16+window4-s0/config.json"))["model"]
+                                   ["scaler_window"] == 4);
+  CHECK(r["scored"]["classical16+context64"]["context"] == 64);
+  CHECK(r["scored"]["classical16"]["context"] == 128);
+  CHECK(!fs::exists(dir + "/runs/prior_ablation/runs/classical16+context64-s0"));
+  CHECK_THAT(first.output, Catch::Contains("classical16+context64 seed 1: scores classical16's model"));
+  CHECK(r["scores"]["classical16+context64"]["test"]["0"].size() == r["scores"]["classical16"]["test"]["0"].size());
+  CHECK(r["scores"]["classical16+context64"]["test"] != r["scores"]["classical16"]["test"]);
   const Json patch8 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical+patch8-s1/config.json"));
   CHECK(patch8["model"]["patch_size"] == 8);
   CHECK(r["families"]["classical+patch8"]["ets"].get<double>() == Approx(0.2));
@@ -223,9 +240,11 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
                                            "options differ); give runs_dir= another folder to train it anew"));
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
-          "patch8, obs20, averaged, classical16, early, classical80; or arms joined by '+', e.g. classical16+early)");
+          "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16",
           "arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size");
+  refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+ets",
+          "arm 'classical16+ets': 'classical16' and 'ets' both set families.ets");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+erly", "unknown arm 'erly' in 'classical16+erly'");
 
   // sign_average.lua scores the saved models again, plain and sign-averaged: plain is what the

@@ -397,6 +397,42 @@ print("loaded")
   CHECK(r.output.find("loaded") != std::string::npos);
 }
 
+TEST_CASE("a model's scaler window travels with its weights and changes what it reads") {
+  auto dir = test::temp_dir("lua-scaler-window");
+  auto r = run_script(dir, "w.lua", R"(
+local function model(window)
+  return orrery.model{arch = {"toto2", d_model = 16, num_layers = 1, num_heads = 1}, patch_size = 4,
+                      scaler_window = window, seed = 4}
+end
+local m = model(2)
+assert(m:describe().scaler_window == 2)
+assert(model(nil):describe().scaler_window == nil)  -- the whole history: specs stay as they were
+local run = orrery.train{model = m, steps = 2, batch_size = 2, context_length = 32, quiet = true,
+                         runs_dir = args.runs, name = "windowed"}
+m:save(run.run_dir .. "/model.safetensors")
+local trend = {}
+for t = 1, 40 do trend[t] = 10 + t + math.sin(t) end
+local a = m:forecast{values = trend, horizon = 4}
+for _, path in ipairs{run.run_dir, run.run_dir .. "/model.safetensors"} do
+  local loaded = orrery.load(path)
+  assert(loaded:describe().scaler_window == 2, path)
+  assert(loaded:forecast{values = trend, horizon = 4}.median[4] == a.median[4], path)
+end
+-- Loaded into a model of another window, the weights are refused; the same initial weights read
+-- through the whole history's statistics forecast otherwise.
+print(select(2, pcall(function() return model(0):load(run.run_dir .. "/model.safetensors") end)))
+assert(model(0):forecast{values = trend, horizon = 4}.median[4] ~= model(2):forecast{values = trend, horizon = 4}.median[4])
+print(select(2, pcall(model, -1)))
+print("windowed")
+)", "runs=" + dir + "/runs");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("scaler_window must be 0 (the whole history) or a number of patches, got -1") != std::string::npos);
+  CHECK(r.output.find("/runs/windowed/model.safetensors does not match this model: saved with scaler_window 2, the model "
+                      "has 0 (orrery.load builds a model as it was saved)") != std::string::npos);
+  CHECK(r.output.find("windowed") != std::string::npos);
+}
+
 TEST_CASE("the logged learning rate is every optimizer group's") {
   auto dir = test::temp_dir("lua-lr-groups");
   auto r = run_script(dir, "g.lua", R"(

@@ -3,7 +3,9 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "orrery/head.h"
 #include "orrery/ops.h"
@@ -81,6 +83,58 @@ TEST_CASE("the causal patch scaler matches a direct computation and ignores the 
   CHECK(at::equal(s.scale.narrow(-1, 0, 3), s2.scale.narrow(-1, 0, 3)));
   CHECK(at::equal(s.z.narrow(-1, 0, 12), s2.z.narrow(-1, 0, 12)));
   CHECK(s.loc[0][0][3].item<double>() != s2.loc[0][0][3].item<double>());
+}
+
+TEST_CASE("a windowed scaler takes each patch's last W patches, the whole history's where they say too little") {
+  const int64_t P = 4, T = 40, W = 2;
+  at::Tensor x = (at::arange(T, at::kDouble) * 0.5 + at::sin(at::arange(T, at::kDouble) * 1.3)).view({1, 1, T}) + 50;
+  x.narrow(-1, 32, 8).fill_(7.0);  // patches 8 and 9: flat, so the window of patch 9 has no spread
+  at::Tensor obs = at::ones({1, 1, T}, at::kBool);
+  obs[0][0][2] = false;
+  obs.narrow(-1, 16, 11).fill_(false);  // patches 4 and 5 unobserved, patch 6 holds one point
+  auto s = orrery::causal_patch_scale(x, obs, P, 1e-6, W);
+  auto whole = orrery::causal_patch_scale(x, obs, P);
+  CHECK(at::equal(s.count, whole.count));  // the whole history's count either way
+  auto stats = [&](int64_t from, int64_t to) {  // direct mean and Bessel std over observed steps [from, to)
+    double sum = 0, sq = 0;
+    int cnt = 0;
+    for (int64_t t = from; t < to; ++t)
+      if (obs[0][0][t].item<bool>()) sum += x[0][0][t].item<double>(), ++cnt;
+    for (int64_t t = from; t < to; ++t)
+      if (obs[0][0][t].item<bool>()) sq += std::pow(x[0][0][t].item<double>() - sum / cnt, 2);
+    return std::tuple{cnt, sum / cnt, std::sqrt(sq / std::max(cnt - 1, 1))};
+  };
+  // Patches 0-3 and 7-8: their window; 4 and 5 (nothing observed): patch 3's; 6 (one point in
+  // its window) and 9 (a flat window): the whole history's.
+  const std::vector<int64_t> source = {0, 1, 2, 3, 3, 3, 6, 7, 8, 9};
+  for (int64_t n = 0; n < T / P; ++n) {
+    INFO("patch " << n);
+    const int64_t k = source[static_cast<size_t>(n)];
+    const bool whole_history = k == 6 || k == 9;
+    auto [cnt, mean, sd] = stats(whole_history ? 0 : std::max<int64_t>(0, k + 1 - W) * P, (k + 1) * P);
+    CHECK(cnt >= 2);
+    CHECK(s.loc[0][0][n].item<double>() == Approx(mean).epsilon(1e-12));
+    CHECK(s.scale[0][0][n].item<double>() == Approx(sd).epsilon(1e-9));
+    if (whole_history) CHECK(s.loc[0][0][n].item<double>() == whole.loc[0][0][n].item<double>());
+  }
+  // A window as long as the series is the whole history, bit for bit.
+  auto all = orrery::causal_patch_scale(x, obs, P, 1e-6, T / P);
+  CHECK(at::equal(all.loc, whole.loc));
+  CHECK(at::equal(all.scale, whole.scale));
+  CHECK(at::equal(all.z, whole.z));
+}
+
+TEST_CASE("a windowed scaler keeps a small spread after a large level shift") {
+  // A level 1e9 above the series' start with a spread of 1e-3: differences of running sums over
+  // the whole history would lose it; the window's own two passes do not.
+  const int64_t P = 4, T = 32;
+  at::Tensor x = at::zeros({1, 1, T}, at::kDouble);
+  x.narrow(-1, 16, 16).copy_(1e9 + 1e-3 * at::sin(at::arange(16, at::kDouble)));
+  at::Tensor obs = at::ones({1, 1, T}, at::kBool);
+  auto s = orrery::causal_patch_scale(x, obs, P, 1e-6, 2);
+  const at::Tensor last = x.narrow(-1, 24, 8).flatten();
+  CHECK(s.loc[0][0][7].item<double>() == Approx(last.mean().item<double>()).epsilon(1e-14));
+  CHECK(s.scale[0][0][7].item<double>() == Approx(last.std().item<double>()).epsilon(1e-4));
 }
 
 TEST_CASE("the scaler gives loc 0 and the minimum scale before any observation") {

@@ -7,8 +7,8 @@ local zs = {}
 function zs.model(o)
   local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4}
   if o.preset then arch = {"toto2", preset = o.preset} end
-  return orrery.model{arch = arch, head = "quantile", param = "sp", patch_size = o.patch_size, seed = o.seed or 0,
-                      device = o.device or "cpu"}
+  return orrery.model{arch = arch, head = "quantile", param = "sp", patch_size = o.patch_size,
+                      scaler_window = o.scaler_window, seed = o.seed or 0, device = o.device or "cpu"}
 end
 
 -- Recipes: what the synthetic half of the mix draws and the patch size. `classical16` is the

@@ -18,6 +18,9 @@ struct PluginSpec {
 struct ModelSpec {
   PluginSpec arch{"toto2"}, head{"quantile"}, param{"sp"};
   int64_t patch_size = 32;
+  // The causal scaler's statistics over the last this many patches; 0: the whole history, as
+  // Toto 2.0 computes them (host/patching.h).
+  int64_t scaler_window = 0;
   uint64_t seed = 0;
   std::string device = "cpu";
   Json to_json() const;

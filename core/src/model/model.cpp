@@ -28,14 +28,17 @@ ModelSpec ModelSpec::from_json(const Json& j) {
   ModelSpec s;
   s.arch = plugin("arch"), s.head = plugin("head"), s.param = plugin("param");
   s.patch_size = j.value("patch_size", s.patch_size);
+  s.scaler_window = j.value("scaler_window", s.scaler_window);  // absent in specs saved before it
   s.seed = j.value("seed", s.seed);
   s.device = j.value("device", s.device);
   return s;
 }
 
 Json ModelSpec::to_json() const {
-  return {{"arch", arch.to_json()}, {"head", head.to_json()}, {"param", param.to_json()},
-          {"patch_size", patch_size}, {"seed", seed}, {"device", device}};
+  Json j = {{"arch", arch.to_json()}, {"head", head.to_json()}, {"param", param.to_json()},
+            {"patch_size", patch_size}, {"seed", seed}, {"device", device}};
+  if (scaler_window) j["scaler_window"] = scaler_window;  // only when set: Toto 2.0's specs stay as they were
+  return j;
 }
 
 namespace {
@@ -76,6 +79,9 @@ struct Model::Prepared {
 Model::Model(const ModelSpec& spec, const Registry& registry)
     : spec_(spec), device_(parse_device(spec.device)) {
   if (spec.patch_size < 1) throw Error("patch_size must be at least 1, got " + std::to_string(spec.patch_size));
+  if (spec.scaler_window < 0)
+    throw Error("scaler_window must be 0 (the whole history) or a number of patches, got " +
+                std::to_string(spec.scaler_window));
   pin_changed_defaults(spec_, registry, SavedBefore::no);
   param_ = registry.create<PluginKind::parametrisation>(spec_.param.name, spec_.param.options);
   ParamFactory factory(*param_, at::make_generator<at::CPUGeneratorImpl>(spec.seed),
@@ -134,7 +140,7 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
   if (head_->predicts_raw_values()) {  // class ids: no scaler, no asinh; unobserved steps read 0
     p.in.tokens = patch_tokens(at::where(seen, values, at::zeros({}, values.options())).to(at::kFloat), seen, P);
   } else {
-    ScaledValues s = causal_patch_scale(values, seen, P);
+    ScaledValues s = causal_patch_scale(values, seen, P, 1e-6, spec_.scaler_window);
     p.in.tokens = patch_tokens(at::asinh(s.z), seen, P);
     p.loc = s.loc;
     p.scale = s.scale;

@@ -103,6 +103,15 @@ void Model::check_weights(const SafetensorsFile& file, const std::string& path, 
   }
   for (const auto& [name, t] : file.tensors)
     if (!expected.count(name)) problems.push_back("unexpected '" + name + "'");
+  // The scaler's window changes no shape, but weights read through another window's statistics
+  // forecast something else.
+  if (auto it = file.metadata.find("orrery_model"); it != file.metadata.end()) {
+    const Json saved = Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    const Json window = saved.is_object() ? saved.value("scaler_window", Json(0)) : Json(0);
+    if (window.is_number_integer() && window.get<int64_t>() != spec_.scaler_window)
+      problems.push_back("saved with scaler_window " + window.dump() + ", the model has " +
+                         std::to_string(spec_.scaler_window) + " (orrery.load builds a model as it was saved)");
+  }
   if (!problems.empty()) {
     std::string msg = path + " does not match this model:";
     for (size_t i = 0; i < problems.size() && i < 8; ++i) msg += (i ? ", " : " ") + problems[i];

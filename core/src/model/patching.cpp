@@ -9,8 +9,40 @@
 
 namespace orrery {
 
+namespace {
+// The statistics of each patch's last `window` patches, in place of the whole history's `mean`
+// and `scale` (both (B, V, N)), from the shifted values `xs` and the mask `m` (B, V, T). Two
+// passes over each window's own steps, so a window's small spread is not lost in sums over a
+// long history. A window with fewer than two observations, or none of spread, keeps the whole
+// history's statistics; a patch with no observation keeps those of the last patch that had one
+// (as the whole history's do: unobserved steps move nothing), so a forecast's masked patches
+// read the statistics of the last observed one.
+void window_statistics(const at::Tensor& xs, const at::Tensor& m, int64_t P, int64_t window, double min_scale,
+                       at::Tensor& mean, at::Tensor& scale) {
+  const int64_t N = mean.size(-1), span = window * P;
+  auto padded = [&](const at::Tensor& t) {  // (B, V, N, window * P): the steps each window covers
+    at::Tensor lead = at::zeros_like(t.narrow(-1, 0, 1)).expand({t.size(0), t.size(1), span - P});
+    return at::cat({lead, t}, -1).unfold(-1, span, P);
+  };
+  const at::Tensor xw = padded(xs), mw = padded(m);
+  const at::Tensor n = mw.sum(-1);
+  const at::Tensor mu = (xw * mw).sum(-1) / n.clamp_min(1);
+  const at::Tensor var = ((xw - mu.unsqueeze(-1)).square() * mw).sum(-1) / (n - 1).clamp_min(1);
+  const at::Tensor sd = var.sqrt();
+  const at::Tensor usable = (n >= 2) & (sd > min_scale);
+  at::Tensor w_mean = at::where(usable, mu, mean), w_scale = at::where(usable, sd, scale);
+  // Carry the statistics forward over patches with no observation.
+  const at::Tensor has = m.unflatten(-1, {N, P}).sum(-1) > 0;
+  const at::Tensor index = at::arange(N, has.options().dtype(at::kLong)).expand_as(has);
+  const at::Tensor last = std::get<0>(at::cummax(at::where(has, index, at::full({}, -1, index.options())), -1));
+  const at::Tensor from = last.clamp_min(0);
+  mean = at::where(last >= 0, w_mean.gather(-1, from), mean);
+  scale = at::where(last >= 0, w_scale.gather(-1, from), scale);
+}
+}  // namespace
+
 ScaledValues causal_patch_scale(const at::Tensor& values, const at::Tensor& observed,
-                                int64_t patch_size, double min_scale) {
+                                int64_t patch_size, double min_scale, int64_t window) {
   const int64_t T = values.size(-1);
   if (T % patch_size != 0)
     throw Error("series length " + std::to_string(T) + " is not a multiple of the patch size " +
@@ -40,6 +72,7 @@ ScaledValues causal_patch_scale(const at::Tensor& values, const at::Tensor& obse
   at::Tensor m2 = (s2 - n * mean * mean).clamp_min(0);
   at::Tensor var = m2 / (n - 1).clamp_min(1);  // Bessel correction 1
   at::Tensor scale = var.sqrt().clamp_min(min_scale);
+  if (window > 0 && window < N) window_statistics(xs, m, patch_size, window, min_scale, mean, scale);
   at::Tensor loc = at::where(n > 0, mean + ref, at::zeros({}, mean.options()));
 
   at::Tensor loc_t = loc.repeat_interleave(patch_size, -1);

@@ -14,6 +14,13 @@ struct Settings {
   std::vector<double> periods;  // seasonal periods in steps favoured by classic, waves, intermittent
   double shift_rate = 0.3;      // expected level shifts per classic series
   double noise_max = 0.5;       // largest noise sd of a classic series relative to its scale
+  // The ets family's smoothing parameters log-uniform rather than uniform: half its draws then
+  // move their level, trend and season slowly (a stable season, a steady trend), where uniform
+  // draws mostly move them fast.
+  bool ets_log_smoothing = false;
+  // The ets family's steepest trend: drift per step as a share of the initial level (log-uniform
+  // from 5e-5 up to this; 0.01 is at most the level again over 100 steps).
+  double ets_max_drift = 0.01;
 };
 
 using Generate = void (*)(Rng&, std::span<double> y, const Settings&);

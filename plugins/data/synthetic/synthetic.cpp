@@ -80,6 +80,8 @@ class Synthetic final : public DataSource {
     settings_.periods = o["periods"].get<std::vector<double>>();
     settings_.shift_rate = o["shift_rate"];
     settings_.noise_max = o["noise_max"];
+    settings_.ets_log_smoothing = o["ets_smoothing"] == "log_uniform";
+    settings_.ets_max_drift = o["ets_max_drift"];
     if (settings_.periods.empty()) throw Error("data plugin 'synthetic': option 'periods' must not be empty");
     covariate_prob_ = o["covariate_prob"];
     tasks_.max_covariates = o["max_covariates"];
@@ -230,6 +232,15 @@ OptionSchema schema() {
               0.0, 1.0)
       .number("shift_rate", 0.3, "expected level shifts per classic series", 0.0)
       .number("noise_max", 0.5, "largest noise std of a classic series relative to its scale", 0.01)
+      .string("ets_smoothing", "uniform",
+              "how the ets family draws its smoothing parameters (alpha, and beta and gamma as shares of their "
+              "bounds): uniform, mostly fast-moving states; or log_uniform over orders of magnitude down to a "
+              "tenth of uniform's least, half the draws slow (a stable season, a steady trend)",
+              {"uniform", "log_uniform"})
+      .number("ets_max_drift", 0.01,
+              "the ets family's steepest trend: drift per step as a share of the initial level, drawn log-uniform "
+              "from 5e-5 up to this (0.01: at most the level again over 100 steps)",
+              1e-4, 0.5)
       .number("covariate_prob", 0.0,
               "probability that a sample is a covariate task: a target (row 1) that follows some of up to "
               "max_covariates covariates drawn with it (the rows after it)",

@@ -22,9 +22,13 @@ struct ScaledValues {
 // Running mean and Bessel-corrected standard deviation over observed points up to the end of
 // each patch, computed in float64 (shifted by the first observation to avoid cancellation).
 // Each patch is normalised with its own end-of-patch statistics; nothing after a patch's end
-// influences it.
+// influences it. `window` > 0 keeps only the last `window` patches' observations (the patch's
+// own included), so the statistics follow a trending level instead of lagging at the mean of
+// the whole history; a window with fewer than two observations, or with no spread, takes the
+// whole history's, and a patch with no observation keeps the last observed patch's. `count` is
+// the whole history's either way.
 ScaledValues causal_patch_scale(const at::Tensor& values, const at::Tensor& observed,
-                                int64_t patch_size, double min_scale = 1e-6);
+                                int64_t patch_size, double min_scale = 1e-6, int64_t window = 0);
 
 // (B, V, T) asinh-scaled values and observation mask -> (B, V, N, 2P) tokens:
 // [P values || P flags], flag = 1 where unobserved.

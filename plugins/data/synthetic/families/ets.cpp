@@ -29,16 +29,22 @@ EtsModel draw_ets_model(Rng& rng, const Settings& s, int64_t length) {
   // A multiplicative season only with a multiplicative error: statsforecast's AutoETS allows no
   // other (additive error with multiplicative season is numerically unstable).
   if (m.period > 1) m.season = m.multiplicative_error && rng.chance(0.5) ? 2 : 1;
-  // Smoothing inside the usual region: beta <= alpha, gamma <= 1 - alpha.
-  m.alpha = rng.uniform(0.05, 0.8);
-  m.beta = m.trend ? m.alpha * rng.uniform(0.02, 0.5) : 0;
-  m.gamma = m.season ? (1 - m.alpha) * rng.uniform(0.02, 0.5) : 0;
+  // Smoothing inside the usual region: beta <= alpha, gamma <= 1 - alpha. Uniform draws put most
+  // of their mass on fast-moving states; log-uniform ones spread it over orders of magnitude, as
+  // a scale's uninformative prior does, down to states that barely move.
+  const auto draw = [&](double lo, double hi) {
+    return s.ets_log_smoothing ? rng.log_uniform(lo / 10, hi) : rng.uniform(lo, hi);
+  };
+  m.alpha = draw(0.05, 0.8);
+  m.beta = m.trend ? m.alpha * draw(0.02, 0.5) : 0;
+  m.gamma = m.season ? (1 - m.alpha) * draw(0.02, 0.5) : 0;
   m.phi = m.damped ? rng.uniform(0.8, 0.98) : 1;
   m.level = 10;
   const double noise = rng.log_uniform(0.005, 0.1);  // relative to the level
   m.sigma = m.multiplicative_error ? noise : noise * m.level;
-  // Drift per step: over 100 steps anywhere from 0.5% to 100% of the level, either way.
-  if (m.trend) m.slope = m.level * rng.log_uniform(5e-5, 1e-2) * (rng.chance(0.5) ? 1 : -1);
+  // Drift per step: over 100 steps anywhere from 0.5% of the level to 100 times the largest
+  // drift (by default 100% of the level), either way.
+  if (m.trend) m.slope = m.level * rng.log_uniform(5e-5, s.ets_max_drift) * (rng.chance(0.5) ? 1 : -1);
   if (m.season) {
     // A smooth cycle plus a ragged part, centred (additive) or of mean 1 (multiplicative).
     const double size = rng.log_uniform(0.02, 0.4), phase = rng.uniform(0, 2 * M_PI);
