@@ -6,6 +6,7 @@
 --   orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H]
 --                                   [timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu]
 --                                   [name=finetune] [past_covariates=COL,...] [future_covariates=COL,...]
+--                                   [categorical=COL,...]
 --
 -- PATH: a Hugging Face Toto 2.0 folder, an Orrery run folder or a model.safetensors.
 -- FILE: a CSV, Parquet or Arrow file, or a glob of them. Wide: a time column and one column per
@@ -16,11 +17,12 @@
 -- With covariates (docs/covariates.md), the named columns are each series' covariate rows: the
 -- tuned model learns role embeddings for them (the checkpoint gains them at zero, so it starts as
 -- the pretrained model) and is scored with them (tuned) and without (tuned/no-covariates) on the
--- same test windows; the pretrained model, which cannot read them, is scored without.
+-- same test windows; the pretrained model, which cannot read them, is scored without. Covariates
+-- named by `categorical` hold categories: each enters as one 0/1 row per category.
 
 local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
               "[timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune] " ..
-              "[past_covariates=COL,...] [future_covariates=COL,...]"
+              "[past_covariates=COL,...] [future_covariates=COL,...] [categorical=COL,...]"
 if not args.model or not args.data then error(usage, 0) end
 local device = args.device or "cpu"
 local context = tonumber(args.context) or 512
@@ -33,7 +35,8 @@ end
 local function series(extra)
   local choice = {format, files = args.data, layout = args.layout, frequency = args.frequency,
                   timestamp_format = args.timestamp_format,
-                  past_covariates = args.past_covariates, future_covariates = args.future_covariates}
+                  past_covariates = args.past_covariates, future_covariates = args.future_covariates,
+                  categorical = args.categorical}
   for k, v in pairs(extra or {}) do choice[k] = v end
   return choice
 end
@@ -51,6 +54,12 @@ local test = probe.configurations[1]
 local held_out = test.windows * test.horizon
 print(string.format("%s: %d series at %s; the last %d steps of each (%d window(s) of %d) are held out for the test",
                     args.data, test.items // test.windows, test.frequency, held_out, test.windows, test.horizon))
+if covariates then
+  local about = orrery.data(series()):describe()
+  print(string.format("covariates: %d past-only and %d known-future column(s)%s; up to %d rows a series, targets first",
+                      about.past_covariates, about.future_covariates,
+                      args.categorical and (", one row per category of " .. args.categorical) or "", about.variates))
+end
 
 local run = orrery.train{
   model          = tuned,

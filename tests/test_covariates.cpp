@@ -11,7 +11,7 @@
 #include <random>
 
 #include "orrery/host/covariate_regression.h"
-#include "orrery/host/one_hot.h"
+#include "orrery/one_hot.h"
 #include "orrery/batch.h"
 #include "orrery/data_source.h"
 #include "support.h"
@@ -654,10 +654,11 @@ TEST_CASE("finetune.lua with covariates: the tuned model scored with and without
   const std::string dir = test::temp_dir("finetune-covariates");
   {
     std::ofstream csv(dir + "/sales.csv");
-    csv << "time,sales,price\n";
-    for (int t = 0; t < 400; ++t) {  // hourly
+    csv << "time,sales,price,shift\n";
+    for (int t = 0; t < 400; ++t) {  // hourly; the shift, known ahead, is a category
       const int price = 5 + (t / 8) % 3;
-      csv << 3600 * t << "," << 40 + t % 24 - 3 * price + (7 * t) % 5 << "," << price << "\n";
+      csv << 3600 * t << "," << 40 + t % 24 - 3 * price + (7 * t) % 5 << "," << price << ","
+          << (t % 24 < 12 ? "day" : "night") << "\n";
     }
   }
   std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}}"
@@ -665,9 +666,13 @@ TEST_CASE("finetune.lua with covariates: the tuned model scored with and without
   REQUIRE(test::run_command(test::orrery_cmd("run " + dir + "/make.lua")).status == 0);
   const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd(
       "run " + std::string(ORRERY_SOURCE_DIR) + "/scripts/finetune.lua model=" + dir + "/model.safetensors data=" +
-      dir + "/sales.csv timestamp_format=unix past_covariates=price steps=2 batch=2 context=64"));
+      dir + "/sales.csv timestamp_format=unix past_covariates=price future_covariates=shift categorical=shift steps=2 "
+      "batch=2 context=64"));
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("fine-tuning moved MASE"));
   CHECK_THAT(r.output, Catch::Contains("the tuned model without its covariates: MASE"));
+  // The categorical column became two known-future rows, read by training and scoring alike.
+  CHECK_THAT(r.output, Catch::Contains("covariates: 1 past-only and 1 known-future column(s), one row per category of "
+                                       "shift; up to 4 rows a series, targets first"));
 }

@@ -174,6 +174,84 @@ TEST_CASE("covariate columns: each series' last rows, with roles; a long file's 
   fails({{"past_covariates", "promo,sales,price"}}, "every value column is a covariate: no target to forecast");
 }
 
+TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, as a forecast makes them") {
+  auto dir = test::temp_dir("csv-categorical");
+  // Two stores: the holiday column's categories are the file's ("easter", "none", "xmas"), so
+  // store b, which never sees "easter", still has its row (all zeros); an empty cell is missing
+  // in every row of the column. Byte order, as one_hot sorts them for a forecast.
+  const std::string path = write(dir, "stores.csv",
+                                 "id,time,sales,holiday,price\n"
+                                 "a,1,10,none,5\na,2,30,xmas,5\na,3,12,,6\na,4,20,easter,6\n"
+                                 "b,1,7,none,2\nb,2,9, xmas ,2\nb,3,6,none,3\nb,4,5,none,3\n");
+  for (int64_t chunk : {int64_t{1} << 20, int64_t{7}}) {
+    INFO("chunk_bytes " << chunk);
+    auto d = csv({{"files", path}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"past_covariates", "price"},
+                  {"future_covariates", "holiday"}, {"categorical", "holiday"}, {"chunk_bytes", chunk},
+                  {"cache_dir", dir + "/c" + std::to_string(chunk)}});
+    CHECK(d->describe()["variates"] == 5);
+    const auto stored = d->stored_series();
+    REQUIRE(stored.size() == 2);
+    for (const auto& s : stored) {
+      CHECK(s.columns == std::vector<std::string>{"sales", "price", "holiday=easter", "holiday=none", "holiday=xmas"});
+      CHECK(s.roles == std::vector<int64_t>{0, 1, 2, 2, 2});
+    }
+    const auto& a = stored[0].name == "a" ? stored[0] : stored[1];
+    const auto& b = stored[0].name == "a" ? stored[1] : stored[0];
+    auto text = [](const std::vector<float>& row) {
+      std::ostringstream s;
+      for (size_t t = 0; t < row.size(); ++t) s << (t ? "," : "") << row[t];
+      return s.str();
+    };
+    CHECK(text(a.values[2]) == "0,0,nan,1");
+    CHECK(text(a.values[3]) == "1,0,nan,0");
+    CHECK(text(a.values[4]) == "0,1,nan,0");
+    CHECK(text(b.values[2]) == "0,0,0,0");
+    CHECK(text(b.values[4]) == "0,1,0,0");
+    auto batch = d->sample({4, 4, 1});
+    REQUIRE(batch.roles.defined());
+    CHECK(batch.roles.equal(at::tensor(std::vector<int64_t>{0, 1, 2, 2, 2}, at::kLong).repeat({4, 1})));
+  }
+  // Past-only categories too, and two categorical columns of different widths: the roles follow
+  // the variates each column became, not the count of columns.
+  const std::string wide = write(dir, "shop.csv", "time,sales,weather,day\n1,3,sun,mon\n2,4,rain,tue\n3,5,sun,wed\n");
+  auto w = csv({{"files", wide}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"past_covariates", "weather"},
+                {"future_covariates", "day"}, {"categorical", "day, weather"}});
+  const auto shop = w->stored_series();
+  REQUIRE(shop.size() == 1);
+  CHECK(shop[0].columns == std::vector<std::string>{"sales", "weather=rain", "weather=sun", "day=mon", "day=tue", "day=wed"});
+  CHECK(shop[0].roles == std::vector<int64_t>{0, 1, 1, 2, 2, 2});
+
+  auto fails = [&](Json options, const std::string& message) {
+    options["files"] = path;
+    options["timestamp_format"] = "unix";
+    options["holdout"] = 0.0;
+    try {
+      csv(options);
+      FAIL("no error for " << options.dump());
+    } catch (const orrery::Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(message));
+    }
+  };
+  fails({{"past_covariates", "price"}, {"categorical", "holiday"}},
+        "stores.csv: column \"holiday\" is named by option categorical but is not a covariate; name it in "
+        "past_covariates or future_covariates too");
+  fails({{"future_covariates", "holiday"}, {"categorical", "holiday,holiday"}},
+        "column \"holiday\" is named twice by option categorical");
+  fails({{"future_covariates", "holiday"}, {"categorical", "day"}}, "stores.csv: no column \"day\" (option categorical)");
+  // Without the option the column's text is an error naming the cell, as for any value column.
+  fails({{"future_covariates", "holiday"}}, "stores.csv:3: column \"holiday\"");  // "none" on line 2 reads as missing
+  // An id is not a covariate: more categories than one_hot allows is refused, named.
+  std::string many = "time,y,code\n";
+  for (int t = 0; t < 70; ++t) many += std::to_string(t + 1) + ",1,c" + std::to_string(t) + "\n";
+  CHECK_THROWS_WITH(csv({{"files", write(dir, "many.csv", many)}, {"holdout", 0.0}, {"timestamp_format", "unix"},
+                         {"past_covariates", "code"}, {"categorical", "code"}}),
+                    Catch::Contains("many.csv: column \"code\": more than 64 categories, the most a categorical "
+                                    "covariate may have (one row each); is it an id?"));
+  CHECK_THROWS_WITH(csv({{"files", write(dir, "empty.csv", "time,y,code\n1,1,\n2,2, \n")}, {"holdout", 0.0},
+                         {"timestamp_format", "unix"}, {"past_covariates", "code"}, {"categorical", "code"}}),
+                    Catch::Contains("empty.csv: column \"code\": a categorical covariate with no category"));
+}
+
 TEST_CASE("a long file with interleaved ids, in memory or spilled to disk") {
   auto dir = test::temp_dir("csv-long");
   const std::string path = write(dir, "l.csv",
@@ -732,6 +810,10 @@ feather.write_feather(pa.table({
 with ipc.new_stream(d + '/s.arrows', pa.schema([('time', pa.string()), ('v', pa.float64())])) as w:
     w.write_table(pa.table({'time': ['2024-01-01', '2024-02-01', '2024-03-01'], 'v': [1.0, 2.0, 3.0]}))
 pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
+pq.write_table(pa.table({
+    'y': [1.0, 2.0, 3.0, 4.0],
+    'day': pa.array(['mon', ' tue', None, 'mon']).dictionary_encode(),
+    'level': pa.array([3, 1, 3, 3], pa.int32())}), d + '/categories.parquet')
 import decimal
 pq.write_table(pa.table({
     'price': pa.array([decimal.Decimal('1.25'), None, decimal.Decimal('-3.50')], pa.decimal128(9, 2)),
@@ -767,6 +849,19 @@ pq.write_table(pa.table({
   auto typed = parquet({{"files", dir + "/typed.parquet"}});
   CHECK(whole_series(*typed) == std::set<std::string>{"1.25,nan,-3.5", "2.5,4,8", "0.5,1.5,2.25"});
   CHECK(whole_series(*parquet({{"files", dir + "/typed.parquet"}, {"columns", "text"}})) == std::set<std::string>{"1"});
+  // Categorical covariates as in CSV: dictionary, string and integer columns alike, a null missing.
+  for (int rows : {65536, 1}) {
+    auto cat = parquet({{"files", dir + "/categories.parquet"}, {"timestamp", "none"}, {"batch_rows", rows},
+                        {"cache_dir", dir + "/cat" + std::to_string(rows)}, {"past_covariates", "level"},
+                        {"future_covariates", "day"}, {"categorical", "day,level"}});
+    const auto s = cat->stored_series();
+    REQUIRE(s.size() == 1);
+    CHECK(s[0].columns == std::vector<std::string>{"y", "level=1", "level=3", "day=mon", "day=tue"});
+    CHECK(s[0].roles == std::vector<int64_t>{0, 1, 1, 2, 2});
+    CHECK(s[0].values[2] == std::vector<float>{1, 0, 1, 1});
+    CHECK(s[0].values[4][1] == 1);
+    CHECK(std::isnan(s[0].values[3][2]));
+  }
   // A flipped byte in the footer's metadata (before: only "Couldn't deserialize thrift").
   {
     std::string bytes = test::read_text(dir + "/long.parquet");

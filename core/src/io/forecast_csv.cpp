@@ -16,7 +16,7 @@
 #include "orrery/error.h"
 #include "orrery/batch.h"
 #include "orrery/host/load_model.h"
-#include "orrery/host/one_hot.h"
+#include "orrery/one_hot.h"
 #include "orrery/host/series.h"
 
 namespace orrery {

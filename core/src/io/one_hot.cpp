@@ -1,4 +1,4 @@
-#include "orrery/host/one_hot.h"
+#include "orrery/one_hot.h"
 
 #include <algorithm>
 #include <limits>

@@ -14,7 +14,7 @@
 #include "orrery/host/backtest.h"
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
-#include "orrery/host/one_hot.h"
+#include "orrery/one_hot.h"
 #include "orrery/host/registry.h"
 #include "orrery/host/series.h"
 #include "orrery/data_source.h"

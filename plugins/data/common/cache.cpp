@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace orrery::data {
 namespace {
 
-constexpr int kCacheVersion = 2;  // 2: the file's state includes its inode and ctime
+constexpr int kCacheVersion = 3;  // 2: the file's state includes its inode and ctime; 3: series count their covariates
 
 std::string hex(uint64_t v, int digits) {
   char buf[20];

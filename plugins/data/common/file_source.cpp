@@ -73,7 +73,7 @@ class FileSource final : public DataSource {
     past_ = static_cast<int64_t>(layout.past_covariates.size());
     future_ = static_cast<int64_t>(layout.future_covariates.size());
     sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_,
-                                               mix_seed(ctx.seed, 0), past_, future_);  // not the rank: see synthetic
+                                               mix_seed(ctx.seed, 0), past_ + future_ > 0);  // not the rank: see synthetic
     variates_ = variates;
   }
 
@@ -89,9 +89,9 @@ class FileSource final : public DataSource {
         for (int64_t v = 0; v < s.variates; ++v) o.values.emplace_back(data + v * s.length, data + (v + 1) * s.length);
         if (past_ + future_ > 0)
           for (int64_t v = 0; v < s.variates; ++v)
-            o.roles.push_back(static_cast<int64_t>(v < s.variates - past_ - future_ ? VariateRole::target
-                                                   : v < s.variates - future_        ? VariateRole::past
-                                                                                      : VariateRole::future));
+            o.roles.push_back(static_cast<int64_t>(v < s.variates - s.past - s.future ? VariateRole::target
+                                                   : v < s.variates - s.future          ? VariateRole::past
+                                                                                        : VariateRole::future));
         out.push_back(std::move(o));
       }
     return out;
@@ -159,7 +159,7 @@ class FileSource final : public DataSource {
   std::vector<MappedFile> maps_;
   Json frequencies_ = Json::object();
   int64_t series_ = 0, steps_ = 0, season_ = 1, variates_ = 1;
-  int64_t past_ = 0, future_ = 0;  // covariate variates at the end of every series
+  int64_t past_ = 0, future_ = 0;  // covariate columns named (each series counts the variates they became)
   int64_t longest_ = 0;  // steps of the longest region the split draws
   SplitSummary summary_;
   std::unique_ptr<WindowSampler> sampler_;
@@ -221,6 +221,8 @@ OptionSchema file_source_schema(const std::string& kind_of_file, const std::stri
                                       "docs/covariates.md)")
       .strings("future_covariates", "", "columns known over the horizon too (a calendar, a planned promotion): "
                                         "each series' last rows")
+      .strings("categorical", "", "covariate columns whose cells are categories (a holiday's name, a weekday): "
+                                  "each enters as one 0/1 row per category in its file, at most 64")
       .boolean("shard_files", false, "data parallel: rank r of W reads only files r, r + W, ... (at least W "
                                      "files), so each builds and maps only its share; the ranks then train on "
                                      "different series, and the run no longer equals one process's")

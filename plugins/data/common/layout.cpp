@@ -5,8 +5,10 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "orrery/error.h"
+#include "orrery/one_hot.h"
 #include "orrery/utf8.h"
 
 namespace orrery::data {
@@ -67,6 +69,7 @@ LayoutOptions LayoutOptions::from_json(const Json& o) {
   l.multivariate = o.value("multivariate", false);
   if (o.contains("past_covariates")) l.past_covariates = name_list(o["past_covariates"]);
   if (o.contains("future_covariates")) l.future_covariates = name_list(o["future_covariates"]);
+  if (o.contains("categorical")) l.categorical = name_list(o["categorical"]);
   return l;
 }
 
@@ -77,6 +80,7 @@ Json LayoutOptions::to_json() const {
   // Only when given, so that caches built before covariates existed keep their keys.
   if (!past_covariates.empty()) j["past_covariates"] = past_covariates;
   if (!future_covariates.empty()) j["future_covariates"] = future_covariates;
+  if (!categorical.empty()) j["categorical"] = categorical;
   return j;
 }
 
@@ -153,6 +157,20 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
     throw Error(file + ": every value column is a covariate: no target to forecast; its columns are " +
                 columns_of(header));
   l.values.insert(l.values.end(), covariate_columns.begin(), covariate_columns.end());
+  l.past = o.past_covariates.size(), l.future = o.future_covariates.size();
+  // Categorical columns: covariates, each named once.
+  l.categorical.assign(l.values.size(), false);
+  l.categories.assign(l.values.size(), {});
+  for (const auto& name : o.categorical) {
+    const int c = find(name, "categorical");
+    const auto at = std::find(covariate_columns.begin(), covariate_columns.end(), c);
+    if (at == covariate_columns.end())
+      throw Error(file + ": column " + quote_input(name) + " is named by option categorical but is not a covariate; "
+                  "name it in past_covariates or future_covariates too");
+    const size_t k = l.values.size() - covariate_columns.size() + static_cast<size_t>(at - covariate_columns.begin());
+    if (l.categorical[k]) throw Error(file + ": column " + quote_input(name) + " is named twice by option categorical");
+    l.categorical[k] = true;
+  }
   if (l.values.empty()) {
     std::string example;
     for (size_t i = 0; text_in && example.empty() && i < header.size(); ++i)
@@ -163,21 +181,66 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
   return l;
 }
 
+bool Layout::any_categorical() const { return std::find(categorical.begin(), categorical.end(), true) != categorical.end(); }
+
+double Layout::category(size_t k, std::string_view cell) const {
+  if (cell.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto& c = categories[k];
+  const auto at = std::lower_bound(c.begin(), c.end(), cell);
+  // The first pass saw every cell; another one means the file changed between the passes.
+  if (at == c.end() || *at != cell)
+    throw Error("column " + quote_input(header[values[k]]) + ": the category " + quote_input(cell) +
+                " was not there when the file was first read; did the file change while it was read?");
+  return static_cast<double>(at - c.begin());
+}
+
+CategoryPass::CategoryPass(Layout& layout, std::string file)
+    : layout_(layout), file_(std::move(file)), seen_(layout.values.size()) {}
+
+void CategoryPass::see(size_t k, std::string_view cell) {
+  if (cell.empty()) return;
+  auto& seen = seen_[k];
+  if (seen.find(cell) != seen.end()) return;
+  if (seen.size() == kMaxCategories)
+    throw Error(file_ + ": column " + quote_input(layout_.header[layout_.values[k]]) + ": more than " +
+                std::to_string(kMaxCategories) + " categories, the most a categorical covariate may have (one row "
+                "each); is it an id?");
+  seen.emplace(cell);
+}
+
+void CategoryPass::finish() {
+  for (size_t k = 0; k < seen_.size(); ++k) {
+    if (!layout_.categorical[k]) continue;
+    if (seen_[k].empty())
+      throw Error(file_ + ": column " + quote_input(layout_.header[layout_.values[k]]) +
+                  ": a categorical covariate with no category (every cell is empty)");
+    layout_.categories[k].assign(seen_[k].begin(), seen_[k].end());
+  }
+}
+
 RowRouter::RowRouter(const Layout& layout, SeriesBuilder& builder, std::string file_stem)
-    : layout_(layout), builder_(builder), stem_(std::move(file_stem)), row_(layout.values.size()) {}
+    : layout_(layout), builder_(builder), stem_(std::move(file_stem)) {
+  for (size_t k = 0; k < layout.values.size(); ++k) {
+    const std::string& name = layout.header[layout.values[k]];
+    if (!layout.categorical[k]) variates_.push_back(name);
+    for (const auto& c : layout.categories[k]) variates_.push_back(name + "=" + c);
+    const size_t first_covariate = layout.values.size() - layout.past - layout.future;
+    if (k >= first_covariate) (k < first_covariate + layout.past ? past_ : future_) += layout.width(k);
+  }
+  row_.resize(variates_.size());
+}
 
 void RowRouter::add(std::string_view id, double seconds, int64_t line, const double* values) {
   bool created = false;
   const size_t g = builder_.group(layout_.long_form ? id : std::string_view(), created);
   const size_t n = layout_.values.size();
   if (created) {
-    std::vector<std::string> names;
-    for (int c : layout_.values) names.push_back(layout_.header[c]);
+    const std::vector<std::string>& names = variates_;  // one per column unless categorical (then multivariate)
     // The series' name: the id or column; a wide multivariate series is the file's.
     const std::string group_name = layout_.long_form ? std::string(id) : stem_;
     size_t first;
     if (layout_.multivariate) {
-      first = builder_.add_series(g, group_name, names);
+      first = builder_.add_series(g, group_name, names, past_, future_);
     } else {
       first = builder_.add_series(g, layout_.long_form ? (n == 1 ? group_name : group_name + "/" + names[0]) : names[0],
                                   {names[0]});
@@ -186,7 +249,16 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
     }
     first_series_.push_back(first);
   }
+  size_t at = 0;  // values[k]'s first variate in row_
   for (size_t k = 0; k < n; ++k) {
+    if (layout_.categorical[k]) {  // one 0/1 variate per category; all unobserved where the cell is empty
+      const size_t width = layout_.width(k);
+      for (size_t j = 0; j < width; ++j)
+        row_[at + j] = std::isnan(values[k]) ? std::numeric_limits<float>::quiet_NaN()
+                                             : static_cast<float>(static_cast<size_t>(values[k]) == j);
+      at += width;
+      continue;
+    }
     // Training data is float32: a value beyond its range would be infinite, one below its
     // smallest normal number (1e-40, 1e-50) a denormal or an exact zero.
     const double a = std::fabs(values[k]);
@@ -198,7 +270,7 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
                   (a > FLT_MAX ? "beyond float32's range (+-3.4e38)" : "below float32's smallest normal number (1.2e-38)") +
                   ": rescale the column");
     }
-    row_[k] = static_cast<float>(values[k]);
+    row_[at++] = static_cast<float>(values[k]);
   }
   builder_.add_time(g, seconds, line);
   const size_t first = first_series_[g];

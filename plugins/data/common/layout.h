@@ -7,6 +7,7 @@
 //         series with a variate per value column; else one series per id and value column).
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct LayoutOptions {
   // Covariate columns (docs/covariates.md): each series' last variates, past-only ones then
   // known-future ones, after its targets; any makes the layout multivariate.
   std::vector<std::string> past_covariates, future_covariates;
+  // Covariate columns whose cells are categories (a holiday's name, a weekday): each enters as
+  // one 0/1 variate per category seen in its file, as one_hot.h makes them for a forecast.
+  std::vector<std::string> categorical;
 
   static LayoutOptions from_json(const Json& options);
   Json to_json() const;  // all of it changes what a file reads as: part of its cache key
@@ -40,7 +44,32 @@ struct Layout {
   int time = -1, id = -1;   // column indices, -1 when absent
   std::vector<int> values;  // value columns, in the order they become variates or series
   bool multivariate = false;
+  size_t past = 0, future = 0;  // the last columns of `values`: past-only, then known-future covariates
+  // categorical[k]: whether values[k] holds categories; categories[k] its categories (byte
+  // order), filled by CategoryPass before rows are routed.
+  std::vector<bool> categorical;
+  std::vector<std::vector<std::string>> categories;
   std::string time_name() const { return time < 0 ? "" : header[time]; }
+  bool any_categorical() const;
+  // The variates values[k] becomes: one, or one per category.
+  size_t width(size_t k) const { return categorical[k] ? categories[k].size() : 1; }
+  // A categorical cell (trimmed) as its category's index; NaN for an empty cell.
+  double category(size_t k, std::string_view cell) const;
+};
+
+// The first of two passes over a file with categorical columns: every category of each, so that
+// a series' variates are known when its first row arrives. Errors name `file` and the column:
+// a column with no category, or more than kMaxCategories (one_hot.h), reported as soon as seen.
+class CategoryPass {
+ public:
+  CategoryPass(Layout& layout, std::string file);
+  void see(size_t k, std::string_view cell);  // values[k]'s cell, trimmed; "" is missing
+  void finish();                             // sorts them into layout.categories
+
+ private:
+  Layout& layout_;
+  std::string file_;
+  std::vector<std::set<std::string, std::less<>>> seen_;
 };
 
 // `numeric(i)`: whether column i holds numbers (so that defaults skip text columns). Errors
@@ -54,13 +83,16 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
 class RowRouter {
  public:
   RowRouter(const Layout& layout, SeriesBuilder& builder, std::string file_stem);
-  // `values` in the order of layout.values, NaN where missing; `id` is ignored when wide.
+  // `values` in the order of layout.values, NaN where missing, a categorical column's as
+  // Layout::category gives it; `id` is ignored when wide.
   void add(std::string_view id, double seconds, int64_t line, const double* values);
 
  private:
   const Layout& layout_;
   SeriesBuilder& builder_;
   std::string stem_;
+  std::vector<std::string> variates_;  // each column's name, or per category "column=category"
+  size_t past_ = 0, future_ = 0;       // of the variates: the covariates' (the last ones)
   std::vector<size_t> first_series_;  // of each group: its series are consecutive
   std::vector<float> row_;
 };

@@ -14,8 +14,8 @@ double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }  // namespace
 
 WindowSampler::WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed,
-                             int64_t past, int64_t future)
-    : regions_(std::move(regions)), variates_(variates), season_(season), past_(past), future_(future), seed_(seed) {}
+                             bool covariates)
+    : regions_(std::move(regions)), variates_(variates), season_(season), covariates_(covariates), seed_(seed) {}
 
 Batch WindowSampler::sample(const SampleRequest& r) const {
   if (r.batch < 1 || r.length < 1)
@@ -36,7 +36,7 @@ Batch WindowSampler::sample(const SampleRequest& r) const {
   float* pv = values.data_ptr<float>();
   bool* po = observed.data_ptr<bool>();
   int64_t* pid = ids.data_ptr<int64_t>();
-  const bool covariates = past_ + future_ > 0;
+  const bool covariates = covariates_;
   at::Tensor roles = covariates ? at::zeros({B, V}, at::kLong) : at::Tensor();
   int64_t* prole = covariates ? roles.data_ptr<int64_t>() : nullptr;
   const uint64_t batch_seed = mix_seed(seed_, r.seed);
@@ -52,8 +52,8 @@ Batch WindowSampler::sample(const SampleRequest& r) const {
     for (int64_t v = 0; v < V; ++v) {
       pid[b * V + v] = v < g.variates ? 0 : 1 + v - g.variates;  // padding: unobserved, own series
       if (v >= g.variates) continue;
-      if (covariates && v >= g.variates - past_ - future_)
-        prole[b * V + v] = static_cast<int64_t>(v < g.variates - future_ ? VariateRole::past : VariateRole::future);
+      if (covariates && v >= g.variates - g.past - g.future)
+        prole[b * V + v] = static_cast<int64_t>(v < g.variates - g.future ? VariateRole::past : VariateRole::future);
       const float* src = g.data + v * g.length + start;
       float* dst = pv + (b * V + v) * T + pad;
       bool* seen = po + (b * V + v) * T + pad;

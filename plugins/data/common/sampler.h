@@ -13,26 +13,27 @@
 namespace orrery::data {
 
 // The steps [lo, hi) of one series that a split may draw; the series holds `variates` runs of
-// `length` floats (NaN = unobserved) from `data`.
+// `length` floats (NaN = unobserved) from `data`, the last `past` + `future` of them covariates.
 struct Region {
   const float* data = nullptr;
   int64_t length = 0, variates = 1;
   int64_t lo = 0, hi = 0;
+  int64_t past = 0, future = 0;
 };
 
 class WindowSampler {
  public:
   // `variates`: the batch's variate count (the widest series; narrower ones are padded with
   // unobserved variates, each its own series id). `seed`: the source's, mixed with each request's.
-  // `past`, `future`: each series' last variates that are past-only and known-future covariates
-  // (after its targets); with any, batches carry roles.
-  WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed, int64_t past = 0,
-                int64_t future = 0);
+  // `covariates`: batches carry roles, each region's covariate variates (Region::past, future)
+  // past-only or known-future, the rest targets.
+  WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed, bool covariates = false);
   Batch sample(const SampleRequest& request) const;
 
  private:
   std::vector<Region> regions_;
-  int64_t variates_, season_, past_, future_;
+  int64_t variates_, season_;
+  bool covariates_;
   uint64_t seed_;
 };
 

@@ -16,6 +16,7 @@ Json SeriesInfo::to_json() const {
   Json j = {{"name", name}, {"columns", columns}, {"variates", variates}, {"length", length},
             {"offset", offset}, {"frequency", frequency}};
   j["start"] = start ? Json(*start) : Json(nullptr);
+  if (past + future > 0) j["past_covariates"] = past, j["future_covariates"] = future;
   return j;
 }
 
@@ -28,6 +29,8 @@ SeriesInfo SeriesInfo::from_json(const Json& j) {
   s.offset = j.at("offset").get<uint64_t>();
   s.frequency = j.at("frequency").get<std::string>();
   if (!j.at("start").is_null()) s.start = j["start"].get<double>();
+  s.past = j.value("past_covariates", int64_t{0});
+  s.future = j.value("future_covariates", int64_t{0});
   return s;
 }
 
@@ -43,10 +46,12 @@ size_t SeriesBuilder::group(std::string_view key, bool& created) {
   return groups_.size() - 1;
 }
 
-size_t SeriesBuilder::add_series(size_t group, std::string name, std::vector<std::string> columns) {
+size_t SeriesBuilder::add_series(size_t group, std::string name, std::vector<std::string> columns, size_t past,
+                                 size_t future) {
   // Names from header cells and id values go into JSON (the cache index, config.json, events).
   for (auto& c : columns) c = valid_utf8(c);
-  series_.push_back({valid_utf8(name), std::move(columns), spill_.add_stream()});
+  series_.push_back({valid_utf8(name), std::move(columns), spill_.add_stream(), static_cast<int64_t>(past),
+                     static_cast<int64_t>(future)});
   groups_[group].series.push_back(series_.size() - 1);
   return series_.size() - 1;
 }
@@ -138,6 +143,7 @@ std::vector<SeriesInfo> SeriesBuilder::finish(std::ostream& out) {
       info.name = series.name;
       info.columns = series.columns;
       info.variates = static_cast<int64_t>(V);
+      info.past = series.past, info.future = series.future;
       info.length = b - a;
       info.offset = offset;
       info.frequency = frequency;

@@ -28,6 +28,7 @@ struct SeriesInfo {
   std::string name;
   std::vector<std::string> columns;  // one name per variate
   int64_t variates = 1, length = 0;
+  int64_t past = 0, future = 0;  // the last variates: past-only covariates, then known-future ones
   uint64_t offset = 0;
   std::string frequency;        // "" without a time column (or with a single time)
   std::optional<double> start;  // seconds since the epoch of the first step, when timed
@@ -49,7 +50,9 @@ class SeriesBuilder {
 
   // The group keyed `key`, made on first use (then `created` is set: add its series).
   size_t group(std::string_view key, bool& created);
-  size_t add_series(size_t group, std::string name, std::vector<std::string> columns);
+  // `past`, `future`: how many of its last columns are past-only and known-future covariates.
+  size_t add_series(size_t group, std::string name, std::vector<std::string> columns, size_t past = 0,
+                    size_t future = 0);
   // A row of `group`: its time (NaN when untimed) and line; then add_values for each series.
   void add_time(size_t group, double seconds, int64_t line);
   void add_values(size_t series, const float* values) {
@@ -73,6 +76,7 @@ class SeriesBuilder {
     std::string name;
     std::vector<std::string> columns;
     size_t stream;
+    int64_t past = 0, future = 0;
   };
   struct KeyHash {
     using is_transparent = void;

@@ -89,7 +89,19 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
         return where(l) + " holds " + quote_input(csv_trim(row[c])) + " in column " + quote_input(header[c]);
     return "";
   };
-  const Layout layout = resolve_layout(header, numeric, options, path, text_in);
+  Layout layout = resolve_layout(header, numeric, options, path, text_in);
+  if (layout.any_categorical()) {  // a first pass over the whole file for their categories
+    CategoryPass pass(layout, path);
+    CsvTokenizer again(path, static_cast<size_t>(o.value("chunk_bytes", int64_t{1} << 20)));
+    int64_t l = 0;
+    again.next(fields, l);  // the header
+    while (again.next(fields, l)) {
+      check_width(fields, l);
+      for (size_t k = 0; k < layout.values.size(); ++k)
+        if (layout.categorical[k]) pass.see(k, csv_trim(fields[layout.values[k]]));
+    }
+    pass.finish();
+  }
 
   SpillLog spill(scratch, static_cast<size_t>(o.value("buffer_bytes", int64_t{64} << 20)));
   SeriesBuilder builder({path, layout.time_name(), options.frequency, where, "line"}, spill);
@@ -109,6 +121,14 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
     }
     for (size_t k = 0; k < values.size(); ++k) {
       const std::string_view f = csv_trim(row[layout.values[k]]);
+      if (layout.categorical[k]) {
+        try {
+          values[k] = layout.category(k, f);
+        } catch (const Error& e) {
+          throw Error(where(l) + ": " + e.what());
+        }
+        continue;
+      }
       const CsvNumber v = read_csv_number(f);
       if (const std::string problem = csv_number_problem(v, f); !problem.empty())
         throw Error(where(l) + ": column " + quote_input(header[layout.values[k]]) + ": " + problem);

@@ -125,6 +125,8 @@ std::string id_at(const arrow::Array& a, int64_t i) {
   return cell_text(a, i);
 }
 
+std::string category_at(const arrow::Array& a, int64_t i) { return std::string(csv_trim(id_at(a, i))); }
+
 std::string cell_text(const arrow::Array& a, int64_t i) {
   if (auto t = text_at(a, i)) return std::string(*t);
   auto v = a.GetScalar(i);

@@ -27,6 +27,10 @@ Cell seconds_at(const arrow::Array& a, int64_t i, TimeFormat format, double& out
 // An id as text: strings, integers, and dictionary-encoded (categorical) columns of them.
 std::string id_at(const arrow::Array& a, int64_t i);
 
+// A categorical covariate's cell as text, trimmed as a CSV field is: strings, integers and
+// dictionary-encoded columns of them; "" (missing) for null.
+std::string category_at(const arrow::Array& a, int64_t i);
+
 // The cell as text for messages.
 std::string cell_text(const arrow::Array& a, int64_t i);
 

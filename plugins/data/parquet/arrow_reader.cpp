@@ -15,12 +15,24 @@ namespace orrery::data {
 
 BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream& out, const std::string& scratch) {
   const LayoutOptions options = LayoutOptions::from_json(o);
-  auto batches = open_batches(path, o.value("batch_rows", int64_t{65536}));
+  auto batches = open_batches(path, o.value("batch_rows", int64_t{65536}));  // schema first: it names the columns
   const auto schema = batches->schema();
   std::vector<std::string> header;
   for (const auto& f : schema->fields()) header.push_back(f->name());
-  const Layout layout = resolve_layout(
+  Layout layout = resolve_layout(
       header, [&](size_t c) { return numeric_type(*schema->field(static_cast<int>(c))->type()); }, options, path);
+  const int64_t batch_rows = o.value("batch_rows", int64_t{65536});
+  if (layout.any_categorical()) {  // a first pass over the whole file for their categories
+    CategoryPass pass(layout, path);
+    auto first = open_batches(path, batch_rows);
+    while (auto batch = first->next())
+      for (size_t k = 0; k < layout.values.size(); ++k)
+        if (layout.categorical[k]) {
+          const arrow::Array& column = *batch->column(layout.values[k]);
+          for (int64_t i = 0; i < batch->num_rows(); ++i) pass.see(k, category_at(column, i));
+        }
+    pass.finish();
+  }
 
   auto where = [&path](int64_t row) { return path + ": row " + std::to_string(row); };
   SpillLog spill(scratch, static_cast<size_t>(o.value("buffer_bytes", int64_t{64} << 20)));
@@ -47,6 +59,14 @@ BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream
                                                   "\"unix\" or \"year\")"));
         }
         for (size_t k = 0; k < columns.size(); ++k) {
+          if (layout.categorical[k]) {
+            try {
+              values[k] = layout.category(k, category_at(*columns[k], i));
+            } catch (const Error& e) {
+              throw Error(where(row) + ": " + e.what());
+            }
+            continue;
+          }
           const Cell c = number_at(*columns[k], i, values[k]);
           if (c == Cell::missing) values[k] = std::numeric_limits<double>::quiet_NaN();
           if (c == Cell::bad)
