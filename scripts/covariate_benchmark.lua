@@ -5,9 +5,11 @@
 --   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [baselines=seasonal_naive,ets,arima]
 --                                              [runs_dir=runs]
 --
--- The data, R's (assets/data): the seat-belt series (drivers, front- and rear-seat casualties)
--- with the petrol price, the distance driven and the 1983 seat-belt law as known-future
--- covariates; New York's ozone with the temperature and the wind. The windows: GIFT-Eval's
+-- The data, R's (assets/data, assets/covariates): the seat-belt series (drivers, front- and
+-- rear-seat casualties) with the petrol price, the distance driven and the 1983 seat-belt law as
+-- known-future covariates; New York's ozone with the temperature and the wind; two beavers' body
+-- temperatures with their activity outside the retreat; Freeny's quarterly revenue with its
+-- price index, income level and market potential. The windows: GIFT-Eval's
 -- test windows and the rolling validation origins before them. The forecasters: seasonal naive,
 -- ETS and ARIMA, each also through the in-context regression (BASELINE/regression), ARIMA also
 -- with the covariates as regressors (arima/xreg, a regression with ARIMA errors), and with
@@ -43,6 +45,10 @@ local data_sets = {
                                future_covariates = "PetrolPrice,kms,law"}},
   {name = "airquality", data = {"csv", files = "assets/data/airquality.csv", columns = "ozone",
                                 future_covariates = "temp,wind"}},
+  {name = "beaver1", data = {"csv", files = "assets/covariates/beaver1.csv", columns = "temp", future_covariates = "activ"}},
+  {name = "beaver2", data = {"csv", files = "assets/covariates/beaver2.csv", columns = "temp", future_covariates = "activ"}},
+  {name = "freeny", data = {"csv", files = "assets/covariates/freeny.csv", timestamp_format = "year", columns = "revenue",
+                            future_covariates = "price_index,income_level,market_potential"}},
 }
 local baselines = {}
 for b in tostring(args.baselines or "seasonal_naive,ets,arima"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
@@ -93,7 +99,7 @@ for _, key in ipairs(windows) do results.windows[#results.windows + 1] = {window
 -- Each comparison over all windows, then data set by data set (an interval needs 5 windows).
 print(string.format("%-48s %8s   %s", "with covariates / without - 1 (CRPS)", "windows", "90% bootstrap over windows"))
 for _, p in ipairs(pairs_of) do
-  for _, set in ipairs({{name = "all"}, data_sets[1], data_sets[2]}) do
+  for _, set in ipairs({{name = "all"}, table.unpack(data_sets)}) do
     local d = {}
     for _, key in ipairs(windows) do
       if set.name == "all" or key:find(set.name .. "/", 1, true) == 1 then

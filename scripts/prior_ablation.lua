@@ -14,7 +14,7 @@
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
 -- default families keep their proportions in the rest), sets another option of the synthetic
 -- source, augments the default mix, or changes the recipe (the patch size, the loss's weights,
--- the observability share), or changes how the models are scored (the context they forecast
+-- the observability share, the context length and the steps), or changes how the models are scored (the context they forecast
 -- from). Arms that change different things join with '+': classical16+early
 -- is classical16 with early's loss weights. Results: runs/prior_ablation/prior_ablation.json (rewritten after every run; run again
 -- to resume, nothing retrained).
@@ -63,9 +63,14 @@ local arms_known = {
   -- benchmark's windows offer up to `context`). An arm that trains as another did scores that
   -- arm's saved models rather than training them again.
   context64    = {eval_context = 64},
+  -- Trained and scored on short histories: contexts of 64 to 128 steps rather than 64 to 512, so
+  -- a step costs about a quarter; context128x3 spends that on three times the steps.
+  context128   = {train_context = 128, eval_context = 128},
+  context128x3 = {train_context = 128, eval_context = 128, steps_scale = 3},
 }
 local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, " ..
-                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64; or arms joined by '+', e.g. classical16+early"
+                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, context128, " ..
+                  "context128x3; or arms joined by '+', e.g. classical16+early"
 
 -- Arms joined by '+' ("classical16+early") are one arm with the settings of each. Tables of
 -- settings merge entry by entry (persistent+steep sets two options of the synthetic source, and
@@ -128,9 +133,9 @@ results.scored = results.scored or {}    -- arm -> how its models were scored
 -- batch or arm options must not pass old numbers off as new ones.
 local same = require("lib.tables").same
 
--- The steps an averaging arm keeps checkpoints at: three from `from` of the run to its end
--- (whose own checkpoint every run writes), each at least 1, none twice.
-local function averaged_steps(from)
+-- The steps an averaging arm keeps checkpoints at: three from `from` of the run's `steps` to its
+-- end (whose own checkpoint every run writes), each at least 1, none twice.
+local function averaged_steps(from, steps)
   if not from then return nil end
   local at, seen = {}, {}
   for k = 0, 2 do
@@ -139,9 +144,9 @@ local function averaged_steps(from)
   end
   return #at > 0 and at or nil
 end
--- A run's checkpoints at the steps `at` and its last step: no other (a checkpoint written by
--- time, or on Ctrl-C, would weigh its step in the mean by chance).
-local function averaged_checkpoints(checkpoints, at)
+-- A run's checkpoints at the steps `at` and its last step, `steps`: no other (a checkpoint
+-- written by time, or on Ctrl-C, would weigh its step in the mean by chance).
+local function averaged_checkpoints(checkpoints, at, steps)
   local wanted, out = {[steps] = true}, {}
   for _, step in ipairs(at) do wanted[step] = true end
   for _, c in ipairs(checkpoints or {}) do
@@ -157,7 +162,9 @@ end
 local t0 = os.time()
 for _, arm in ipairs(arms) do
   results.families[arm] = families_of(arm)
-  local trained = {steps = steps, context = context, batch = tonumber(args.batch) or 32,
+  local arm_steps = math.floor(steps * (arms_known[arm].steps_scale or 1))
+  local arm_context = arms_known[arm].train_context or context
+  local trained = {steps = arm_steps, context = arm_context, batch = tonumber(args.batch) or 32,
                    synthetic = synthetic_options(arm), augment = arms_known[arm].augment or {},
                    patch_size = arms_known[arm].patch_size, scaler_window = arms_known[arm].scaler_window,
                    observability = arms_known[arm].observability,
@@ -181,7 +188,7 @@ for _, arm in ipairs(arms) do
     end
   end
   results.scores[arm] = results.scores[arm] or {validation = {}, test = {}}
-  local checkpoint_at = averaged_steps(arms_known[arm].average_from)
+  local checkpoint_at = averaged_steps(arms_known[arm].average_from, arm_steps)
   local early = arms_known[arm].early or {}
   for seed = 0, seeds - 1 do
     local key = tostring(seed)
@@ -198,12 +205,12 @@ for _, arm in ipairs(arms) do
         local run = orrery.train(zs.train_fields{
           model = model,
           data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment}, arms_known[arm].observability),
-          steps = steps, context = context,
+          steps = arm_steps, context = arm_context,
           batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
           checkpoint_at = checkpoint_at,
           early_steps = early_steps, early_weight = early.weight,
         })
-        if checkpoint_at then model:load(averaged_checkpoints(run.checkpoints, checkpoint_at)) end
+        if checkpoint_at then model:load(averaged_checkpoints(run.checkpoints, checkpoint_at, arm_steps)) end
         model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
         note = string.format("loss %.4f -> %.4f", run.first_loss, run.final_loss)
       end

@@ -136,7 +136,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
       "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8,"
-      "classical16+persistent+steep,classical16+window4,classical16+context64 seeds=2 "
+      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+context128x3 seeds=2 "
       "steps=3 batch=2 "
       "context=128";
   const auto first = run(dir, cmd);
@@ -202,6 +202,12 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK_THAT(first.output, Catch::Contains("classical16+context64 seed 1: scores classical16's model"));
   CHECK(r["scores"]["classical16+context64"]["test"]["0"].size() == r["scores"]["classical16"]["test"]["0"].size());
   CHECK(r["scores"]["classical16+context64"]["test"] != r["scores"]["classical16"]["test"]);
+  // context128x3: trained on at most 128 steps for three times the steps, scored from 128.
+  CHECK(r["trained"]["classical16+context128x3"]["steps"] == 9);
+  CHECK(r["trained"]["classical16+context128x3"]["context"] == 128);
+  CHECK(r["scored"]["classical16+context128x3"]["context"] == 128);
+  const Json x3 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical16+context128x3-s1/config.json"));
+  CHECK(x3["train"]["steps"] == 9);
   const Json patch8 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical+patch8-s1/config.json"));
   CHECK(patch8["model"]["patch_size"] == 8);
   CHECK(r["families"]["classical+patch8"]["ets"].get<double>() == Approx(0.2));
@@ -240,7 +246,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
                                            "options differ); give runs_dir= another folder to train it anew"));
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
-          "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64; or arms joined by '+', e.g. classical16+early)");
+          "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
+          "context128, context128x3; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16",
           "arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+ets",
@@ -535,13 +542,16 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(belts.find("\n1983,") != std::string::npos);
   CHECK(belts.find(",0\n1983.083333") != std::string::npos);  // January 1983: not yet
   const Json j = Json::parse(test::read_text(dir + "/runs/covariate_benchmark/covariate_benchmark.json"));
-  // Three seat-belt targets and the ozone, each on its test and validation windows.
-  REQUIRE(j["windows"].size() == 14);
+  // Three seat-belt targets, the ozone, two beavers and Freeny's revenue, each on its test and
+  // validation windows.
+  REQUIRE(j["windows"].size() == 20);
   for (const auto& w : j["windows"]) {
     CHECK(w["crps"].contains("ets"));
     CHECK(w["crps"].contains("ets/regression"));
   }
-  CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 14);
+  CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 20);
+  for (const char* set : {"beaver1", "beaver2", "freeny"})
+    CHECK(j["summary"][std::string("ets/regression vs ets (") + set + ")"]["windows"] == 2);
   CHECK(j["summary"]["ets/regression vs ets (all)"].contains("verdict"));
   CHECK(j["summary"]["seasonal_naive/regression vs seasonal_naive (seatbelts)"]["windows"] == 12);
   CHECK(!j["windows"][0]["crps"].contains("arima"));  // baselines= chose them
