@@ -813,7 +813,8 @@ pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
 pq.write_table(pa.table({
     'y': [1.0, 2.0, 3.0, 4.0],
     'day': pa.array(['mon', ' tue', None, 'mon']).dictionary_encode(),
-    'level': pa.array([3, 1, 3, 3], pa.int32())}), d + '/categories.parquet')
+    'level': pa.array([3, 1, 3, 3], pa.int32()),
+    'grade': pa.array([1.5, float('nan'), 1.5, 2.5], pa.float64())}), d + '/categories.parquet')
 import decimal
 pq.write_table(pa.table({
     'price': pa.array([decimal.Decimal('1.25'), None, decimal.Decimal('-3.50')], pa.decimal128(9, 2)),
@@ -851,7 +852,7 @@ pq.write_table(pa.table({
   CHECK(whole_series(*parquet({{"files", dir + "/typed.parquet"}, {"columns", "text"}})) == std::set<std::string>{"1"});
   // Categorical covariates as in CSV: dictionary, string and integer columns alike, a null missing.
   for (int rows : {65536, 1}) {
-    auto cat = parquet({{"files", dir + "/categories.parquet"}, {"timestamp", "none"}, {"batch_rows", rows},
+    auto cat = parquet({{"files", dir + "/categories.parquet"}, {"timestamp", "none"}, {"batch_rows", rows}, {"columns", "y"},
                         {"cache_dir", dir + "/cat" + std::to_string(rows)}, {"past_covariates", "level"},
                         {"future_covariates", "day"}, {"categorical", "day,level"}});
     const auto s = cat->stored_series();
@@ -861,6 +862,16 @@ pq.write_table(pa.table({
     CHECK(s[0].values[2] == std::vector<float>{1, 0, 1, 1});
     CHECK(s[0].values[4][1] == 1);
     CHECK(std::isnan(s[0].values[3][2]));
+  }
+  // A float column's NaN is missing there, as a number's would be; its values are categories.
+  {
+    auto grade = parquet({{"files", dir + "/categories.parquet"}, {"timestamp", "none"}, {"columns", "y"},
+                          {"past_covariates", "grade"}, {"categorical", "grade"}, {"cache_dir", dir + "/grade"}});
+    const auto s = grade->stored_series();
+    REQUIRE(s.size() == 1);
+    CHECK(s[0].columns == std::vector<std::string>{"y", "grade=1.5", "grade=2.5"});
+    CHECK(std::isnan(s[0].values[1][1]));
+    CHECK(s[0].values[2][3] == 1);
   }
   // A flipped byte in the footer's metadata (before: only "Couldn't deserialize thrift").
   {

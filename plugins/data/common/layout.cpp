@@ -77,7 +77,7 @@ Json LayoutOptions::to_json() const {
   const char* format = time_format == TimeFormat::unix_seconds ? "unix" : time_format == TimeFormat::year_fraction ? "year" : "iso";
   Json j = {{"layout", layout}, {"timestamp", timestamp}, {"timestamp_format", format}, {"frequency", frequency},
             {"id", id}, {"value", value}, {"columns", columns}, {"multivariate", multivariate}};
-  // Only when given, so that caches built before covariates existed keep their keys.
+  // Only when given: a file read without them keeps the key it had before these options existed.
   if (!past_covariates.empty()) j["past_covariates"] = past_covariates;
   if (!future_covariates.empty()) j["future_covariates"] = future_covariates;
   if (!categorical.empty()) j["categorical"] = categorical;
@@ -253,6 +253,9 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
   for (size_t k = 0; k < n; ++k) {
     if (layout_.categorical[k]) {  // one 0/1 variate per category; all unobserved where the cell is empty
       const size_t width = layout_.width(k);
+      if (!std::isnan(values[k]) && !(values[k] >= 0 && values[k] < static_cast<double>(width)))
+        throw Error(builder_.settings().where(line) + ": column " + quote_input(layout_.header[layout_.values[k]]) +
+                    ": category index " + std::to_string(values[k]) + " out of range (a reader's defect)");
       for (size_t j = 0; j < width; ++j)
         row_[at + j] = std::isnan(values[k]) ? std::numeric_limits<float>::quiet_NaN()
                                              : static_cast<float>(static_cast<size_t>(values[k]) == j);

@@ -125,7 +125,14 @@ std::string id_at(const arrow::Array& a, int64_t i) {
   return cell_text(a, i);
 }
 
-std::string category_at(const arrow::Array& a, int64_t i) { return std::string(csv_trim(id_at(a, i))); }
+std::string category_at(const arrow::Array& a, int64_t i) {
+  // A floating NaN is missing, as number_at reads it; other cells by their text.
+  if (!a.IsNull(i) && arrow::is_floating(a.type_id())) {
+    const auto v = plain_number(a, i);
+    if (v && std::isnan(*v)) return "";
+  }
+  return std::string(csv_trim(id_at(a, i)));
+}
 
 std::string cell_text(const arrow::Array& a, int64_t i) {
   if (auto t = text_at(a, i)) return std::string(*t);

@@ -28,7 +28,8 @@ Cell seconds_at(const arrow::Array& a, int64_t i, TimeFormat format, double& out
 std::string id_at(const arrow::Array& a, int64_t i);
 
 // A categorical covariate's cell as text, trimmed as a CSV field is: strings, integers and
-// dictionary-encoded columns of them; "" (missing) for null.
+// dictionary-encoded columns of them, other types by their value's text; "" (missing) for null
+// and a floating NaN.
 std::string category_at(const arrow::Array& a, int64_t i);
 
 // The cell as text for messages.

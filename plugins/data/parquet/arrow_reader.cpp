@@ -24,13 +24,22 @@ BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream
   const int64_t batch_rows = o.value("batch_rows", int64_t{65536});
   if (layout.any_categorical()) {  // a first pass over the whole file for their categories
     CategoryPass pass(layout, path);
-    auto first = open_batches(path, batch_rows);
-    while (auto batch = first->next())
-      for (size_t k = 0; k < layout.values.size(); ++k)
-        if (layout.categorical[k]) {
-          const arrow::Array& column = *batch->column(layout.values[k]);
-          for (int64_t i = 0; i < batch->num_rows(); ++i) pass.see(k, category_at(column, i));
-        }
+    int64_t seen = 0;
+    try {
+      auto first = open_batches(path, batch_rows);
+      while (auto batch = first->next()) {
+        for (size_t k = 0; k < layout.values.size(); ++k)
+          if (layout.categorical[k]) {
+            const arrow::Array& column = *batch->column(layout.values[k]);
+            for (int64_t i = 0; i < batch->num_rows(); ++i) pass.see(k, category_at(column, i));
+          }
+        seen += batch->num_rows();
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // as below: damaged pages are reported by exception
+      throw Error(path + ": row " + std::to_string(seen + 1) + ": " + e.what());
+    }
     pass.finish();
   }
 
