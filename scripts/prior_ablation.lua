@@ -67,10 +67,15 @@ local arms_known = {
   -- a step costs about a quarter; context128x3 spends that on three times the steps.
   context128   = {train_context = 128, eval_context = 128},
   context128x3 = {train_context = 128, eval_context = 128, steps_scale = 3},
+  -- Every training sample observed over the whole context (the mixture's min_context off), where
+  -- the default keeps the last L steps, L log-uniform in [64, 512]: the loss reaches every patch,
+  -- so short histories are still the first patches of each sample, and long ones get three
+  -- times the signal.
+  full         = {min_context = 0},
 }
 local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, " ..
                   "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, context128, " ..
-                  "context128x3; or arms joined by '+', e.g. classical16+early"
+                  "context128x3, full; or arms joined by '+', e.g. classical16+early"
 
 -- Arms joined by '+' ("classical16+early") are one arm with the settings of each. Tables of
 -- settings merge entry by entry (persistent+steep sets two options of the synthetic source, and
@@ -168,7 +173,8 @@ for _, arm in ipairs(arms) do
                    synthetic = synthetic_options(arm), augment = arms_known[arm].augment or {},
                    patch_size = arms_known[arm].patch_size, scaler_window = arms_known[arm].scaler_window,
                    observability = arms_known[arm].observability,
-                   average_from = arms_known[arm].average_from, early = arms_known[arm].early}
+                   average_from = arms_known[arm].average_from, early = arms_known[arm].early,
+                   min_context = arms_known[arm].min_context}
   local scored = {context = arms_known[arm].eval_context or context}
   if results.scores[arm] and results.trained[arm] and
      not (same(results.trained[arm], trained) and same(results.scored[arm] or {context = context}, scored)) then
@@ -204,7 +210,9 @@ for _, arm in ipairs(arms) do
         local early_steps = early.share and math.floor(model:describe().patch_size * early.share)
         local run = orrery.train(zs.train_fields{
           model = model,
-          data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment}, arms_known[arm].observability),
+          data = zs.mixture(synthetic_options(arm), {augment = arms_known[arm].augment,
+                                                     min_context = arms_known[arm].min_context},
+                            arms_known[arm].observability),
           steps = arm_steps, context = arm_context,
           batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
           checkpoint_at = checkpoint_at,

@@ -136,7 +136,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
       "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8,"
-      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+context128x3 seeds=2 "
+      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+context128x3,classical16+full seeds=2 "
       "steps=3 batch=2 "
       "context=128";
   const auto first = run(dir, cmd);
@@ -208,6 +208,10 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(r["scored"]["classical16+context128x3"]["context"] == 128);
   const Json x3 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical16+context128x3-s1/config.json"));
   CHECK(x3["train"]["steps"] == 9);
+  // full: every sample observed over the whole context; the others keep the mixture's 64.
+  const Json full = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical16+full-s0/config.json"));
+  CHECK(full["data"]["options"]["min_context"] == 0);
+  CHECK(x3["data"]["options"]["min_context"] == 64);
   const Json patch8 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/classical+patch8-s1/config.json"));
   CHECK(patch8["model"]["patch_size"] == 8);
   CHECK(r["families"]["classical+patch8"]["ets"].get<double>() == Approx(0.2));
@@ -247,7 +251,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
-          "context128, context128x3; or arms joined by '+', e.g. classical16+early)");
+          "context128, context128x3, full; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16",
           "arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+ets",

@@ -190,6 +190,16 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+persistent+steep,classical16+window4,"
      "classical16+context64 seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+context64,classical16+context128,"
+     "classical16+context128x3,classical16+full,classical16+full+context64",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+context128x3,classical16+full,"
+     "classical16+full+context64 seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+context64,classical16+full,"
+     "classical16+full+context64 steps=6000",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+full+context64 seeds=1 steps=3 batch=2 "
+     "context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},
