@@ -247,6 +247,21 @@ TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, 
                          {"past_covariates", "code"}, {"categorical", "code"}}),
                     Catch::Contains("many.csv: column \"code\": more than 64 categories, the most a categorical "
                                     "covariate may have (one row each); is it an id?"));
+  // Hostile cells: bytes that are not UTF-8, a quote-escaped comma, a megabyte-long category. The
+  // rows' names go into JSON (the cache index, config.json), so they are kept valid there.
+  {
+    const std::string long_cell(1 << 20, 'x');
+    const std::string odd = write(dir, "odd.csv", "time,y,code\n1,1,\xff\xfe\n2,2,\"a,b\"\n3,3," + long_cell + "\n4,4,\xff\xfe\n");
+    auto o = csv({{"files", odd}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"past_covariates", "code"},
+                  {"categorical", "code"}});
+    const auto s = o->stored_series();
+    REQUIRE(s.size() == 1);
+    REQUIRE(s[0].columns.size() == 4);
+    CHECK(s[0].columns[1] == "code=a,b");
+    for (const auto& c : s[0].columns) CHECK_NOTHROW(Json(c).dump());
+    CHECK(s[0].values[3] == std::vector<float>{1, 0, 0, 1});  // the two non-UTF-8 cells: one category, last in byte order
+    CHECK(s[0].values[2] == std::vector<float>{0, 0, 1, 0});
+  }
   CHECK_THROWS_WITH(csv({{"files", write(dir, "empty.csv", "time,y,code\n1,1,\n2,2, \n")}, {"holdout", 0.0},
                          {"timestamp_format", "unix"}, {"past_covariates", "code"}, {"categorical", "code"}}),
                     Catch::Contains("empty.csv: column \"code\": a categorical covariate with no category"));
