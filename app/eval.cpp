@@ -20,7 +20,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
-        "                   [--context N] [--batch-size N] [--sign-average] [--device cpu|cuda]\n"
+        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--device cpu|cuda]\n"
         "                   [--out DIR]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
@@ -43,7 +43,9 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --validation-windows N  with --split validation: up to N rolling origins per series, back\n"
         "                       to back before its test windows, as many as cover a tenth of its\n"
         "                       history (default 1, GIFT-Eval's split; long series get more)\n"
-        "  --context N          steps of history fed to each model (default 2048)\n"
+        "  --context N          steps of history fed to each model (default 2048); several, e.g.\n"
+        "                       64,512: each model's forecasts from the last 64 and the last 512\n"
+        "                       steps, averaged level by level (a context ensemble)\n"
         "  --batch-size N       windows per forward pass (default 64)\n"
         "  --sign-average       average each model's forecast with the negated forecast of the negated\n"
         "                       history (two passes; for models trained with sign flips)\n"
@@ -88,7 +90,10 @@ int cmd_eval(const std::vector<std::string>& args) {
       r.protocol.validation = v == "validation";
     } else if (a == "--validation-windows") {
       validation_windows = parse_whole_number("eval: --validation-windows", value());
-    } else if (a == "--context") r.context = parse_whole_number("eval: --context", value());
+    } else if (a == "--context") {
+      r.contexts.clear();
+      for (const auto& c : comma_list(value())) r.contexts.push_back(parse_whole_number("eval: --context", c));
+    }
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
     else if (a == "--device") device = value();

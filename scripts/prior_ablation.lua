@@ -8,7 +8,7 @@
 -- configurations (an interval that holds 0 is reported as no difference); and by frequency
 -- bucket against ETS, where the zero-shot goal is set.
 --
---   orrery run scripts/prior_ablation.lua [arms=default,state_space] [seeds=3] [steps=2000]
+--   orrery run scripts/prior_ablation.lua [arms=default,state_space] [seeds=3] [seed=K] [steps=2000]
 --       [context=512] [batch=32] [device=cpu|cuda] [data=assets/data] [runs_dir=runs]
 --
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
@@ -63,6 +63,10 @@ local arms_known = {
   -- benchmark's windows offer up to `context`). An arm that trains as another did scores that
   -- arm's saved models rather than training them again.
   context64    = {eval_context = 64},
+  -- Scoring too: the forecasts from the last 64 steps and from the whole context, averaged level
+  -- by level (orrery.eval's context = {64, 512}: a context ensemble), a hedge between a short
+  -- history that follows a moved level and a long one that shows a stable cycle.
+  ensemble64   = {eval_context = {64, "all"}},
   -- Trained and scored on short histories: contexts of 64 to 128 steps rather than 64 to 512, so
   -- a step costs about a quarter; context128x3 spends that on three times the steps.
   context128   = {train_context = 128, eval_context = 128},
@@ -74,8 +78,8 @@ local arms_known = {
   full         = {min_context = 0},
 }
 local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, " ..
-                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, context128, " ..
-                  "context128x3, full; or arms joined by '+', e.g. classical16+early"
+                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, ensemble64, " ..
+                  "context128, context128x3, full; or arms joined by '+', e.g. classical16+early"
 
 -- Arms joined by '+' ("classical16+early") are one arm with the settings of each. Tables of
 -- settings merge entry by entry (persistent+steep sets two options of the synthetic source, and
@@ -108,6 +112,12 @@ for _, a in ipairs(arms) do
   assert(arms_known[a], "unknown arm '" .. a .. "' (arms: " .. arm_names .. ")")
 end
 local seeds = tonumber(args.seeds) or 3
+-- seed=K trains and scores seed K only, and reports nothing: seeds run side by side this way,
+-- each in its own runs_dir; their scores merged into one prior_ablation.json then report.
+local only_seed = args.seed and tonumber(args.seed)
+if args.seed and not (only_seed and only_seed >= 0 and only_seed < seeds and only_seed == math.floor(only_seed)) then
+  error("seed must be a whole number from 0 to seeds - 1 (" .. (seeds - 1) .. "), got '" .. args.seed .. "'", 0)
+end
 local steps = tonumber(args.steps) or 2000
 local context = tonumber(args.context) or 512
 local device = args.device or "cpu"
@@ -174,8 +184,15 @@ for _, arm in ipairs(arms) do
                    patch_size = arms_known[arm].patch_size, scaler_window = arms_known[arm].scaler_window,
                    observability = arms_known[arm].observability,
                    average_from = arms_known[arm].average_from, early = arms_known[arm].early,
-                   min_context = arms_known[arm].min_context}
-  local scored = {context = arms_known[arm].eval_context or context}
+                   min_context = arms_known[arm].min_context,
+                   device = device ~= "cpu" and device or nil}  -- a GPU run is not a CPU run; CPU tables stay as saved
+  local function resolved(c)  -- "all": the context the arm trains on
+    if type(c) ~= "table" then return c end
+    local out = {}
+    for i, v in ipairs(c) do out[i] = v == "all" and arm_context or v end
+    return out
+  end
+  local scored = {context = resolved(arms_known[arm].eval_context) or context}
   if results.scores[arm] and results.trained[arm] and
      not (same(results.trained[arm], trained) and same(results.scored[arm] or {context = context}, scored)) then
     error(results_path .. " holds arm '" .. arm .. "' trained otherwise (steps, context, batch or its options " ..
@@ -196,7 +213,7 @@ for _, arm in ipairs(arms) do
   results.scores[arm] = results.scores[arm] or {validation = {}, test = {}}
   local checkpoint_at = averaged_steps(arms_known[arm].average_from, arm_steps)
   local early = arms_known[arm].early or {}
-  for seed = 0, seeds - 1 do
+  for seed = only_seed or 0, only_seed or seeds - 1 do
     local key = tostring(seed)
     if not results.scores[arm].test[key] then
       local model = zs.model{seed = seed, device = device, patch_size = arms_known[arm].patch_size,
@@ -236,6 +253,11 @@ end
 
 -- ETS on the same windows, once: the classical model the zero-shot goal is set against, and
 -- each configuration's frequency bucket.
+if only_seed then
+  print(string.format("\nseed %d done: %s", only_seed, results_path))
+  return
+end
+
 results.reference = results.reference or {}
 for _, split in ipairs({"validation", "test"}) do
   if not results.reference[split] then

@@ -7,14 +7,21 @@
 -- Toto 2.0's own mix on 32-step patches. On a GPU, `device=cuda preset=toto2-4m` trains a
 -- released size.
 --
+-- The model is scored as a context ensemble: each window forecast from its last 64 steps and from
+-- the whole context, the two averaged level by level (better than either alone on the validation
+-- windows: README, "Context ensembles"); short_context=0 scores from the whole context only.
+--
 --   orrery run scripts/zero_shot.lua [recipe=classical16|toto] [steps=6000] [seconds=N] [seed=0]
 --                                    [device=cpu|cuda] [preset=toto2-4m] [batch=32] [context=512]
---                                    [name=zero_shot]
+--                                    [short_context=64] [name=zero_shot]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local benchmark = args.data or (here .. "../assets/data")
 local device = args.device or "cpu"
 local context = tonumber(args.context) or 512
+local short_context = tonumber(args.short_context or "64")
+assert(short_context and short_context >= 0 and short_context < context and short_context == math.floor(short_context),
+       "short_context must be a whole number from 0 to context - 1, got '" .. tostring(args.short_context) .. "'")
 local seed = 0
 if args.seed then
   seed = tonumber(args.seed)
@@ -36,7 +43,7 @@ local eval = orrery.eval{
   model   = model,
   name    = "zero_shot",
   data    = benchmark,
-  context = context,
+  context = short_context > 0 and {short_context, context} or context,
   out     = run.run_dir,
 }
 print(string.format("\n%d steps in %.0f s; loss %.4f -> %.4f. Results: %s/eval.csv",

@@ -387,7 +387,7 @@ TEST_CASE("one_hot: a column of categories as one 0/1 row per category, sorted; 
                     "a.csv: column \"day\": a categorical covariate with no category (every cell is empty)");
   std::vector<std::string> ids;
   for (int i = 0; i <= static_cast<int>(orrery::kMaxCategories); ++i) ids.push_back("store" + std::to_string(i));
-  CHECK_THROWS_WITH(orrery::one_hot(ids, "store"), Catch::Contains("store: 65 categories, more than the 64"));
+  CHECK_THROWS_WITH(orrery::one_hot(ids, "store"), Catch::Contains("store: more than 64 categories"));
   ids.pop_back();
   CHECK(orrery::one_hot(ids, "store").rows.size() == orrery::kMaxCategories);
 }

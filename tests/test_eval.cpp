@@ -453,13 +453,62 @@ TEST_CASE("a model is scored on every window in batched forward passes") {
   d.series.push_back({"a", y, 12, {}, {}});
   d.series.push_back({"b", std::vector<double>(y.begin(), y.begin() + 150), 12, {}, {}});
   // batch 1 and batch 64 give the same forecasts: batching does not change a window's answer.
-  auto one = model_forecaster(*model, "tiny", 64, 1), all = model_forecaster(*model, "tiny", 64, 64);
+  auto one = model_forecaster(*model, "tiny", {64}, 1), all = model_forecaster(*model, "tiny", {64}, 64);
   const Json r1 = run_eval({d}, {one.get()}, EvalProtocol{}), r64 = run_eval({d}, {all.get()}, EvalProtocol{});
   CHECK(r1["configurations"][0]["items"] == 4);  // 2 series x ceil(0.1 * 150 / 12) = 2 windows
   CHECK(r1["rows"][0]["mase"].get<double>() == Approx(r64["rows"][0]["mase"].get<double>()).epsilon(1e-5));
   CHECK(std::isfinite(r1["rows"][0]["crps_ratio"].get<double>()));
   const std::string table = format_eval_table(r1);
   CHECK_THAT(table, Catch::Contains("monthly/M/short") && Catch::Contains("geometric mean"));
+}
+
+TEST_CASE("a context ensemble averages the forecasts from each context, level by level") {
+  auto model = test::tiny_model(2);
+  std::vector<double> y;
+  for (int t = 0; t < 150; ++t) y.push_back(50 + 8 * std::sin(2 * M_PI * t / 12.0) + 0.3 * t + std::cos(t * 0.9));
+  std::vector<std::vector<double>> windows{y, std::vector<double>(y.begin(), y.begin() + 100)};
+  const std::vector<double> levels{0.1, 0.5, 0.9};
+  auto forecast = [&](std::vector<int64_t> contexts) {
+    return model_forecaster(*model, "tiny", std::move(contexts), 8)->forecast(windows, 12, 12, levels);
+  };
+  const auto short_ = forecast({40}), long_ = forecast({120}), both = forecast({40, 120});
+  bool differ = false;
+  for (size_t w = 0; w < windows.size(); ++w)
+    for (size_t q = 0; q < levels.size(); ++q)
+      for (size_t h = 0; h < 12; ++h) {
+        CHECK(both[w][q][h] == Approx((short_[w][q][h] + long_[w][q][h]) / 2).margin(1e-9));
+        differ = differ || std::abs(short_[w][q][h] - long_[w][q][h]) > 1e-6;
+        if (q > 0) CHECK(both[w][q][h] >= both[w][q - 1][h]);  // still sorted along the levels
+      }
+  CHECK(differ);  // the two contexts are two forecasts, so the test above tests something
+
+  // The model's own option: the same average, and a context beyond the history reads all of it.
+  const at::Tensor x = at::tensor(y, at::kDouble).view({1, 1, -1});
+  const at::Tensor seen = at::ones_like(x, at::kBool), ids = at::zeros({1, 1}, at::kLong);
+  ForecastOptions plain, ensemble, whole;
+  plain.levels = ensemble.levels = whole.levels = levels;
+  ensemble.contexts = {40, 1000};
+  whole.contexts = {1000};
+  const Forecast f = model->forecast(x, seen, ids, 12, ensemble), all = model->forecast(x, seen, ids, 12, plain);
+  const Forecast last40 = model->forecast(x.narrow(2, 110, 40), seen.narrow(2, 110, 40), ids, 12, plain);
+  CHECK(at::allclose(f.quantiles, (all.quantiles + last40.quantiles) / 2, 0, 1e-9));
+  CHECK(at::allclose(f.median, (all.median + last40.median) / 2, 0, 1e-9));
+  CHECK(at::allclose(model->forecast(x, seen, ids, 12, whole).quantiles, all.quantiles, 0, 1e-12));
+
+  ForecastOptions bad = plain;
+  bad.contexts = {64, 0};
+  CHECK_THROWS_WITH(model->forecast(x, seen, ids, 12, bad), Catch::Contains("at least 1 step each, got 0"));
+  bad.contexts = {64, 64};
+  CHECK_THROWS_WITH(model->forecast(x, seen, ids, 12, bad), Catch::Contains("name 64 steps twice"));
+  CHECK_THROWS_WITH(model_forecaster(*model, "tiny", {64, 64}, 8), Catch::Contains("context 64 given twice"));
+  CHECK_THROWS_WITH(model_forecaster(*model, "tiny", {}, 8), Catch::Contains("at least one context"));
+  // A row observed only early in its history has nothing to forecast from in a short context.
+  at::Tensor early = seen.clone();
+  early.narrow(2, 100, 50).fill_(false);
+  ForecastOptions short_only = plain;
+  short_only.contexts = {30, 150};
+  CHECK_THROWS_WITH(model->forecast(x, early, ids, 12, short_only),
+                    Catch::Contains("no observed value") && Catch::Contains("the last 30 steps"));
 }
 
 TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain one need not") {
@@ -473,7 +522,7 @@ TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain
   up.series.push_back({"a", y, 12, {}, {}});
   down.series.push_back({"a", minus_y, 12, {}, {}});
   auto score = [&](bool sign_average, const EvalDataset& d) {
-    auto f = model_forecaster(*model, "tiny", 64, 8, nullptr, sign_average);
+    auto f = model_forecaster(*model, "tiny", {64}, 8, nullptr, sign_average);
     const Json r = run_eval({d}, {f.get()}, EvalProtocol{});
     return std::pair{r["rows"][0]["mase"].get<double>(), r["rows"][0]["crps"].get<double>()};
   };

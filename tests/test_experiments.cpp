@@ -136,7 +136,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
       "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8,"
-      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+context128x3,classical16+full seeds=2 "
+      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+ensemble64,classical16+context128x3,classical16+full "
+      "seeds=2 "
       "steps=3 batch=2 "
       "context=128";
   const auto first = run(dir, cmd);
@@ -202,6 +203,11 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK_THAT(first.output, Catch::Contains("classical16+context64 seed 1: scores classical16's model"));
   CHECK(r["scores"]["classical16+context64"]["test"]["0"].size() == r["scores"]["classical16"]["test"]["0"].size());
   CHECK(r["scores"]["classical16+context64"]["test"] != r["scores"]["classical16"]["test"]);
+  // ensemble64: the last 64 steps and the whole (128-step) context, averaged; another score again.
+  CHECK(r["scored"]["classical16+ensemble64"]["context"] == Json::array({64, 128}));
+  CHECK(!fs::exists(dir + "/runs/prior_ablation/runs/classical16+ensemble64-s0"));
+  CHECK(r["scores"]["classical16+ensemble64"]["test"] != r["scores"]["classical16+context64"]["test"]);
+  CHECK(r["scores"]["classical16+ensemble64"]["test"] != r["scores"]["classical16"]["test"]);
   // context128x3: trained on at most 128 steps for three times the steps, scored from 128.
   CHECK(r["trained"]["classical16+context128x3"]["steps"] == 9);
   CHECK(r["trained"]["classical16+context128x3"]["context"] == 128);
@@ -251,7 +257,20 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
-          "context128, context128x3, full; or arms joined by '+', e.g. classical16+early)");
+          "ensemble64, context128, context128x3, full; or arms joined by '+', e.g. classical16+early)");
+  refuses(dir, "scripts/prior_ablation.lua arms=classical16+context64+ensemble64",
+          "'context64' and 'ensemble64' both set eval_context");
+  // seed=K: that seed only, in a folder of its own, and no report; its scores are the same
+  // seed's in a run of all of them.
+  const auto one = run(dir, "scripts/prior_ablation.lua arms=ets seeds=2 seed=1 steps=3 batch=2 context=128 runs_dir=one");
+  INFO(one.output);
+  REQUIRE(one.status == 0);
+  CHECK_THAT(one.output, Catch::Contains("seed 1 done: one/prior_ablation/prior_ablation.json"));
+  CHECK_THAT(one.output, !Catch::Contains("bootstrap"));
+  const Json r1 = Json::parse(test::read_text(dir + "/one/prior_ablation/prior_ablation.json"));
+  CHECK(r1["scores"]["ets"]["test"].size() == 1);
+  CHECK(r1["scores"]["ets"]["test"]["1"] == r["scores"]["ets"]["test"]["1"]);
+  refuses(dir, "scripts/prior_ablation.lua arms=ets seeds=2 seed=2", "seed must be a whole number from 0 to seeds - 1 (1), got '2'");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+patch16",
           "arm 'classical16+patch16': 'classical16' and 'patch16' both set patch_size");
   refuses(dir, "scripts/prior_ablation.lua arms=default,classical16+ets",
@@ -297,8 +316,12 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   CHECK(families["kernel_trend"].get<double>() == Approx(0.2));
   CHECK(families["arima"].get<double>() == Approx(0.1));
   CHECK(fs::exists(dir + "/runs/zero_shot/eval.csv"));
+  // Scored as a context ensemble: the last 64 steps and the whole context.
+  const Json scored = Json::parse(test::read_text(dir + "/runs/zero_shot/eval.json"));
+  CHECK(scored["protocol"]["contexts"] == Json::array({64, 128}));
+  CHECK_THAT(def.output, Catch::Contains("averaged over the last 64, 128 steps: a context ensemble"));
 
-  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto" + small);
+  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto short_context=0" + small);
   INFO(toto.output);
   REQUIRE(toto.status == 0);
   const Json t = Json::parse(test::read_text(dir + "/runs/toto/config.json"));
@@ -306,6 +329,10 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   CHECK(!t["data"]["options"]["sources"][0]["options"]["families"].contains("ets"));
   CHECK(t["model"]["seed"] == 1);
   CHECK(t["train"]["seed"] == 1);
+  CHECK(Json::parse(test::read_text(dir + "/runs/toto/eval.json"))["protocol"]["contexts"] == Json::array({128}));
+  const auto bad_short = run(dir, "scripts/zero_shot.lua short_context=128" + small);
+  CHECK(bad_short.status == 1);
+  CHECK_THAT(bad_short.output, Catch::Contains("short_context must be a whole number from 0 to context - 1, got '128'"));
 
   const auto bad = run(dir, "scripts/zero_shot.lua recipe=classical" + small);
   CHECK(bad.status == 1);

@@ -66,6 +66,12 @@ local r = orrery.train{model = m, steps = 6, batch_size = 4, context_length = 64
 assert(seen == 3, "callback count " .. seen)
 local f = m:forecast{values = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, horizon = 3}
 assert(#f.median == 3 and #f.quantiles == 9 and #f.levels == 9)
+-- A context ensemble: the mean of the forecasts from the last 4 steps and from all 10.
+local last4 = m:forecast{values = {7, 8, 9, 10}, horizon = 3}
+local both = m:forecast{values = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, horizon = 3, contexts = {4, 10}}
+assert(math.abs(both.median[2] - (f.median[2] + last4.median[2]) / 2) < 1e-9, "ensemble median " .. both.median[2])
+local ok, err = pcall(m.forecast, m, {values = {1, 2, 3}, horizon = 3, contexts = {4, 0.5}})
+assert(not ok and tostring(err):find("model:forecast: contexts%[2%] must be a whole number"), tostring(err))
 assert(type(r.val_loss) == "number" and r.val_loss > 0, "val_loss " .. tostring(r.val_loss))
 print("run_dir=" .. r.run_dir)
 )", "runs=" + dir + "/runs");

@@ -137,6 +137,8 @@ const std::vector<Exercise> kExercises = {
      "tests/reference/bench_train_reference.py\"",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1", "MFU: "},
     {"build/bin/orrery eval --model runs/quickstart --context 512", "", "geometric mean"},
+    {"build/bin/orrery eval --model runs/quickstart --context 64,512 --baselines ets", "",
+     "averaged over the last 64, 512 steps: a context ensemble"},
     // docs/performance.md: the bench beside a real run of the same shape.
     {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --repeats 30",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1",
@@ -199,6 +201,11 @@ const std::vector<Exercise> kExercises = {
      "classical16+full+context64 steps=6000",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+full+context64 seeds=1 steps=3 batch=2 "
      "context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+context64,classical16+ensemble64,"
+     "classical16+full,classical16+full+context64,classical16+full+ensemble64 steps=6000",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+ensemble64,classical16+full+ensemble64 "
+     "seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",

@@ -177,12 +177,26 @@ std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::stri
 
 namespace {
 
+// One context or more, each at least a step, none twice.
+void check_contexts(const std::vector<int64_t>& contexts) {
+  if (contexts.empty()) throw Error("evaluation: give at least one context (steps of history a model reads)");
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    if (contexts[i] < 1)
+      throw Error("evaluation: context must be at least 1 step, got " + std::to_string(contexts[i]));
+    for (size_t k = 0; k < i; ++k)
+      if (contexts[k] == contexts[i]) throw Error("evaluation: context " + std::to_string(contexts[i]) + " given twice");
+  }
+}
+
 class ModelForecaster final : public EvalForecaster {
  public:
-  ModelForecaster(Model& m, std::string name, int64_t context, int64_t batch, const Interrupt* interrupt,
-                  bool sign_average, bool covariates)
-      : model_(m), name_(std::move(name)), context_(context), batch_(batch), interrupt_(interrupt),
-        sign_average_(sign_average), covariates_(covariates) {}
+  ModelForecaster(Model& m, std::string name, std::vector<int64_t> contexts, int64_t batch,
+                  const Interrupt* interrupt, bool sign_average, bool covariates)
+      : model_(m), name_(std::move(name)), contexts_(std::move(contexts)), batch_(batch), interrupt_(interrupt),
+        sign_average_(sign_average), covariates_(covariates) {
+    context_ = *std::max_element(contexts_.begin(), contexts_.end());
+    if (contexts_.size() == 1) contexts_.clear();  // one context: the windows' own histories
+  }
   std::string name() const override { return name_; }
 
   // Each window one series: its target, then its past-only and known-future covariate rows.
@@ -224,6 +238,7 @@ class ModelForecaster final : public EvalForecaster {
       o.levels = levels;
       o.interrupt = interrupt_;
       o.sign_average = sign_average_;
+      o.contexts = contexts_;
       o.roles = at::tensor(roles, at::kLong).view({n, V});
       o.future = ahead;
       const int64_t T = b.values.size(2);
@@ -249,6 +264,7 @@ class ModelForecaster final : public EvalForecaster {
       o.levels = levels;
       o.interrupt = interrupt_;
       o.sign_average = sign_average_;
+      o.contexts = contexts_;
       const int64_t n = static_cast<int64_t>(part.size());
       Forecast f = model_.forecast(b.values, b.observed, at::zeros({n, 1}, at::kLong), horizon, o);
       for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
@@ -259,7 +275,8 @@ class ModelForecaster final : public EvalForecaster {
  private:
   Model& model_;
   std::string name_;
-  int64_t context_, batch_;
+  std::vector<int64_t> contexts_;  // an ensemble's, or empty
+  int64_t context_ = 0, batch_;    // the windows are cut to the longest context
   const Interrupt* interrupt_;
   bool sign_average_, covariates_;
 };
@@ -337,13 +354,14 @@ std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForeca
   return std::make_unique<RegressionForecaster>(std::move(inner));
 }
 
-std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
+std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
                                                  int64_t batch_size, const Interrupt* interrupt, bool sign_average,
                                                  bool covariates) {
-  if (context < 1 || batch_size < 1) throw Error("evaluation needs a positive context and batch size");
+  check_contexts(contexts);
+  if (batch_size < 1) throw Error("evaluation needs a positive batch size, got " + std::to_string(batch_size));
   if (covariates && !model.reads_roles())
     throw Error("evaluation: model '" + name + "' does not read variate roles, so it cannot be scored with covariates");
-  return std::make_unique<ModelForecaster>(model, std::move(name), context, batch_size, interrupt, sign_average,
+  return std::make_unique<ModelForecaster>(model, std::move(name), std::move(contexts), batch_size, interrupt, sign_average,
                                            covariates);
 }
 
@@ -672,6 +690,11 @@ std::string format_eval_table(const Json& r) {
   }
   if (r["protocol"].value("sign_average", false))
     out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";
+  if (r["protocol"].contains("contexts") && r["protocol"]["contexts"].size() > 1) {
+    std::string list;
+    for (const auto& c : r["protocol"]["contexts"]) list += (list.empty() ? "" : ", ") + std::to_string(c.get<int64_t>());
+    out += "(the models' forecasts averaged over the last " + list + " steps: a context ensemble)\n";
+  }
   if (r.contains("unscaled"))
     for (const auto& u : r["unscaled"])
       out.append("(").append(u["dataset"].get<std::string>()).append("/").append(u["frequency"].get<std::string>())
@@ -699,7 +722,7 @@ void write_eval(const Json& r, const std::string& dir) {
 }
 
 Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
-  if (r.context < 1) throw Error("evaluation: context must be at least 1 step, got " + std::to_string(r.context));
+  check_contexts(r.contexts);
   if (r.batch_size < 1) throw Error("evaluation: batch_size must be at least 1, got " + std::to_string(r.batch_size));
   const std::vector<EvalDataset> datasets =
       r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
@@ -713,13 +736,13 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
     const bool both = covariates && model->reads_roles();
-    owned.push_back(model_forecaster(*model, name, r.context, r.batch_size, interrupt, r.sign_average, both));
+    owned.push_back(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, r.sign_average, both));
     if (both)
-      owned.push_back(model_forecaster(*model, name + "/no-covariates", r.context, r.batch_size, interrupt,
+      owned.push_back(model_forecaster(*model, name + "/no-covariates", r.contexts, r.batch_size, interrupt,
                                        r.sign_average));
     // And through an in-context regression on the known-future ones, which any model can use.
     if (known_future)
-      owned.push_back(regression_forecaster(model_forecaster(*model, name, r.context, r.batch_size, interrupt,
+      owned.push_back(regression_forecaster(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt,
                                                              r.sign_average)));
   }
   for (const auto& b : r.baselines) {
@@ -749,7 +772,10 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     std::fflush(stdout);
   };
   Json result = run_eval(datasets, forecasters, r.protocol, progress, interrupt);
-  if (!r.models.empty()) result["protocol"]["sign_average"] = r.sign_average;
+  if (!r.models.empty()) {
+    result["protocol"]["sign_average"] = r.sign_average;
+    result["protocol"]["contexts"] = r.contexts;
+  }
   result["table"] = format_eval_table(result);
   if (!r.out.empty()) {
     write_eval(result, r.out);

@@ -134,6 +134,20 @@ std::vector<double> to_numbers(lua_State* L, int idx, const std::string& what) {
   return out;
 }
 
+std::vector<int64_t> to_integers(lua_State* L, int idx, const std::string& what) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) == LUA_TNUMBER) return {to_integer(L, idx, what)};
+  if (lua_type(L, idx) != LUA_TTABLE) wrong_type(L, idx, what, "a whole number or a list of them");
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  std::vector<int64_t> out;
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    out.push_back(to_integer(L, -1, what + "[" + std::to_string(i) + "]"));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 std::optional<int64_t> integer_field(lua_State* L, int idx, const char* key, const std::string& fn) {
   if (!field(L, idx, key)) return std::nullopt;
   const int64_t v = to_integer(L, -1, fn + ": " + key);

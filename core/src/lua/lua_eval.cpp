@@ -40,7 +40,8 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
 //             validation_windows = 1, windows = false,
-//             context = 2048, batch_size = 64, sign_average = false, out = "runs/x", quiet = false}
+//             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, out = "runs/x",
+//             quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -95,7 +96,7 @@ int l_eval(lua_State* L) {
     r.protocol.validation_windows = *v;
   }
   if (auto v = boolean_field(L, 1, "windows", fn)) r.protocol.per_window = *v;
-  if (auto v = integer_field(L, 1, "context", fn)) r.context = *v;
+  if (field(L, 1, "context")) r.contexts = to_integers(L, -1, fn + ": context"), lua_pop(L, 1);
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;

@@ -108,13 +108,13 @@ std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string
 }
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
-//                sign_average=, past_covariates=, future_covariates=, regression=}
+//                sign_average=, contexts=, past_covariates=, future_covariates=, regression=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
-                          "sign_average", "past_covariates", "future_covariates", "regression"});
+                          "sign_average", "contexts", "past_covariates", "future_covariates", "regression"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -126,6 +126,7 @@ int m_forecast(lua_State* L) {
   if (auto p = string_field(L, 2, "precision", fn)) opts.precision = parse_precision(*p, fn + ": precision");
   if (auto g = boolean_field(L, 2, "graph", fn)) opts.graph = *g;
   if (auto a = boolean_field(L, 2, "sign_average", fn)) opts.sign_average = *a;
+  if (field(L, 2, "contexts")) opts.contexts = to_integers(L, -1, fn + ": contexts"), lua_pop(L, 1);
 
   std::vector<std::vector<double>> series;
   std::vector<std::string> labels;

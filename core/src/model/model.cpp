@@ -418,7 +418,15 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
   if (o.sign_average && o.roles.defined())
     throw Error("sign_average does not apply to forecasts with covariates: a target's relation to its covariates "
                 "need not be odd");
+  for (size_t i = 0; i < o.contexts.size(); ++i) {
+    if (o.contexts[i] < 1)
+      throw Error("forecast contexts must be at least 1 step each, got " + std::to_string(o.contexts[i]));
+    if (std::find(o.contexts.begin(), o.contexts.begin() + static_cast<std::ptrdiff_t>(i), o.contexts[i]) !=
+        o.contexts.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error("forecast contexts name " + std::to_string(o.contexts[i]) + " steps twice");
+  }
   if (o.sign_average) return sign_averaged_forecast(values_in, observed_in, series_ids, horizon, levels, o);
+  if (!o.contexts.empty()) return context_ensemble(values_in, observed_in, series_ids, horizon, levels, o);
   // Values stay float64 up to the scaler, which works in float64: a series of values beyond
   // float32's range (1e39) is scaled, not overflowed to infinity and dropped.
   const at::Tensor values = values_in.to(at::kDouble);
@@ -484,6 +492,40 @@ Forecast Model::sign_averaged_forecast(const at::Tensor& values, const at::Tenso
   f.median = (plus.median - minus.median) / 2;
   if (o.mean) f.mean = (plus.mean - minus.mean) / 2;
   return f;
+}
+
+// Each forecast reads the last c steps (the values are right-aligned: the forecast starts where
+// each row ends); the known-future covariates over the horizon are the same for all.
+Forecast Model::context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
+                                 int64_t horizon, const std::vector<double>& levels, const ForecastOptions& o) {
+  ForecastOptions each = o;
+  each.contexts.clear();
+  each.levels = levels;
+  const int64_t T = values.size(2);
+  Forecast sum{levels, {}, {}, {}};
+  for (int64_t c : o.contexts) {
+    const int64_t n = std::min(c, T);
+    Forecast f;
+    try {
+      f = forecast(values.narrow(2, T - n, n), observed.narrow(2, T - n, n), series_ids, horizon, each);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (the last " + std::to_string(n) + " steps, one of the forecast's contexts)");
+    }
+    if (!sum.quantiles.defined()) {
+      sum = std::move(f);
+      continue;
+    }
+    // Out of place: the forecasts are inference tensors, which refuse in-place updates outside
+    // inference mode.
+    sum.quantiles = sum.quantiles + f.quantiles;
+    sum.median = sum.median + f.median;
+    if (o.mean) sum.mean = sum.mean + f.mean;
+  }
+  const double k = static_cast<double>(o.contexts.size());
+  sum.quantiles = sum.quantiles / k;
+  sum.median = sum.median / k;
+  if (o.mean) sum.mean = sum.mean / k;
+  return sum;
 }
 
 Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& observed_in,

@@ -194,28 +194,14 @@ double Layout::category(size_t k, std::string_view cell) const {
   return static_cast<double>(at - c.begin());
 }
 
-CategoryPass::CategoryPass(Layout& layout, std::string file)
-    : layout_(layout), file_(std::move(file)), seen_(layout.values.size()) {}
-
-void CategoryPass::see(size_t k, std::string_view cell) {
-  if (cell.empty()) return;
-  auto& seen = seen_[k];
-  if (seen.find(cell) != seen.end()) return;
-  if (seen.size() == kMaxCategories)
-    throw Error(file_ + ": column " + quote_input(layout_.header[layout_.values[k]]) + ": more than " +
-                std::to_string(kMaxCategories) + " categories, the most a categorical covariate may have (one row "
-                "each); is it an id?");
-  seen.emplace(cell);
+CategoryPass::CategoryPass(Layout& layout, const std::string& file) : layout_(layout) {
+  for (size_t k = 0; k < layout.values.size(); ++k)
+    sets_.emplace_back(file + ": column " + quote_input(layout.header[layout.values[k]]));
 }
 
 void CategoryPass::finish() {
-  for (size_t k = 0; k < seen_.size(); ++k) {
-    if (!layout_.categorical[k]) continue;
-    if (seen_[k].empty())
-      throw Error(file_ + ": column " + quote_input(layout_.header[layout_.values[k]]) +
-                  ": a categorical covariate with no category (every cell is empty)");
-    layout_.categories[k].assign(seen_[k].begin(), seen_[k].end());
-  }
+  for (size_t k = 0; k < sets_.size(); ++k)
+    if (layout_.categorical[k]) layout_.categories[k] = sets_[k].sorted();
 }
 
 RowRouter::RowRouter(const Layout& layout, SeriesBuilder& builder, std::string file_stem)

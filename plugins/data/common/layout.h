@@ -7,12 +7,12 @@
 //         series with a variate per value column; else one series per id and value column).
 #include <cstdint>
 #include <functional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "orrery/json.h"
+#include "orrery/one_hot.h"
 #include "orrery/timestamps.h"
 #include "series_builder.h"
 
@@ -62,14 +62,13 @@ struct Layout {
 // a column with no category, or more than kMaxCategories (one_hot.h), reported as soon as seen.
 class CategoryPass {
  public:
-  CategoryPass(Layout& layout, std::string file);
-  void see(size_t k, std::string_view cell);  // values[k]'s cell, trimmed; "" is missing
-  void finish();                             // sorts them into layout.categories
+  CategoryPass(Layout& layout, const std::string& file);
+  void see(size_t k, std::string_view cell) { sets_[k].see(cell); }  // values[k]'s cell, trimmed; "" is missing
+  void finish();                                                     // sorts them into layout.categories
 
  private:
   Layout& layout_;
-  std::string file_;
-  std::vector<std::set<std::string, std::less<>>> seen_;
+  std::vector<CategorySet> sets_;  // one per value column
 };
 
 // `numeric(i)`: whether column i holds numbers (so that defaults skip text columns). Errors

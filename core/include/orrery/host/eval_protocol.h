@@ -65,10 +65,11 @@ class EvalForecaster {
   }
 };
 
-// A model's forecasts, `batch_size` windows per forward pass, each fed its last `context` steps;
-// `sign_average`: ForecastOptions::sign_average. With `covariates` it reads the windows'
-// covariates (forecast_with), which needs a model that reads variate roles.
-std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, int64_t context,
+// A model's forecasts, `batch_size` windows per forward pass, each fed its last `contexts` steps
+// (several: ForecastOptions::contexts, the forecasts from each averaged); `sign_average`:
+// ForecastOptions::sign_average. With `covariates` it reads the windows' covariates
+// (forecast_with), which needs a model that reads variate roles.
+std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
                                                  int64_t batch_size, const Interrupt* interrupt = nullptr,
                                                  bool sign_average = false, bool covariates = false);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
@@ -136,7 +137,10 @@ struct EvalRequest {
   std::string frequency;             // for a single CSV, or a source's untimed series
   std::vector<std::string> baselines{"naive", "seasonal_naive", "theta", "ets"};
   EvalProtocol protocol;
-  int64_t context = 2048, batch_size = 64;
+  // Steps of history each model reads; several: a context ensemble (ForecastOptions::contexts),
+  // recorded in the result's protocol.
+  std::vector<int64_t> contexts{2048};
+  int64_t batch_size = 64;
   bool sign_average = false;         // the models' forecasts sign-averaged (ForecastOptions), recorded
                                      // in the result's protocol
   std::string out;                   // folder for eval.json and eval.csv; "" = none

@@ -40,6 +40,12 @@ struct ForecastOptions {
   // q with level 1-q: the forecast becomes odd in its input, as a model trained with sign flips
   // is meant to be. Two forward passes.
   bool sign_average = false;
+  // A context ensemble: forecast from the last c steps of the history for each c here (a c
+  // beyond the history reads all of it) and average the forecasts level by level. Each is sorted
+  // along Q, so the average is too (a quantile average, not the mixture's quantiles; the mean is
+  // the mixture's). A hedge between a short history, which follows a level that has moved, and a
+  // long one, which shows a stable cycle. Empty: one forecast from the whole history.
+  std::vector<int64_t> contexts = {};
   Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
   // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
   // a GPU). For fixed shapes, such as serving or a benchmark; block decoding with the KV cache
@@ -176,10 +182,12 @@ class Model {
                          const std::vector<double>& levels, const ForecastOptions& options);
   // Throws, naming the file and the tensors at fault, unless `file` holds exactly the parameters.
   void check_weights(const SafetensorsFile& file, const std::string& path, bool new_zeros = false) const;
-  // forecast() with sign_average: checked levels, sorted.
+  // forecast() with sign_average, and with contexts: checked levels, sorted.
   Forecast sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
                                   const at::Tensor& series_ids, int64_t horizon,
                                   const std::vector<double>& levels, const ForecastOptions& options);
+  Forecast context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
+                            int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                    const at::Tensor& keep, const at::Tensor& roles = {}) const;
 
