@@ -114,7 +114,7 @@ end
 local seeds = tonumber(args.seeds) or 3
 -- seed=K trains and scores seed K only, and reports nothing: seeds run side by side this way,
 -- each in its own runs_dir; their scores merged into one prior_ablation.json then report.
-local only_seed = args.seed and tonumber(args.seed)
+local only_seed = args.seed and math.tointeger(tonumber(args.seed))
 if args.seed and not (only_seed and only_seed >= 0 and only_seed < seeds and only_seed == math.floor(only_seed)) then
   error("seed must be a whole number from 0 to seeds - 1 (" .. (seeds - 1) .. "), got '" .. args.seed .. "'", 0)
 end
@@ -193,6 +193,11 @@ for _, arm in ipairs(arms) do
     return out
   end
   local scored = {context = resolved(arms_known[arm].eval_context) or context}
+  for i, c in ipairs(type(scored.context) == "table" and scored.context or {}) do  -- refused before any training
+    for k = 1, i - 1 do
+      if scored.context[k] == c then error("arm '" .. arm .. "' scores from " .. c .. " steps twice; give context= above " .. c, 0) end
+    end
+  end
   if results.scores[arm] and results.trained[arm] and
      not (same(results.trained[arm], trained) and same(results.scored[arm] or {context = context}, scored)) then
     error(results_path .. " holds arm '" .. arm .. "' trained otherwise (steps, context, batch or its options " ..
@@ -251,13 +256,13 @@ for _, arm in ipairs(arms) do
   end
 end
 
--- ETS on the same windows, once: the classical model the zero-shot goal is set against, and
--- each configuration's frequency bucket.
 if only_seed then
   print(string.format("\nseed %d done: %s", only_seed, results_path))
   return
 end
 
+-- ETS on the same windows, once: the classical model the zero-shot goal is set against, and
+-- each configuration's frequency bucket.
 results.reference = results.reference or {}
 for _, split in ipairs({"validation", "test"}) do
   if not results.reference[split] then

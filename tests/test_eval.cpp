@@ -502,13 +502,25 @@ TEST_CASE("a context ensemble averages the forecasts from each context, level by
   CHECK_THROWS_WITH(model->forecast(x, seen, ids, 12, bad), Catch::Contains("name 64 steps twice"));
   CHECK_THROWS_WITH(model_forecaster(*model, "tiny", {64, 64}, 8), Catch::Contains("context 64 given twice"));
   CHECK_THROWS_WITH(model_forecaster(*model, "tiny", {}, 8), Catch::Contains("at least one context"));
-  // A row observed only early in its history has nothing to forecast from in a short context.
-  at::Tensor early = seen.clone();
-  early.narrow(2, 100, 50).fill_(false);
-  ForecastOptions short_only = plain;
-  short_only.contexts = {30, 150};
-  CHECK_THROWS_WITH(model->forecast(x, early, ids, 12, short_only),
-                    Catch::Contains("no observed value") && Catch::Contains("the last 30 steps"));
+  // A series unobserved over the last 50 steps reads its whole history in the short context; the
+  // other series of the batch keeps its own short forecast.
+  const at::Tensor pair = at::cat({x, x * 2 + 5});
+  at::Tensor gap = at::ones_like(pair, at::kBool);
+  gap[1].narrow(1, 100, 50).fill_(false);
+  const at::Tensor two_ids = at::zeros({2, 1}, at::kLong);
+  ForecastOptions hedge = plain;
+  hedge.contexts = {30, 150};
+  const Forecast h = model->forecast(pair, gap, two_ids, 12, hedge);
+  const Forecast h_whole = model->forecast(pair, gap, two_ids, 12, plain);
+  const Forecast h_short = model->forecast(x.narrow(2, 120, 30), seen.narrow(2, 120, 30), ids, 12, plain);
+  CHECK(at::allclose(h.quantiles.select(1, 0), (h_whole.quantiles.select(1, 0) + h_short.quantiles.select(1, 0)) / 2,
+                     0, 1e-9));
+  CHECK(at::allclose(h.quantiles.select(1, 1), h_whole.quantiles.select(1, 1), 0, 1e-9));
+  // A context reached twice (both beyond the history) is one forecast, weighed twice.
+  ForecastOptions twice = plain;
+  twice.contexts = {40, 500, 1000};
+  CHECK(at::allclose(model->forecast(x, seen, ids, 12, twice).quantiles,
+                     (2 * all.quantiles + last40.quantiles) / 3, 0, 1e-9));
 }
 
 TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain one need not") {

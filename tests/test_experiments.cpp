@@ -258,6 +258,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
           "ensemble64, context128, context128x3, full; or arms joined by '+', e.g. classical16+early)");
+  refuses(dir, "scripts/prior_ablation.lua arms=classical16+ensemble64 context=64",
+          "arm 'classical16+ensemble64' scores from 64 steps twice; give context= above 64");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+context64+ensemble64",
           "'context64' and 'ensemble64' both set eval_context");
   // seed=K: that seed only, in a folder of its own, and no report; its scores are the same
@@ -333,6 +335,9 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   const auto bad_short = run(dir, "scripts/zero_shot.lua short_context=128" + small);
   CHECK(bad_short.status == 1);
   CHECK_THAT(bad_short.output, Catch::Contains("short_context must be a whole number from 0 to context - 1, got '128'"));
+  const auto no_number = run(dir, "scripts/zero_shot.lua short_context=some" + small);
+  CHECK(no_number.status == 1);
+  CHECK_THAT(no_number.output, Catch::Contains("got 'some'"));
 
   const auto bad = run(dir, "scripts/zero_shot.lua recipe=classical" + small);
   CHECK(bad.status == 1);

@@ -126,7 +126,11 @@ int m_forecast(lua_State* L) {
   if (auto p = string_field(L, 2, "precision", fn)) opts.precision = parse_precision(*p, fn + ": precision");
   if (auto g = boolean_field(L, 2, "graph", fn)) opts.graph = *g;
   if (auto a = boolean_field(L, 2, "sign_average", fn)) opts.sign_average = *a;
-  if (field(L, 2, "contexts")) opts.contexts = to_integers(L, -1, fn + ": contexts"), lua_pop(L, 1);
+  if (field(L, 2, "contexts")) {
+    opts.contexts = to_integers(L, -1, fn + ": contexts");
+    lua_pop(L, 1);
+    if (opts.contexts.empty()) throw Error(fn + ": contexts must name at least one context, e.g. {64, 512}");
+  }
 
   std::vector<std::vector<double>> series;
   std::vector<std::string> labels;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "orrery/error.h"
@@ -494,37 +495,50 @@ Forecast Model::sign_averaged_forecast(const at::Tensor& values, const at::Tenso
   return f;
 }
 
-// Each forecast reads the last c steps (the values are right-aligned: the forecast starts where
-// each row ends); the known-future covariates over the horizon are the same for all.
+// Each forecast reads the last n = min(c, T) steps (the values are right-aligned: the forecast
+// starts where each row ends); the known-future covariates over the horizon serve them all.
+// Contexts that reach the same n are one forecast, weighed by their count. A series with a
+// variate unobserved over the last n steps reads its whole history for that context: a short
+// context hedges the long one, it does not refuse a series with a recent gap.
 Forecast Model::context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                                  int64_t horizon, const std::vector<double>& levels, const ForecastOptions& o) {
   ForecastOptions each = o;
   each.contexts.clear();
   each.levels = levels;
   const int64_t T = values.size(2);
+  std::map<int64_t, int64_t> weight;  // steps read -> the contexts that read that many
+  for (int64_t c : o.contexts) ++weight[std::min(c, T)];
+  const at::Tensor seen = observed.to(at::kBool) & values.isfinite();  // as forecast() reads them
+  std::optional<Forecast> whole;  // the whole history's, for the series a short context leaves blind
   Forecast sum{levels, {}, {}, {}};
-  for (int64_t c : o.contexts) {
-    const int64_t n = std::min(c, T);
+  for (const auto& [n, w] : weight) {
+    const at::Tensor blind = seen.narrow(2, T - n, n).any(-1).logical_not().any(-1);  // (B)
     Forecast f;
-    try {
+    if (!blind.any().item<bool>()) {
       f = forecast(values.narrow(2, T - n, n), observed.narrow(2, T - n, n), series_ids, horizon, each);
-    } catch (const Error& e) {
-      throw Error(std::string(e.what()) + " (the last " + std::to_string(n) + " steps, one of the forecast's contexts)");
-    }
-    if (!sum.quantiles.defined()) {
-      sum = std::move(f);
-      continue;
+    } else {
+      if (!whole) whole = forecast(values, observed, series_ids, horizon, each);
+      f = *whole;
+      const at::Tensor rows = blind.logical_not().nonzero().squeeze(1);
+      if (rows.numel() > 0) {
+        auto pick = [&](const at::Tensor& t) { return t.defined() ? t.index_select(0, rows) : t; };
+        ForecastOptions part = each;
+        part.roles = pick(o.roles), part.future = pick(o.future);
+        const Forecast g = forecast(pick(values).narrow(2, T - n, n), pick(observed).narrow(2, T - n, n),
+                                    pick(series_ids), horizon, part);
+        f.quantiles = whole->quantiles.index_copy(1, rows, g.quantiles);
+        f.median = whole->median.index_copy(0, rows, g.median);
+        if (o.mean) f.mean = whole->mean.index_copy(0, rows, g.mean);
+      }
     }
     // Out of place: the forecasts are inference tensors, which refuse in-place updates outside
     // inference mode.
-    sum.quantiles = sum.quantiles + f.quantiles;
-    sum.median = sum.median + f.median;
-    if (o.mean) sum.mean = sum.mean + f.mean;
+    const double share = static_cast<double>(w) / static_cast<double>(o.contexts.size());
+    const bool first = !sum.quantiles.defined();
+    sum.quantiles = first ? f.quantiles * share : sum.quantiles + f.quantiles * share;
+    sum.median = first ? f.median * share : sum.median + f.median * share;
+    if (o.mean) sum.mean = first ? f.mean * share : sum.mean + f.mean * share;
   }
-  const double k = static_cast<double>(o.contexts.size());
-  sum.quantiles = sum.quantiles / k;
-  sum.median = sum.median / k;
-  if (o.mean) sum.mean = sum.mean / k;
   return sum;
 }
 

@@ -44,7 +44,9 @@ struct ForecastOptions {
   // beyond the history reads all of it) and average the forecasts level by level. Each is sorted
   // along Q, so the average is too (a quantile average, not the mixture's quantiles; the mean is
   // the mixture's). A hedge between a short history, which follows a level that has moved, and a
-  // long one, which shows a stable cycle. Empty: one forecast from the whole history.
+  // long one, which shows a stable cycle. A series with a variate unobserved over a context's
+  // last c steps reads its whole history for that context. Empty: one forecast from the whole
+  // history.
   std::vector<int64_t> contexts = {};
   Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
   // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
