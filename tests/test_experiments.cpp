@@ -332,19 +332,11 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   CHECK(t["model"]["seed"] == 1);
   CHECK(t["train"]["seed"] == 1);
   CHECK(Json::parse(test::read_text(dir + "/runs/toto/eval.json"))["protocol"]["contexts"] == Json::array({128}));
-  const auto bad_short = run(dir, "scripts/zero_shot.lua short_context=128" + small);
-  CHECK(bad_short.status == 1);
-  CHECK_THAT(bad_short.output, Catch::Contains("short_context must be a whole number from 0 to context - 1, got '128'"));
-  const auto no_number = run(dir, "scripts/zero_shot.lua short_context=some" + small);
-  CHECK(no_number.status == 1);
-  CHECK_THAT(no_number.output, Catch::Contains("got 'some'"));
-
-  const auto bad = run(dir, "scripts/zero_shot.lua recipe=classical" + small);
-  CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("unknown recipe 'classical' (recipes: classical16, toto)"));
-  const auto bad_seed = run(dir, "scripts/zero_shot.lua seed=-1" + small);
-  CHECK(bad_seed.status == 1);
-  CHECK_THAT(bad_seed.output, Catch::Contains("seed must be a whole number, at least 0, got '-1'"));
+  refuses(dir, "scripts/zero_shot.lua short_context=128" + small,
+          "short_context must be a whole number from 0 to context - 1, got '128'");
+  refuses(dir, "scripts/zero_shot.lua short_context=some" + small, "got 'some'");
+  refuses(dir, "scripts/zero_shot.lua recipe=classical" + small, "unknown recipe 'classical' (recipes: classical16, toto)");
+  refuses(dir, "scripts/zero_shot.lua seed=-1" + small, "seed must be a whole number, at least 0, got '-1'");
 }
 
 TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back and refuses another sweep's folder") {
