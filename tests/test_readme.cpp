@@ -170,6 +170,11 @@ const std::vector<Exercise> kExercises = {
     // The GPU run on the CPU, shortened: a released size for two steps.
     {"build/bin/orrery run scripts/zero_shot.lua device=cuda preset=toto2-4m",
      "build/bin/orrery run scripts/zero_shot.lua device=cpu preset=toto2-4m steps=2 batch=2 name=zs4m", "Results: runs/zs4m"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+context64,classical16+ensemble64 "
+     "steps=16000",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+ensemble64 seed=0 seeds=1 steps=3 "
+     "batch=2 context=128",
+     "seed 0 done: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/prior_ablation.lua arms=default,state_space,ets,arima,kernel_trend,short,augmented",
      "build/bin/orrery run scripts/prior_ablation.lua arms=default,ets seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
