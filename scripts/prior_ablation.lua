@@ -39,6 +39,7 @@ local arms_known = {
   patch16      = {patch_size = 16},
   patch8       = {patch_size = 8},   -- a 72-step monthly history is 9 tokens; 64 for a full context
   obs20        = {observability = 20},
+  obs0         = {observability = 0},    -- the synthetic source alone, as the quickstart trained before
   -- Checkpoint averaging: the model scored is the mean of the weights at 85%, 90%, 95% and 100%
   -- of the steps (in the schedule's decay, the last 30%).
   averaged     = {average_from = 0.85},
@@ -77,7 +78,7 @@ local arms_known = {
   -- times the signal.
   full         = {min_context = 0},
 }
-local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, " ..
+local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, obs0, " ..
                   "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, ensemble64, " ..
                   "context128, context128x3, full; or arms joined by '+', e.g. classical16+early"
 

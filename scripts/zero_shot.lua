@@ -1,41 +1,38 @@
 -- Zero-shot: does a model pretrained only on synthetic and observability-like series forecast
 -- real data it has never seen? Toto 2.0's claim, on the bundled R benchmark (assets/data: 25
 -- data sets from yearly to 10-minute), scored the GIFT-Eval way against classical baselines.
--- Defaults train the quickstart's 1.15M-parameter model for 6,000 steps under the `classical16`
--- recipe (half the synthetic series from classical ETS, ARIMA and trend families, 16-step
--- patches; scripts/lib/zero_shot.lua), about 17 minutes on one CPU core; `recipe=toto` is
--- Toto 2.0's own mix on 32-step patches. On a GPU, `device=cuda preset=toto2-4m` trains a
--- released size.
+-- Defaults train the quickstart's model (d_model 128, 4 layers; 1.04M parameters) for 6,000
+-- steps under the `classical16` recipe (half the synthetic series from classical ETS, ARIMA and
+-- trend families, 16-step patches; scripts/lib/zero_shot.lua), about 17 minutes on one CPU
+-- core; `recipe=classical16_full` is the quickstart's (the same, every sample observed over its
+-- whole context), `recipe=toto` Toto 2.0's own mix on 32-step patches. On a GPU,
+-- `device=cuda preset=toto2-4m` trains a released size.
 --
 -- The model is scored as a context ensemble: each window forecast from its last 64 steps and from
 -- the whole context, the two averaged level by level (better than the whole context alone on the
 -- validation and test windows, no different from the last 64 alone: README, "Context ensembles");
 -- short_context=0 scores from the whole context only (the default where context is 64 or less).
 --
---   orrery run scripts/zero_shot.lua [recipe=classical16|toto] [steps=6000] [seconds=N] [seed=0]
+--   orrery run scripts/zero_shot.lua [recipe=classical16|classical16_full|toto] [steps=6000] [seconds=N] [seed=0]
 --                                    [device=cpu|cuda] [preset=toto2-4m] [batch=32] [context=512]
 --                                    [short_context=64] [name=zero_shot]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local benchmark = args.data or (here .. "../assets/data")
 local device = args.device or "cpu"
-local context = tonumber(args.context) or 512
+local context = math.tointeger(tonumber(args.context or 512))
+assert(context and context > 0, "context must be a whole number above 0, got '" .. tostring(args.context) .. "'")
 local short_context = context > 64 and 64 or 0
 if args.short_context then short_context = tonumber(args.short_context) end
 assert(short_context and short_context >= 0 and short_context < context and short_context == math.floor(short_context),
        "short_context must be a whole number from 0 to context - 1, got '" .. tostring(args.short_context) .. "'")
-local seed = 0
-if args.seed then
-  seed = tonumber(args.seed)
-  assert(seed and seed >= 0 and seed == math.floor(seed), "seed must be a whole number, at least 0, got '" .. tostring(args.seed) .. "'")
-end
-
 local zs = require("lib.zero_shot")
+local seed = zs.seed(args.seed)
 local recipe = zs.recipe(args.recipe or "classical16")
 local model = zs.model{preset = args.preset, device = device, patch_size = recipe.patch_size, seed = seed}
 local run = orrery.train(zs.train_fields{
-  model = model, data = zs.mixture({families = zs.families(recipe.families)}), steps = tonumber(args.steps),
-  seconds = args.seconds, batch = tonumber(args.batch), context = context, seed = seed,
+  model = model, data = zs.recipe_mixture(recipe), steps = args.steps,
+  seconds = args.seconds, batch = args.batch, context = context, seed = seed,
   name = args.name or "zero_shot",
 })
 model:save(run.run_dir .. "/model.safetensors")

@@ -2,7 +2,8 @@
 // rounds, the decay round branched off one stable run), scripts/scaling.lua (budgets branched
 // off one run per size, both laws fitted), scripts/prior_ablation.lua (the synthetic prior's
 // families, arm by arm, on paired seeds; sign_average.lua scores its saved models again) and
-// scripts/zero_shot.lua's recipes. Run again, each reads its work back and trains nothing.
+// scripts/zero_shot.lua's recipes and the quickstart that shares them. Run again, each reads its
+// work back and trains nothing.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
@@ -37,6 +38,14 @@ std::set<std::string> folders(const std::string& dir) {
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
   return out;
+}
+
+// A one-series benchmark, the bundled Nile, in dir/nile: a script's scoring stays short.
+void nile_benchmark(const std::string& dir) {
+  fs::create_directory(dir + "/nile");
+  fs::copy_file(std::string(ORRERY_SOURCE_DIR) + "/assets/data/nile.csv", dir + "/nile/nile.csv");
+  std::ofstream(dir + "/nile/manifest.json")
+      << R"({"datasets": [{"name": "nile", "file": "nile.csv", "frequency": "A", "series": 1, "length": 100}]})";
 }
 
 test::CommandResult run(const std::string& dir, const std::string& args) {
@@ -135,7 +144,7 @@ TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits bot
 TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each with the first, and resumes") {
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
-      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,averaged,classical16,early,classical16+early,classical+patch8,"
+      "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,obs0,averaged,classical16,early,classical16+early,classical+patch8,"
       "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+ensemble64,classical16+context128x3,classical16+full "
       "seeds=2 "
       "steps=3 batch=2 "
@@ -169,6 +178,10 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(patch16["model"]["patch_size"] == 16);
   const Json obs20 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/obs20-s0/config.json"));
   CHECK(obs20["data"]["describe"]["sources"][1]["share"].get<double>() == Approx(0.2));
+  // obs0: the synthetic source alone.
+  const Json obs0 = Json::parse(test::read_text(dir + "/runs/prior_ablation/runs/obs0-s0/config.json"));
+  CHECK(obs0["data"]["options"]["sources"].size() == 1);
+  CHECK(obs0["data"]["options"]["sources"][0]["name"] == "synthetic");
   CHECK(r["comparison"]["patch16"]["test_difference"].contains("verdict"));
   // classical16: the classical families on 16-step patches; early: the loss on each target
   // patch's first 16 steps, weighed 4.
@@ -256,7 +269,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
                                            "options differ); give runs_dir= another folder to train it anew"));
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
-          "patch8, obs20, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
+          "patch8, obs20, obs0, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
           "ensemble64, context128, context128x3, full; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+ensemble64 context=64",
           "arm 'classical16+ensemble64' scores from 64 steps twice; give context= above 64");
@@ -302,17 +315,14 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
 
 TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on request, and refuses others") {
   const std::string dir = checkout("zero-shot");
-  // A one-series benchmark (the bundled Nile), so the scoring stays short.
-  fs::create_directory(dir + "/nile");
-  fs::copy_file(std::string(ORRERY_SOURCE_DIR) + "/assets/data/nile.csv", dir + "/nile/nile.csv");
-  std::ofstream(dir + "/nile/manifest.json")
-      << R"({"datasets": [{"name": "nile", "file": "nile.csv", "frequency": "A", "series": 1, "length": 100}]})";
+  nile_benchmark(dir);
   const std::string small = " steps=2 batch=2 context=128 data=nile";
   const auto def = run(dir, "scripts/zero_shot.lua" + small);
   INFO(def.output);
   REQUIRE(def.status == 0);
   const Json c16 = Json::parse(test::read_text(dir + "/runs/zero_shot/config.json"));
   CHECK(c16["model"]["patch_size"] == 16);
+  CHECK(c16["data"]["options"]["min_context"] == 64);
   const Json& families = c16["data"]["options"]["sources"][0]["options"]["families"];
   CHECK(families["ets"].get<double>() == Approx(0.2));
   CHECK(families["kernel_trend"].get<double>() == Approx(0.2));
@@ -335,8 +345,44 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   refuses(dir, "scripts/zero_shot.lua short_context=128" + small,
           "short_context must be a whole number from 0 to context - 1, got '128'");
   refuses(dir, "scripts/zero_shot.lua short_context=some" + small, "got 'some'");
-  refuses(dir, "scripts/zero_shot.lua recipe=classical" + small, "unknown recipe 'classical' (recipes: classical16, toto)");
+  refuses(dir, "scripts/zero_shot.lua recipe=classical" + small, "unknown recipe 'classical' (recipes: classical16, classical16_full, toto)");
   refuses(dir, "scripts/zero_shot.lua seed=-1" + small, "seed must be a whole number, at least 0, got '-1'");
+  refuses(dir, "scripts/zero_shot.lua context=wide steps=2 data=nile", "context must be a whole number above 0, got 'wide'");
+  refuses(dir, "scripts/zero_shot.lua steps=many data=nile", "option 'steps' of orrery.train must be an integer, got the string \"many\"");
+}
+
+TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, scored as the same context ensemble") {
+  const std::string dir = checkout("quickstart");
+  const auto quick = run(dir, "scripts/quickstart.lua steps=2 seed=1");
+  INFO(quick.output);
+  REQUIRE(quick.status == 0);
+  const Json q = Json::parse(test::read_text(dir + "/runs/quickstart/config.json"));
+  CHECK(q["model"]["patch_size"] == 16);
+  CHECK(q["model"]["seed"] == 1);
+  CHECK(q["train"]["seed"] == 1);
+  const Json& sources = q["data"]["options"]["sources"];
+  CHECK(sources[0]["options"]["families"]["ets"].get<double>() == Approx(0.2));
+  CHECK(sources[1]["name"] == "observability");
+  CHECK(q["data"]["options"]["min_context"] == 0);  // every sample observed over its whole context
+  const Json scored = Json::parse(test::read_text(dir + "/runs/quickstart/eval.json"));
+  CHECK(scored["protocol"]["contexts"] == Json::array({64, 512}));
+  CHECK_THAT(quick.output, Catch::Contains("best classical baseline"));
+
+  // zero_shot.lua's recipe at the same seed and steps trains the same model, weight for weight (scored
+  // on one series, the bundled Nile, to keep it short).
+  nile_benchmark(dir);
+  const auto zero = run(dir, "scripts/zero_shot.lua recipe=classical16_full steps=2 seed=1 data=nile");
+  INFO(zero.output);
+  REQUIRE(zero.status == 0);
+  const auto a = orrery::load_safetensors(dir + "/runs/quickstart/model.safetensors");
+  const auto b = orrery::load_safetensors(dir + "/runs/zero_shot/model.safetensors");
+  REQUIRE(a.tensors.size() == b.tensors.size());
+  for (const auto& [name, t] : a.tensors) {
+    INFO(name);
+    REQUIRE(b.find(name) != nullptr);
+    CHECK(at::equal(t, *b.find(name)));
+  }
+  refuses(dir, "scripts/quickstart.lua seed=1.5 steps=2", "seed must be a whole number, at least 0, got '1.5'");
 }
 
 TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back and refuses another sweep's folder") {

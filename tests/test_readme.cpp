@@ -33,6 +33,7 @@ const std::vector<Exercise> kExercises = {
     {"make test", "", ""},
     {kQuick + " steps=500 name=short", kQuick + " steps=20 name=short", "Run directory: runs/short"},
     {kQuick + " seconds=60", kQuick + " seconds=60 steps=20 name=budget", "20 steps in"},
+    {kQuick + " seed=1 name=seed1", kQuick + " seed=1 steps=20 name=seed1", "Run directory: runs/seed1"},
     {"build/bin/orrery plugins", "", "toto2"},
     {"build/bin/orrery plugins --json", "", "\"checkpoint_format\": \"Hugging Face Toto 2.0\""},
     {"build/bin/orrery run scripts/coord_check.lua widths=64,128 seeds=1",
@@ -211,6 +212,12 @@ const std::vector<Exercise> kExercises = {
      "classical16+full,classical16+full+context64,classical16+full+ensemble64 steps=6000",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16,classical16+ensemble64,classical16+full+ensemble64 "
      "seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=default+full+obs0,classical16+ensemble64,"
+     "classical16+full+ensemble64,classical16+full+obs0+ensemble64,default,classical16,classical16+full,"
+     "classical16+full+obs0 steps=2400",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=default+full+obs0,classical16+full+obs0+ensemble64 seeds=1 "
+     "steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
