@@ -26,7 +26,6 @@ local run = orrery.train(zs.train_fields{
   seconds          = args.seconds,            -- optional budget: steps or time, whichever ends first
   seed             = seed,
   name             = args.name or "quickstart",
-  log_every        = 50,
   checkpoint_every = args.checkpoint_every,   -- also every 30 minutes, on Ctrl-C and at the end
 })
 

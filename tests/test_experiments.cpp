@@ -383,6 +383,7 @@ TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, s
     CHECK(at::equal(t, *b.find(name)));
   }
   refuses(dir, "scripts/quickstart.lua seed=1.5 steps=2", "seed must be a whole number, at least 0, got '1.5'");
+  refuses(dir, "scripts/quickstart.lua seed=inf steps=2", "seed must be a whole number, at least 0, got 'inf'");
 }
 
 TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back and refuses another sweep's folder") {

@@ -38,11 +38,9 @@ end
 -- quotes it.
 function zs.seed(arg)
   if arg == nil then return 0 end
-  local seed = tonumber(arg)
-  if not (seed and seed >= 0 and seed == math.floor(seed)) then
-    error("seed must be a whole number, at least 0, got '" .. tostring(arg) .. "'", 0)
-  end
-  return math.tointeger(seed) or seed
+  local seed = math.tointeger(tonumber(arg))
+  if not (seed and seed >= 0) then error("seed must be a whole number, at least 0, got '" .. tostring(arg) .. "'", 0) end
+  return seed
 end
 
 -- The synthetic source's families: `added` ({name = share}) at their shares of the synthetic
