@@ -5,7 +5,7 @@
 -- count makes the printed figures the same on any machine; `seconds=` adds a time budget instead.
 --
 --   orrery run scripts/quickstart.lua [--resume] [steps=2400] [seconds=N] [seed=0] [name=quickstart]
---                                     [checkpoint_every=N]
+--                                     [checkpoint_every=N] [data=assets/data]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local assets = here .. "../assets/"
@@ -40,7 +40,7 @@ if orrery.world().rank ~= 0 then return end
 local eval = orrery.eval{
   model   = model,
   name    = "quickstart",
-  data    = assets .. "data",
+  data    = args.data or (assets .. "data"),   -- another benchmark folder or CSV with data=
   context = {64, 512},
   out     = run.run_dir,   -- eval.json and eval.csv beside the run
 }
