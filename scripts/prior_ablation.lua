@@ -123,7 +123,7 @@ local steps = tonumber(args.steps) or 2000
 local context = tonumber(args.context) or 512
 local device = args.device or "cpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local benchmark = args.data or (here .. "../assets/data")
+local benchmark = zs.benchmark(args.data, here .. "../assets/data")
 local dir = (args.runs_dir or "runs") .. "/prior_ablation"
 
 -- The arm's families: its additions at their shares, the default families in the rest.

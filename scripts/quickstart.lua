@@ -11,6 +11,7 @@ local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local assets = here .. "../assets/"
 local zs = require("lib.zero_shot")
 local seed = zs.seed(args.seed)
+local benchmark = zs.benchmark(args.data, assets .. "data")   -- another benchmark folder or CSV with data=
 
 -- The recipe (scripts/lib/zero_shot.lua): half the synthetic series from the classical ETS,
 -- ARIMA and trend families, 57.5% synthetic and 42.5% observability-like series, every sample
@@ -32,6 +33,8 @@ local run = orrery.train(zs.train_fields{
 -- Under `orrery launch -n N` or torchrun every rank has trained alongside rank 0; rank 0 goes on.
 if orrery.world().rank ~= 0 then return end
 
+model:save(run.run_dir .. "/model.safetensors")   -- before scoring: a failed evaluation loses no training
+
 -- The bundled benchmark (assets/data: 25 real data sets from R, yearly to 10-minute), scored
 -- the GIFT-Eval way: MASE and CRPS of the last windows of every series, as ratios to seasonal
 -- naive on the same windows (below 1 beats it), next to the classical baselines. The model
@@ -40,11 +43,10 @@ if orrery.world().rank ~= 0 then return end
 local eval = orrery.eval{
   model   = model,
   name    = "quickstart",
-  data    = args.data or (assets .. "data"),   -- another benchmark folder or CSV with data=
+  data    = benchmark,
   context = {64, 512},
   out     = run.run_dir,   -- eval.json and eval.csv beside the run
 }
-model:save(run.run_dir .. "/model.safetensors")
 local mine, best = nil, nil
 for _, s in ipairs(eval.summary) do
   if s.model == "quickstart" then mine = s

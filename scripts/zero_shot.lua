@@ -18,7 +18,6 @@
 --                                    [short_context=64] [name=zero_shot]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local benchmark = args.data or (here .. "../assets/data")
 local device = args.device or "cpu"
 local context = math.tointeger(tonumber(args.context or 512))
 assert(context and context > 0, "context must be a whole number above 0, got '" .. tostring(args.context) .. "'")
@@ -27,6 +26,7 @@ if args.short_context then short_context = tonumber(args.short_context) end
 assert(short_context and short_context >= 0 and short_context < context and short_context == math.floor(short_context),
        "short_context must be a whole number from 0 to context - 1, got '" .. tostring(args.short_context) .. "'")
 local zs = require("lib.zero_shot")
+local benchmark = zs.benchmark(args.data, here .. "../assets/data")
 local seed = zs.seed(args.seed)
 local recipe = zs.recipe(args.recipe or "classical16")
 local model = zs.model{preset = args.preset, device = device, patch_size = recipe.patch_size, seed = seed}

@@ -383,6 +383,10 @@ TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, s
   }
   refuses(dir, "scripts/quickstart.lua seed=1.5 steps=2", "seed must be a whole number, at least 0, got '1.5'");
   refuses(dir, "scripts/quickstart.lua seed=inf steps=2", "seed must be a whole number, at least 0, got 'inf'");
+  // A benchmark that is not there is refused before any training: no run folder is started.
+  refuses(dir, "scripts/quickstart.lua name=typo data=nlie", "data=nlie: no such benchmark folder or file");
+  refuses(dir, "scripts/zero_shot.lua name=typo data=nlie", "data=nlie: no such benchmark folder or file");
+  CHECK(!fs::exists(dir + "/runs/typo"));
 }
 
 TEST_CASE("lr_transfer.lua resume= reads an earlier sweep's finished runs back and refuses another sweep's folder") {

@@ -15,15 +15,17 @@ end
 -- Recipes: what the synthetic half of the mix draws and the patch size. `classical16` is the
 -- default of zero_shot.lua: measured best in prior_ablation.lua (README, "The prior, one change at
 -- a time"); `toto` is Toto 2.0's own, the synthetic source's default families on 32-step patches.
+-- Half the synthetic series from the classical families (ETS, KernelSynth on trends, ARIMA),
+-- the default families in the rest.
+local classical = {ets = 0.2, kernel_trend = 0.2, arima = 0.1}
 zs.recipes = {
   toto        = {},
-  -- Half the synthetic series from the classical families (ETS, KernelSynth on trends, ARIMA),
-  -- the default families in the rest, on 16-step patches (a 72-step monthly history is 5 tokens).
-  classical16 = {families = {ets = 0.2, kernel_trend = 0.2, arima = 0.1}, patch_size = 16},
+  -- The classical families on 16-step patches (a 72-step monthly history is 5 tokens).
+  classical16 = {families = classical, patch_size = 16},
   -- The same with every training sample observed over its whole context (the mixture's
   -- min_context off): the quickstart's recipe, measured best on the validation windows at its
   -- 2,400 steps (README, "The quickstart's recipe").
-  classical16_full = {families = {ets = 0.2, kernel_trend = 0.2, arima = 0.1}, patch_size = 16, min_context = 0},
+  classical16_full = {families = classical, patch_size = 16, min_context = 0},
 }
 zs.recipe_names = "classical16, classical16_full, toto"
 
@@ -41,6 +43,16 @@ function zs.seed(arg)
   local seed = math.tointeger(tonumber(arg))
   if not (seed and seed >= 0) then error("seed must be a whole number, at least 0, got '" .. tostring(arg) .. "'", 0) end
   return seed
+end
+
+-- The benchmark a script scores on: `arg` (a benchmark folder or a CSV file) or `default`;
+-- one that is not there is an error now, before any training, not after it.
+function zs.benchmark(arg, default)
+  local path = arg or default
+  local f = io.open(path, "r")
+  if not f then error("data=" .. path .. ": no such benchmark folder or file", 0) end
+  f:close()
+  return path
 end
 
 -- The synthetic source's families: `added` ({name = share}) at their shares of the synthetic
