@@ -25,8 +25,10 @@ build: configure
 run: build
 	$(BUILD)/bin/orrery run scripts/quickstart.lua
 
+# ctest runs JOBS tests at a time, each with one intra-op thread (tests/CMakeLists.txt), and
+# the few whose ranks must meet within seconds alone.
 test: build
-	cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j 1
+	cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD)
@@ -56,7 +58,7 @@ $(ASAN_BUILD)/build.ninja: | setup
 
 sanitize: setup $(ASAN_BUILD)/build.ninja
 	$(NICE) $(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && $(SAN_ENV) $(abspath $(VENV))/bin/ctest --output-on-failure -j 1 -LE plain_only
+	cd $(ASAN_BUILD) && $(SAN_ENV) $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS) -LE plain_only
 
 # `make fuzz`: the libFuzzer targets of tests/fuzz (built in the sanitized folder above) each run
 # FUZZ_SECONDS on its seed corpus; fails on the first crash, leak or hang and leaves the input in
