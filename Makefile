@@ -34,9 +34,9 @@ clean:
 	rm -rf $(BUILD)
 
 # `make sanitize`: the whole project with ASan and UBSan (ORRERY_SANITIZE) in its own folder, then
-# every ctest test under them, leaks included, but those labelled plain_only (readme and
-# headless_configure: they re-run documented commands and a configure, no code of their own, and
-# cost a third of the run under the sanitizers). LibTorch, Arrow and the GL stack are not
+# the ctest tests under them, leaks included: those that check Orrery's own memory handling
+# (tests/CMakeLists.txt leaves out the programs of LibTorch arithmetic, the experiment scripts
+# and the README's commands, and plain_only labels headless_configure). LibTorch, Arrow and the GL stack are not
 # instrumented but run inside the checked processes; nothing is suppressed. One build serves
 # `make fuzz` too: clang-19, with libFuzzer's coverage (ORRERY_FUZZ), so CI compiles the project
 # twice (plain and sanitized), not three times.

@@ -35,7 +35,7 @@ local final_seeds = arg_number("final_seeds", 3)
 local shape = {width = arg_number("width", 64), depth = arg_number("depth", 2), heads = arg_number("heads", 4)}
 local batch, context = arg_number("batch", 16), arg_number("context", 256)
 local device = args.device or "cpu"
-local benchmark = args.data or "assets/data"
+local benchmark = require("lib.args").benchmark(args.data, "assets/data")  -- refused now, not after the search
 local name = args.name or "proxy_search"
 local dir = (args.runs_dir or "runs") .. "/" .. name
 local rounds = {}

@@ -105,6 +105,10 @@ TEST_CASE("proxy_search.lua chains four rounds, branches the decays, and resumes
   const Json r2 = rerun_without_training(dir, cmd, "runs/proxy_search/runs", "runs/proxy_search/proxy_search.json");
   CHECK(r2["config"] == r["config"]);
   CHECK(r2["final"] == r["final"]);
+  // A benchmark that is not there is refused before the first trial, not when the first scores.
+  refuses(dir, "scripts/proxy_search.lua name=typo data=nlie " + cmd.substr(cmd.find(' ') + 1),
+          "data=nlie: no such benchmark folder or file");
+  CHECK(!fs::exists(dir + "/runs/typo"));
 }
 
 TEST_CASE("scaling.lua branches shorter budgets off each size's run and fits both laws") {
@@ -270,7 +274,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, obs0, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
-          "ensemble64, context128, context128x3, full; or arms joined by '+', e.g. classical16+early)");
+          "ensemble64, context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+ensemble64 context=64",
           "arm 'classical16+ensemble64' scores from 64 steps twice; give context= above 64");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+context64+ensemble64",

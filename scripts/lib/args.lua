@@ -10,4 +10,14 @@ function M.list(s, default)
   return out
 end
 
+-- The benchmark a script scores on: data= (or `default`), refused before any work starts when
+-- it is not there, so that a long training never ends in "no such file".
+function M.benchmark(s, default)
+  local path = s or default
+  local f = io.open(path, "r")
+  if not f then error("data=" .. path .. ": no such benchmark folder or file", 0) end
+  f:close()
+  return path
+end
+
 return M

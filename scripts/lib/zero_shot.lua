@@ -45,15 +45,8 @@ function zs.seed(arg)
   return seed
 end
 
--- The benchmark a script scores on: `arg` (a benchmark folder or a CSV file) or `default`;
--- one that is not there is an error now, before any training, not after it.
-function zs.benchmark(arg, default)
-  local path = arg or default
-  local f = io.open(path, "r")
-  if not f then error("data=" .. path .. ": no such benchmark folder or file", 0) end
-  f:close()
-  return path
-end
+-- data= (a benchmark folder or a CSV file), refused before any training when it is not there.
+zs.benchmark = require("lib.args").benchmark
 
 -- The synthetic source's families: `added` ({name = share}) at their shares of the synthetic
 -- series, the source's default families keeping their proportions in the rest.
