@@ -103,7 +103,8 @@ TEST_CASE("arima: fixed orders reach statsforecast's estimates and forecasts", "
 // conditional-sum-of-squares fits that end a little apart. Measured: 8 of the 15 fits take the
 // same order and constant (4 of the 6 with covariates); their forecasts agree within 1.9%
 // (Seatbelts with the petrol price, whose coefficient the likelihood barely pins down).
-TEST_CASE("arima: AutoARIMA's order and forecasts, with and without covariates", "[arima]") {
+// [long]: 15 order searches, minutes under the sanitizers (tests/CMakeLists.txt).
+TEST_CASE("arima: AutoARIMA's order and forecasts, with and without covariates", "[arima][long]") {
   const auto arima = make_baseline("arima");
   const Json all = fixture();
   int same = 0, fits = 0;
@@ -211,7 +212,7 @@ TEST_CASE("arima: STL decomposes as statsmodels does", "[arima]") {
 }
 
 // The same series in units of 1e-40 or 1e40 gets the same forecast, scaled.
-TEST_CASE("arima: the forecast does not depend on the series' units", "[arima]") {
+TEST_CASE("arima: the forecast does not depend on the series' units", "[arima][long]") {
   std::vector<double> y;
   double e = 0;
   uint64_t state = 99;

@@ -428,7 +428,8 @@ TEST_CASE("orrery bench train refuses bad arguments, naming the option") {
   CHECK(help.output.find("causal time layers counted at the full S^2") != std::string::npos);
 }
 
-TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, and prints the ratios") {
+// [long]: torch.compile in the reference (not instrumented), minutes under the sanitizers.
+TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, and prints the ratios", "[long]") {
   const std::string python = python_with_torch();
   if (python.empty()) {
     WARN("skipped: no .venv/bin/python with torch");
