@@ -188,7 +188,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
-        "                       [--categorical COL,...] [--regression]\n\n"
+        "                       [--categorical COL,...] [--regression] [--static-covariates COL,...]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -213,7 +213,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "--future-covariates through an in-context linear regression instead, for any model: each\n"
         "target is fitted over its whole history on those it follows (chosen by a test on their\n"
         "changes; none, and the forecast is the model's own), the model forecasts the residual\n"
-        "alone, and the fit over the horizon is added to every quantile.\n");
+        "alone, and the fit over the horizon is added to every quantile.\n"
+        "--static-covariates names the columns that hold one value per series (the same on every\n"
+        "row, or empty): exactly the static covariates the model reads, in any order.\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
@@ -234,11 +236,13 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
     else if (a == "--regression") o.regression = true;
-    else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical") {
+    else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical" ||
+             a == "--static-covariates") {
       const auto names = comma_list(value());
       if (names.empty()) throw Error("forecast: " + a + " takes column names, separated by commas");
       (a == "--target" ? o.targets : a == "--past-covariates" ? o.past_covariates
-                                   : a == "--future-covariates" ? o.future_covariates : o.categorical) = names;
+                                   : a == "--future-covariates" ? o.future_covariates
+                                   : a == "--categorical"       ? o.categorical : o.static_covariates) = names;
     }
     else if (a == "--future") o.future = value();
     else throw Error("forecast: unknown argument '" + a + "' (see orrery forecast --help)");

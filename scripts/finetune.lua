@@ -6,7 +6,7 @@
 --   orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H]
 --                                   [timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu]
 --                                   [name=finetune] [past_covariates=COL,...] [future_covariates=COL,...]
---                                   [categorical=COL,...]
+--                                   [categorical=COL,...] [static_covariates=COL,...]
 --
 -- PATH: a Hugging Face Toto 2.0 folder, an Orrery run folder or a model.safetensors.
 -- FILE: a CSV, Parquet or Arrow file, or a glob of them. Wide: a time column and one column per
@@ -19,10 +19,14 @@
 -- the pretrained model) and is scored with them (tuned) and without (tuned/no-covariates) on the
 -- same test windows; the pretrained model, which cannot read them, is scored without. Covariates
 -- named by `categorical` hold categories: each enters as one 0/1 row per category.
+-- `static_covariates` names numeric columns that hold one value per series (a store's size): the
+-- tuned model gains a vector for each, at zero (docs/covariates.md#static-covariates), and both
+-- the training and the test read each series' values. What they are worth is the difference to
+-- the same fine-tuning without them (a second run); the pretrained model is scored without.
 
 local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
               "[timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune] " ..
-              "[past_covariates=COL,...] [future_covariates=COL,...] [categorical=COL,...]"
+              "[past_covariates=COL,...] [future_covariates=COL,...] [categorical=COL,...] [static_covariates=COL,...]"
 if not args.model or not args.data then error(usage, 0) end
 local device = args.device or "cpu"
 local context = tonumber(args.context) or 512
@@ -36,14 +40,15 @@ local function series(extra)
   local choice = {format, files = args.data, layout = args.layout, frequency = args.frequency,
                   timestamp_format = args.timestamp_format,
                   past_covariates = args.past_covariates, future_covariates = args.future_covariates,
-                  categorical = args.categorical}
+                  categorical = args.categorical, static_covariates = args.static_covariates}
   for k, v in pairs(extra or {}) do choice[k] = v end
   return choice
 end
 
 local covariates = args.past_covariates ~= nil or args.future_covariates ~= nil
 local pretrained = orrery.load(args.model, device)
-local tuned = orrery.load(args.model, device, covariates and {variate_roles = true} or nil)
+local gains = {variate_roles = covariates or nil, static_covariates = args.static_covariates}
+local tuned = orrery.load(args.model, device, next(gains) and gains or nil)
 
 -- Where the test windows start: orrery.eval reports them per data set.
 local probe = orrery.eval{data = series(), baselines = {"seasonal_naive"}, quiet = true}
@@ -59,6 +64,10 @@ if covariates then
   print(string.format("covariates: %d past-only and %d known-future column(s)%s; up to %d rows a series, targets first",
                       about.past_covariates, about.future_covariates,
                       args.categorical and (", one row per category of " .. args.categorical) or "", about.variates))
+end
+if args.static_covariates then
+  print("static covariates: " .. table.concat(orrery.data(series()):describe().static_covariates, ", ") ..
+        " (one value a series), learned from zero by the tuned model")
 end
 
 local run = orrery.train{

@@ -190,6 +190,71 @@ TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::fo
   CHECK(csv_column(other.output, "sales_q0.5") != median);
 }
 
+TEST_CASE("orrery forecast --static-covariates: columns of one value, the model's static covariates") {
+  const std::string dir = test::temp_dir("cli-statics");
+  orrery::ModelSpec spec = test::tiny_spec(3);
+  spec.arch.options["static_covariates"] = "size, urban";
+  orrery::Model model(spec, orrery::Registry::global());
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : model.params())  // away from its zero init, so that the values matter
+      if (p.info.name == "static_embedding") p.tensor.copy_(at::randn(p.tensor.sizes()) * 0.5);
+  }
+  model.save_weights(dir + "/model.safetensors");
+  std::vector<double> a, b;
+  {
+    std::ofstream csv(dir + "/in.csv"), big(dir + "/big.csv");  // big: the same with a size of 4000
+    csv << "time,a,urban,b,size\n", big << "time,a,urban,b,size\n";
+    for (int t = 0; t < 70; ++t) {
+      a.push_back(100 + t + 5 * std::sin(t)), b.push_back(3.5 * t);
+      csv << t << "," << a.back() << "," << (t == 3 ? "" : "1") << "," << b.back() << ",40\n";
+      big << t << "," << a.back() << "," << (t == 3 ? "" : "1") << "," << b.back() << ",4000\n";
+    }
+  }
+  auto forecast = [&](const std::string& args) {
+    return test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir + "/in.csv --horizon 8 " + args));
+  };
+  auto r = forecast("--static-covariates urban,size");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.rfind("step,time,a_q0.1,", 0) == 0);
+  CHECK(r.output.find("size_q") == std::string::npos);
+  CHECK(r.output.find("urban_q") == std::string::npos);
+  // The same forecast in C++: each target its own series, with the file's statics in the model's order.
+  at::Tensor values = at::stack({at::tensor(a, at::kDouble), at::tensor(b, at::kDouble)}).unsqueeze(1);
+  orrery::ForecastOptions o;
+  o.statics = at::tensor({40.f, 1.f}).view({1, 1, 2}).expand({2, 1, 2}).contiguous();
+  const orrery::Forecast direct = model.forecast(values, at::ones(values.sizes(), at::kBool), at::zeros({2, 1}, at::kLong), 8, o);
+  const std::vector<double> median = csv_column(r.output, "b_q0.5");
+  REQUIRE(median.size() == 8);
+  for (int64_t h = 0; h < 8; ++h) CHECK(median[h] == Approx(direct.median[1][0][h].item<double>()).epsilon(1e-8));
+  // Another static value, another forecast.
+  const auto big = forecast("--input " + dir + "/big.csv --static-covariates size,urban");
+  REQUIRE(big.status == 0);
+  CHECK(csv_column(big.output, "b_q0.5") != median);
+
+  auto fails = [&](const std::string& args, const std::string& message) {
+    auto e = forecast(args);
+    INFO(e.output);
+    CHECK(e.status == 1);
+    CHECK_THAT(e.output, Catch::Contains(message));
+  };
+  fails("", "forecast: the model reads static covariates (size, urban); name their columns with --static-covariates "
+            "(\"size\" is missing)");
+  fails("--static-covariates size", "(\"urban\" is missing)");
+  std::ofstream(dir + "/shop.csv") << "a,size,urban,shop\n1,40,1,7\n2,40,1,7\n3,40,1,7\n";
+  fails("--input " + dir + "/shop.csv --static-covariates size,urban,shop",
+        "--static-covariates names \"shop\", which the model does not read (it reads size, urban)");
+  fails("--static-covariates size,area", "no column \"area\"");
+  fails("--static-covariates size,size", "column \"size\" is named twice");
+  std::ofstream(dir + "/varies.csv") << "a,size,urban\n1,40,1\n2,41,1\n";
+  fails("--input " + dir + "/varies.csv --static-covariates size,urban",
+        "varies.csv: column \"size\" is a static covariate (one value per series), but it is 40 on line 2 and 41 on line 3");
+  std::ofstream(dir + "/empty.csv") << "a,size,urban\n1,,1\n2,,1\n";
+  fails("--input " + dir + "/empty.csv --static-covariates size,urban",
+        "empty.csv: static covariate column \"size\" has no value on any line");
+}
+
 TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot rows") {
   CovariateFixture f;
   const int T = CovariateFixture::kSteps, H = CovariateFixture::kHorizon;

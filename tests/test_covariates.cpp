@@ -493,6 +493,151 @@ print("trained on covariates")
   CHECK(ones >= 1);
 }
 
+// ---- static covariates: one value per series, a learned vector added to its patches ----------
+
+namespace {
+std::unique_ptr<orrery::Model> static_model(uint64_t seed, const Json& names = "size, urban") {
+  orrery::ModelSpec s = test::tiny_spec(seed);
+  s.arch.options["static_covariates"] = names;
+  return std::make_unique<orrery::Model>(s, orrery::Registry::global());
+}
+// (B, V, S): every row of series b has the values of statics[b].
+at::Tensor statics_of(std::vector<std::vector<float>> statics, int64_t V) {
+  std::vector<at::Tensor> rows;
+  for (const auto& s : statics) rows.push_back(at::tensor(s, at::kFloat).view({1, 1, -1}).expand({1, V, -1}));
+  return at::cat(rows, 0).contiguous();
+}
+void perturb_statics(orrery::Model& m) {
+  at::NoGradGuard no_grad;
+  for (auto& p : m.params())
+    if (p.info.name == "static_embedding") p.tensor.copy_(at::randn(p.tensor.sizes()) * 0.5);
+}
+}  // namespace
+
+TEST_CASE("static covariates start at zero: with them a model forecasts and trains exactly as without") {
+  auto plain = test::tiny_model(4);
+  auto with_statics = static_model(4);
+  CHECK(with_statics->params().size() == plain->params().size() + 1);
+  CHECK(with_statics->static_covariates() == std::vector<std::string>{"size", "urban"});
+  at::Tensor x = at::randn({2, 1, 100}, at::kDouble) + 5;
+  at::Tensor obs = at::ones({2, 1, 100}, at::kBool);
+  at::Tensor ids = at::zeros({2, 1}, at::kLong);
+  orrery::ForecastOptions o;
+  o.statics = statics_of({{400, 1}, {40, 0}}, 1);
+  CHECK(at::equal(plain->forecast(x, obs, ids, 40).quantiles, with_statics->forecast(x, obs, ids, 40, o).quantiles));
+  orrery::Batch b = batch_of(at::randn({2, 3, 4 * P}), {});
+  const double plain_loss = plain->loss(b).item<double>();
+  b.statics = statics_of({{400, 1}, {40, 0}}, 3);
+  CHECK(plain_loss == with_statics->loss(b).item<double>());
+}
+
+TEST_CASE("a static covariate reaches every row of its own series and no other") {
+  auto m = static_model(5);
+  perturb_statics(*m);
+  // Two series in one row of the batch (ids 0 and 1), two rows each.
+  orrery::Batch b = batch_of(at::randn({1, 4, 4 * P}), {});
+  b.series_ids = at::tensor({0, 0, 1, 1}, at::kLong).unsqueeze(0);
+  b.statics = at::tensor({40.f, 1.f, 40.f, 1.f, 400.f, 0.f, 400.f, 0.f}).view({1, 4, 2});
+  const at::Tensor before = m->hidden(b);
+  b.statics = b.statics.clone();
+  b.statics[0].narrow(0, 2, 2).select(1, 0).fill_(4000.f);  // series 1's size
+  const at::Tensor after = m->hidden(b);
+  CHECK(at::equal(before.narrow(1, 0, 2), after.narrow(1, 0, 2)));
+  for (int64_t v : {2, 3}) CHECK(!at::allclose(before.narrow(1, v, 1), after.narrow(1, v, 1)));
+  // At every patch, the first included: a static value is known before the series' first step.
+  CHECK(!at::allclose(before.narrow(1, 2, 1).narrow(2, 0, 1), after.narrow(1, 2, 1).narrow(2, 0, 1)));
+
+  // In a forecast batch too.
+  at::Tensor x = at::randn({2, 1, 90}, at::kDouble) + 3;
+  at::Tensor obs = at::ones({2, 1, 90}, at::kBool);
+  orrery::ForecastOptions o;
+  o.statics = statics_of({{40, 1}, {400, 0}}, 1);
+  const at::Tensor f1 = m->forecast(x, obs, at::zeros({2, 1}, at::kLong), 40, o).quantiles;
+  o.statics = statics_of({{40, 1}, {400, 1}}, 1);
+  const at::Tensor f2 = m->forecast(x, obs, at::zeros({2, 1}, at::kLong), 40, o).quantiles;
+  CHECK(at::equal(f1.select(1, 0), f2.select(1, 0)));
+  CHECK(!at::allclose(f1.select(1, 1), f2.select(1, 1)));
+}
+
+TEST_CASE("a forecast's static covariates are checked, each mismatch named") {
+  auto m = static_model(6);
+  auto plain = test::tiny_model(6);
+  at::Tensor x = at::randn({1, 1, 64}, at::kDouble);
+  at::Tensor obs = at::ones({1, 1, 64}, at::kBool), ids = at::zeros({1, 1}, at::kLong);
+  orrery::ForecastOptions o;
+  auto fails = [&](orrery::Model& model, const std::string& message) {
+    CHECK_THROWS_WITH(model.forecast(x, obs, ids, 8, o), Catch::Contains(message));
+  };
+  fails(*m, "this model reads static covariates (size, urban: architecture plugin 'toto2', option static_covariates)");
+  o.statics = statics_of({{1, 2}}, 1);
+  fails(*plain, "architecture plugin 'toto2', as this model was built, reads no static covariates (option "
+                "static_covariates), but 2 were given");
+  o.statics = statics_of({{1, 2, 3}}, 1);
+  fails(*m, "static covariates must be of shape (series, variates, static covariates) = (1, 1, 2: size, urban), got "
+            "[1, 1, 3]");
+  o.statics = statics_of({{1, std::numeric_limits<float>::quiet_NaN()}}, 1);
+  fails(*m, "static covariates must be finite numbers (size, urban)");
+  o.statics = statics_of({{1, 2}}, 1);
+  o.sign_average = true;
+  fails(*m, "sign_average does not apply to forecasts with covariates");
+  CHECK_THROWS_WITH(static_model(1, "size, size"),
+                    Catch::Contains("architecture plugin 'toto2': static_covariates names 'size' twice"));
+}
+
+TEST_CASE("a model learns a static covariate from a CSV: the direction of a jump only it foretells") {
+  // Each series is noise around 0 for a patch and then around +3 or -3: which, the history
+  // cannot tell; the static covariate `up` (+1 or -1) does. Trained with it, the model's forecast
+  // after the first patch follows `up`; the training refuses a model and data that name others.
+  const std::string dir = test::temp_dir("static-covariates-train");
+  {
+    std::ofstream csv(dir + "/jumps.csv");
+    csv << "id,time,y,up\n";
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> noise(0, 1);
+    for (int s = 0; s < 200; ++s) {
+      const int up = s % 2 ? 1 : -1;
+      for (int t = 0; t < 32; ++t)
+        csv << "s" << s << "," << t << "," << (t < 16 ? 0 : 3 * up) + noise(rng) << "," << up << "\n";
+    }
+  }
+  const std::string path = dir + "/train.lua";
+  std::ofstream(path) << R"lua(
+local data = {"csv", files = ")lua" << dir << R"lua(/jumps.csv", timestamp_format = "unix", static_covariates = "up"}
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "up"},
+                       patch_size = 16}
+orrery.train{model = m, data = data, optimizer = {"adamw", lr = 3e-3}, steps = 300, batch_size = 16, context_length = 32,
+             quiet = true, runs_dir = ")lua" << dir << R"lua(/runs", name = "jumps", val_batches = 0}
+local y = {}  -- noise of mean 0 and spread 1, as the first patches were
+for t = 1, 16 do y[t] = ((t * 7) % 5 - 2) / math.sqrt(2) end
+local function level(up)
+  local f = m:forecast{values = y, horizon = 16, static_covariates = {up = up}}.median
+  local sum = 0
+  for h = 1, 16 do sum = sum + f[h] end
+  return sum / 16
+end
+local hi, lo = level(1), level(-1)
+print(string.format("levels %.2f %.2f", hi, lo))
+assert(hi > 1.5 and lo < -1.5, "the forecast follows the static covariate")
+local ok, err = pcall(m.forecast, m, {values = y, horizon = 16})
+assert(not ok and err:find("this model reads static covariates %(up:"), err)
+ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {down = 1}})
+assert(not ok and err:find("the model reads no static covariate \"down\"; it reads up"), err)
+ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {1}})
+assert(not ok and err:find("static_covariates must be a table of name = number pairs for up"), err)
+local other = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "down"},
+                           patch_size = 16}
+ok, err = pcall(orrery.train, {model = other, data = data, steps = 1, batch_size = 4, context_length = 32, quiet = true,
+                               runs_dir = ")lua" << dir << R"lua(/runs", val_batches = 0})
+assert(not ok and err:find("the model reads static covariates %(down%) but data plugin 'csv' gives %(up%)"), err)
+local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}, patch_size = 16}
+ok, err = pcall(orrery.train, {model = plain, data = data, steps = 1, batch_size = 4, context_length = 32, quiet = true,
+                               runs_dir = ")lua" << dir << R"lua(/runs", val_batches = 0})
+assert(not ok and err:find("gives static covariates %(up%) but the model reads none"), err)
+print("learned the static covariate")
+)lua";
+  check_script(path, "learned the static covariate");
+}
+
 TEST_CASE("the covariate regression recovers a linear effect, skips gaps and constant covariates") {
   using orrery::CovariateRegression;
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -648,6 +793,36 @@ assert(not ok and err:find("arch_options must be a table"), err)
 print("loaded with roles")
 )";
   check_script(path, "loaded with roles");
+}
+
+TEST_CASE("finetune.lua with static covariates: the tuned model learns them, the pretrained one is scored without") {
+  const std::string dir = test::temp_dir("finetune-statics");
+  {
+    std::ofstream csv(dir + "/stores.csv");
+    csv << "id,time,sales,size\n";
+    for (int s = 0; s < 3; ++s)
+      for (int t = 0; t < 400; ++t)  // hourly; the bigger the store, the more it sells
+        csv << "store" << s << "," << 3600 * t << "," << (s + 1) * (20 + t % 24) + (7 * t) % 5 << "," << 100 * (s + 1) << "\n";
+  }
+  std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}}"
+                                      ":save(\"" << dir << "/model.safetensors\")\n";
+  REQUIRE(test::run_command(test::orrery_cmd("run " + dir + "/make.lua")).status == 0);
+  const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd(
+      "run " + std::string(ORRERY_SOURCE_DIR) + "/scripts/finetune.lua model=" + dir + "/model.safetensors data=" +
+      dir + "/stores.csv timestamp_format=unix static_covariates=size steps=2 batch=2 context=64"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("static covariates: size (one value a series), learned from zero by the tuned model"));
+  CHECK_THAT(r.output, Catch::Contains("fine-tuning moved MASE"));
+  const Json config = Json::parse(test::read_text(dir + "/runs/finetune/config.json"));
+  CHECK(config["model"]["arch"]["options"]["static_covariates"] == "size");
+  CHECK(config["data"]["describe"]["static_covariates"] == Json({"size"}));
+  // The forecast snapshots name each series' static values, for the dashboard's titles.
+  const std::string snapshots = test::read_text(dir + "/runs/finetune/forecasts.jsonl");
+  REQUIRE(!snapshots.empty());
+  const Json first = Json::parse(snapshots.substr(0, snapshots.find('\n')));
+  const double size = first["series"][0]["statics"]["size"].get<double>();
+  CHECK((size == 100 || size == 200 || size == 300));
 }
 
 TEST_CASE("finetune.lua with covariates: the tuned model scored with and without them") {

@@ -43,6 +43,16 @@ std::unique_ptr<orrery::DataSource> csv(Json options, Split split = Split::train
   return orrery::Registry::global().create<orrery::PluginKind::data>("csv", options, ctx);
 }
 
+// The source with `options` must not build: an orrery::Error that says `message`.
+void refuses(const Json& options, const std::string& message) {
+  try {
+    csv(options);
+    FAIL("no error for " << options.dump());
+  } catch (const orrery::Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains(message));
+  }
+}
+
 // Variate v of sample b as text, "1,2,nan,4": from its first observed step to its last (left
 // padding dropped), unobserved steps between as nan.
 std::string render(const orrery::Batch& batch, int64_t b, int64_t v) {
@@ -158,12 +168,7 @@ TEST_CASE("covariate columns: each series' last rows, with roles; a long file's 
   auto fails = [&](Json options, const std::string& message) {
     options["files"] = wide;
     options["timestamp_format"] = "unix";
-    try {
-      csv(options);
-      FAIL("no error for " << options.dump());
-    } catch (const orrery::Error& e) {
-      CHECK_THAT(e.what(), Catch::Contains(message));
-    }
+    refuses(options, message);
   };
   fails({{"past_covariates", "cost"}}, "sales.csv: no column \"cost\" (option past_covariates); its columns are time, "
                                        "promo, sales, price");
@@ -172,6 +177,68 @@ TEST_CASE("covariate columns: each series' last rows, with roles; a long file's 
         "column \"price\" is both a target (option columns) and a covariate (option past_covariates)");
   fails({{"past_covariates", "price"}, {"future_covariates", "price"}}, "column \"price\" is named twice as a covariate");
   fails({{"past_covariates", "promo,sales,price"}}, "every value column is a covariate: no target to forecast");
+}
+
+TEST_CASE("static covariate columns: one value per series, on every row of its batch; each mismatch named") {
+  auto dir = test::temp_dir("csv-statics");
+  // A long file: each id a series with its size (the same on each of its rows, or empty) and its region.
+  const std::string file = write(dir, "stores.csv",
+                                 "id,time,sales,size,region\na,1,10,40,1\nb,1,50,400,2\na,2,11,,1\nb,2,52,400,2\n"
+                                 "a,3,12,40,1\nb,3,51,400,2\n");
+  auto d = csv({{"files", file}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"static_covariates", "size, region"}});
+  CHECK(d->static_covariates() == std::vector<std::string>{"size", "region"});
+  const Json j = d->describe();
+  CHECK(j["static_covariates"] == Json({"size", "region"}));
+  CHECK(j["variates"] == 1);  // the static columns become no rows
+  const auto b = d->sample({8, 3, 1});
+  REQUIRE(b.statics.defined());
+  REQUIRE(b.statics.sizes() == at::IntArrayRef({8, 1, 2}));
+  for (int64_t i = 0; i < 8; ++i) {
+    const std::string y = render(b, i, 0);
+    INFO(y);
+    const bool a = y == "10,11,12";
+    CHECK((a || y == "50,52,51"));
+    CHECK(b.statics[i][0][0].item<float>() == (a ? 40.f : 400.f));
+    CHECK(b.statics[i][0][1].item<float>() == (a ? 1.f : 2.f));
+  }
+  const auto stored = d->stored_series();
+  REQUIRE(stored.size() == 2);
+  CHECK(stored[0].statics == std::vector<double>{40, 1});
+  CHECK(stored[1].statics == std::vector<double>{400, 2});
+  // Without them a batch has none, and the file's cache entry is the one it had before.
+  auto plain = csv({{"files", file}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"value", "sales"}});
+  CHECK_FALSE(plain->sample({1, 3, 0}).statics.defined());
+  CHECK(plain->static_covariates().empty());
+
+  // A wide file of several series: each takes the file's static values.
+  const std::string wide = write(dir, "wide.csv", "time,x,y,size\n1,1,2,7\n2,3,4,7\n");
+  auto w = csv({{"files", wide}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"static_covariates", "size"}});
+  for (const auto& s : w->stored_series()) CHECK(s.statics == std::vector<double>{7});
+
+  auto fails = [&](const std::string& text, Json options, const std::string& message) {
+    options["files"] = write(dir, "bad.csv", text);
+    options["timestamp_format"] = "unix";
+    options["holdout"] = 0.0;
+    refuses(options, message);
+  };
+  const std::string good = "id,time,sales,size\na,1,10,40\na,2,11,40\n";
+  fails("id,time,sales,size\na,1,10,40\na,2,11,41\n", {{"static_covariates", "size"}},
+        "bad.csv:3: column \"size\" is a static covariate (one value per series), but (series \"a\") it is 41 here "
+        "and 40 at line 2");
+  fails("id,time,sales,size\na,1,10,\na,2,11,\nb,1,1,3\nb,2,1,3\n", {{"static_covariates", "size"}},
+        "series \"a\" has no value of static covariate \"size\" on any row");
+  fails(good, {{"static_covariates", "area"}}, "no column \"area\" (option static_covariates)");
+  fails(good, {{"static_covariates", "time"}}, "column \"time\" is the time column, not a static covariate");
+  fails(good, {{"value", "sales,size"}, {"static_covariates", "size"}},
+        "column \"size\" is both a target (option value) and a static covariate (option static_covariates)");
+  fails(good, {{"past_covariates", "size"}, {"static_covariates", "size"}},
+        "column \"size\" is both a covariate over time and a static covariate");
+  fails(good, {{"static_covariates", "size,size"}}, "column \"size\" is named twice as a static covariate");
+  fails(good, {{"static_covariates", "size"}, {"categorical", "size"}},
+        "column \"size\" is a static covariate, which must hold numbers");
+  fails(good, {{"static_covariates", "sales,size"}}, "every value column is a covariate: no target to forecast");
+  fails("id,time,sales,size\na,1,10,1e39\na,2,11,1e39\n", {{"static_covariates", "size"}},
+        "bad.csv:2: column \"size\": the static covariate 1e+39 (series \"a\") is not a finite float32 number");
 }
 
 TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, as a forecast makes them") {
@@ -225,12 +292,7 @@ TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, 
     options["files"] = path;
     options["timestamp_format"] = "unix";
     options["holdout"] = 0.0;
-    try {
-      csv(options);
-      FAIL("no error for " << options.dump());
-    } catch (const orrery::Error& e) {
-      CHECK_THAT(e.what(), Catch::Contains(message));
-    }
+    refuses(options, message);
   };
   fails({{"past_covariates", "price"}, {"categorical", "holiday"}},
         "stores.csv: column \"holiday\" is named by option categorical but is not a covariate; name it in "

@@ -488,6 +488,16 @@ TEST_CASE("a forecast's covariate rows are strips under it on its time axis, pas
   std::snprintf(at_hidden, sizeof at_hidden, "%.1f,%.1f", frames[2].to_pixel(3, 9).x, frames[2].to_pixel(3, 9).y);
   CHECK(svg.find(at_future) != std::string::npos);
   CHECK(svg.find(at_hidden) == std::string::npos);
+  // Static covariates follow the series' name in its title; one that is not a number is skipped.
+  Json with_statics = test::flat_fan_event(10, 4, 8);
+  with_statics["series"][0]["statics"] = {{"size", 400}, {"urban", 1}, {"note", "x"}};
+  const auto statics_snap = ui::parse_forecast_event(with_statics);
+  REQUIRE(statics_snap);
+  REQUIRE(statics_snap->series[0].statics.size() == 2);
+  plot::drawn_frames().clear();
+  ui::draw_forecast(c, {0, 0, 600, 600}, *statics_snap, 0, "val/0");
+  REQUIRE(!plot::drawn_frames().empty());
+  CHECK(plot::drawn_frames()[0].id == "val/0 (size 400, urban 1)");
   // A hand-edited or foreign file: a role of another type, a history that is not a list.
   Json odd = test::flat_fan_event(10, 4, 8);
   odd["series"][0]["covariates"] = Json::array({Json{{"role", 7}, {"history", "none"}, {"future", {1e-40, nullptr, "x"}}}});

@@ -299,6 +299,7 @@ const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = 
     {{"steps = 300", "steps = 5"}},
     {{"steps = 300", "steps = 5"}},
     {{"steps = 300", "steps = 5"}},  // docs/covariates.md
+    {{"steps = 300", "steps = 5"}},  // docs/covariates.md: static covariates
     {{"steps = 200", "steps = 3"}},  // docs/covariates.md: covariate columns of a CSV
     {},                              // docs/language.md: the text source
     {{"steps = 300", "steps = 3"}},  // docs/language.md: a GPT on it

@@ -53,6 +53,9 @@ ForecastSeries parse_series(const Json& s) {
       if (c.known_future && row.contains("future")) c.future = numbers(row["future"]);
       out.covariates.push_back(std::move(c));
     }
+  if (s.contains("statics") && s["statics"].is_object())
+    for (const auto& [name, value] : s["statics"].items())
+      if (value.is_number()) out.statics.emplace_back(name, value.get<double>());
   return out;
 }
 

@@ -37,6 +37,7 @@ struct ForecastSeries {
   std::vector<double> history, target;           // NaN = missing
   std::vector<std::vector<double>> quantiles;    // [level][step]
   std::vector<CovariateRow> covariates;          // drawn under the target, in the series' order
+  std::vector<std::pair<std::string, double>> statics;  // its static covariates, named in the title
 };
 
 // The forecasts of one moment of a run: a training step, or the final evaluation.

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "../plot/theme.h"
 #include "views.h"
@@ -56,8 +57,19 @@ void draw_covariate(plot::Canvas& c, plot::Rect r, const CovariateRow& row, size
 }  // namespace
 
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t index,
-                              const std::string& title, bool show_legend) {
+                              const std::string& name, bool show_legend) {
   const plot::Theme& t = plot::theme();
+  // A series' static covariates follow its name: "val/0 (size 400, urban 1)".
+  std::string title = name;
+  if (index < snap.series.size() && !snap.series[index].statics.empty()) {
+    std::string values;
+    for (const auto& [key, value] : snap.series[index].statics) {
+      char number[32];
+      std::snprintf(number, sizeof number, "%g", value);
+      values += (values.empty() ? "" : ", ") + key + " " + number;
+    }
+    title += " (" + values + ")";
+  }
   if (index >= snap.series.size()) {
     plot::Plot p(c, r, title, plot::Range().axis("step"), plot::Range().axis(""));
     p.note("no forecast");

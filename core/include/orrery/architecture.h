@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "orrery/forward_context.h"
 #include "orrery/json.h"
@@ -21,6 +23,9 @@ struct PatchInput {
   // patch n holds the covariate's patch n + 1 (Model::prepare), so what patch n forecasts, the
   // targets' patch n + 1, sees the covariate's values for those very steps across variates.
   at::Tensor roles = {};
+  // (B, V, S): each row's series' static covariates as asinh of their data values (Model::prepare),
+  // in static_covariates() order; undefined for an architecture that reads none.
+  at::Tensor statics = {};
 };
 
 struct ArchitectureContext {
@@ -53,6 +58,9 @@ class Architecture {
   // Whether forward() reads PatchInput::roles. One that does not sees covariates as targets, so
   // the host refuses a batch with covariates for it rather than forecast as if it had none.
   virtual bool reads_roles() const { return false; }
+  // The static covariates forward() reads from PatchInput::statics, by name and in order; empty
+  // (the default) for one that reads none, to which the host gives none.
+  virtual std::vector<std::string> static_covariates() const { return {}; }
   // Hidden states (B, V, N, d_model); position n may depend only on patches <= n of the
   // same series. `ctx` goes to every shared op (ops.h) the architecture calls.
   virtual at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) = 0;

@@ -20,5 +20,9 @@ struct Batch {
   // "unit": a token's bytes for text, 0 for BOS); undefined when the source has no unit. The
   // validation loss is then also reported per unit (Model::loss_over_units).
   at::Tensor units = {};
+  // (B, V, S) float32: each row's series' static covariates (one value per series: a store's
+  // size, a product's price band), in data units and in the order the model names them
+  // (Architecture::static_covariates); rows of one series carry the same values. Undefined: none.
+  at::Tensor statics = {};
 };
 }  // namespace orrery

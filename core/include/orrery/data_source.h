@@ -43,6 +43,7 @@ struct StoredSeries {
   std::string frequency;                   // "" when the source has no times for it
   std::vector<std::vector<float>> values;  // [variate][step], NaN = unobserved
   std::vector<int64_t> roles;              // a VariateRole per variate; empty: every variate a target
+  std::vector<double> statics = {};        // its static covariates (describe()'s "static_covariates" order)
 };
 
 class DataSource {
@@ -61,6 +62,9 @@ class DataSource {
   // series is too short for the model to learn anything from (it would train on nothing, with a
   // loss of 0). nullopt: no bound (generators make series as long as asked).
   virtual std::optional<int64_t> longest_series() const { return std::nullopt; }
+  // The static covariates its batches carry (Batch::statics), by name and in order; empty: none.
+  // Training checks them against the model's, name for name.
+  virtual std::vector<std::string> static_covariates() const { return {}; }
   // Text to values and back, for a source whose values are token ids: what generation starts
   // from and what it gives back (model:generate). encode_text's values (1-D) begin with the
   // source's BOS. A source of series holds no text: the defaults throw.

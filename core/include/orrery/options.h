@@ -22,6 +22,12 @@ struct OptionSpec {
   std::optional<Json> default_was;
 };
 
+// A `strings` option's value as names: "a, b" -> {"a", "b"} (each trimmed of spaces and tabs,
+// empty ones skipped); a JSON list is taken as it is.
+std::vector<std::string> string_list(const Json& value);
+// Names as a message lists them: {"a", "b"} -> "a, b".
+std::string join_names(const std::vector<std::string>& names);
+
 class OptionSchema {
  public:
   OptionSchema& integer(std::string name, long long def, std::string doc,

@@ -47,6 +47,8 @@ Json backtest(Model& model, const std::vector<SeriesInput>& series, const Backte
     const SeriesBatch batch = series_batch(histories, labels, cfg.context);
     ForecastOptions options;
     options.interrupt = interrupt;
+    if (!s.statics.empty() && !model.static_covariates().empty())  // the series' static covariates, on each window
+      options.statics = at::tensor(s.statics, at::kDouble).to(at::kFloat).view({1, 1, -1}).expand({cfg.windows, 1, -1}).contiguous();
     Forecast f = model.forecast(batch.values, batch.observed, at::zeros({cfg.windows, 1}, at::kLong),
                                 cfg.horizon, options);
     if (levels.empty()) {

@@ -16,6 +16,7 @@
 #include "orrery/atomic_file.h"
 #include "orrery/host/baselines.h"
 #include "orrery/host/csv.h"
+#include "orrery/options.h"
 #include "orrery/error.h"
 #include "orrery/host/model.h"
 #include "orrery/host/scoring.h"
@@ -162,6 +163,7 @@ std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::stri
       item.values.assign(s.values[v].begin(), s.values[v].end());
       item.season = seasonality(f);
       item.past = past, item.future = future;
+      item.statics = s.statics;
       d.series.push_back(std::move(item));
     }
   }
@@ -193,22 +195,24 @@ class ModelForecaster final : public EvalForecaster {
   ModelForecaster(Model& m, std::string name, std::vector<int64_t> contexts, int64_t batch,
                   const Interrupt* interrupt, bool sign_average, bool covariates)
       : model_(m), name_(std::move(name)), contexts_(std::move(contexts)), batch_(batch), interrupt_(interrupt),
-        sign_average_(sign_average), covariates_(covariates) {
+        sign_average_(sign_average), covariates_(covariates), statics_(!m.static_covariates().empty()) {
     context_ = *std::max_element(contexts_.begin(), contexts_.end());
     if (contexts_.size() == 1) contexts_.clear();  // one context: the windows' own histories
   }
   std::string name() const override { return name_; }
 
-  // Each window one series: its target, then its past-only and known-future covariate rows.
+  // Each window one series: its target, then its past-only and known-future covariate rows (when
+  // scored with them); a model that reads static covariates gets its series' on every row.
   std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
                                                               const std::vector<Covariates>& covariates,
                                                               int64_t season, int64_t horizon,
                                                               const std::vector<double>& levels) override {
-    if (!covariates_) return forecast(histories, season, horizon, levels);
+    if (!covariates_ && !statics_) return forecast(histories, season, horizon, levels);
     std::vector<std::vector<std::vector<double>>> out;
     for (size_t start = 0; start < histories.size(); start += static_cast<size_t>(batch_)) {
       const size_t end = std::min(histories.size(), start + static_cast<size_t>(batch_));
-      const size_t np = covariates[start].past.size(), nf = covariates[start].future.size();
+      const size_t np = covariates_ ? covariates[start].past.size() : 0;
+      const size_t nf = covariates_ ? covariates[start].future.size() : 0;
       const int64_t n = static_cast<int64_t>(end - start), V = static_cast<int64_t>(1 + np + nf);
       std::vector<std::vector<double>> rows;  // n x V rows, window by window
       std::vector<std::string> labels;
@@ -216,7 +220,7 @@ class ModelForecaster final : public EvalForecaster {
       at::Tensor ahead = at::full({n, V, horizon}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
       for (size_t i = start; i < end; ++i) {
         const Covariates& c = covariates[i];
-        if (c.past.size() != np || c.future.size() != nf)
+        if (covariates_ && (c.past.size() != np || c.future.size() != nf))
           throw Error("windows " + std::to_string(start + 1) + " and " + std::to_string(i + 1) +
                       " have different covariates; forecast them apart");
         const std::string window = "window " + std::to_string(i + 1);
@@ -239,8 +243,13 @@ class ModelForecaster final : public EvalForecaster {
       o.interrupt = interrupt_;
       o.sign_average = sign_average_;
       o.contexts = contexts_;
-      o.roles = at::tensor(roles, at::kLong).view({n, V});
-      o.future = ahead;
+      if (covariates_) o.roles = at::tensor(roles, at::kLong).view({n, V}), o.future = ahead;
+      if (statics_) {
+        std::vector<at::Tensor> each;
+        for (size_t i = start; i < end; ++i)
+          each.push_back(at::tensor(covariates[i].statics, at::kDouble).to(at::kFloat).view({1, 1, -1}).expand({1, V, -1}));
+        o.statics = at::cat(each, 0).contiguous();
+      }
       const int64_t T = b.values.size(2);
       Forecast f = model_.forecast(b.values.view({n, V, T}), b.observed.view({n, V, T}), at::zeros({n, V}, at::kLong),
                                    horizon, o);
@@ -278,7 +287,7 @@ class ModelForecaster final : public EvalForecaster {
   std::vector<int64_t> contexts_;  // an ensemble's, or empty
   int64_t context_ = 0, batch_;    // the windows are cut to the longest context
   const Interrupt* interrupt_;
-  bool sign_average_, covariates_;
+  bool sign_average_, covariates_, statics_;
 };
 
 class BaselineForecaster final : public EvalForecaster {
@@ -335,7 +344,9 @@ class RegressionForecaster final : public EvalForecaster {
       fits.push_back(CovariateRegression::fit(histories[i], covariates[i].future));
       residuals.push_back(fits.back().residual(histories[i], covariates[i].future));
     }
-    std::vector<std::vector<std::vector<double>>> out = inner_->forecast(residuals, season, horizon, levels);
+    // The inner forecaster reads no covariate over time (it forecasts the residual from the history
+    // alone), but a model's static covariates still go with each window.
+    std::vector<std::vector<std::vector<double>>> out = inner_->forecast_with(residuals, covariates, season, horizon, levels);
     for (size_t i = 0; i < out.size(); ++i)
       for (int64_t h = 0; h < horizon; ++h) {
         const double shift = fits[i].at(covariates[i].future, histories[i].size() + static_cast<size_t>(h));
@@ -413,9 +424,10 @@ Windows make_windows(const EvalDataset& d, Term term, const EvalProtocol& protoc
       const auto cut = s.values.begin() + first + k * w.horizon;
       w.histories.emplace_back(s.values.begin(), cut);
       w.targets.emplace_back(cut, cut + w.horizon);
-      if (!s.past.empty() || !s.future.empty()) {
+      if (!s.past.empty() || !s.future.empty() || !s.statics.empty()) {
         const int64_t at = first + k * w.horizon;
         EvalForecaster::Covariates c;
+        c.statics = s.statics;
         for (const auto& row : s.past) c.past.emplace_back(row.begin(), row.begin() + at);
         for (size_t j = 0; j < s.future.size(); ++j) {
           c.future.emplace_back(s.future[j].begin(), s.future[j].begin() + at + w.horizon);
@@ -730,6 +742,11 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   for (const auto& d : datasets)
     for (const auto& s : d.series) {
       covariates = covariates || !s.past.empty() || !s.future.empty();
+      for (const auto& [name, model] : r.models)
+        if (const auto read = model->static_covariates(); !read.empty() && s.statics.size() != read.size())
+          throw Error("evaluation: model '" + name + "' reads static covariates (" + join_names(read) +
+                      ") but data set '" + d.name + "' gives " + std::to_string(s.statics.size()) + " for series '" +
+                      s.name + "': evaluate it on data that names the same ones (static_covariates)");
       known_future = known_future || !s.future.empty();
     }
   std::vector<std::unique_ptr<EvalForecaster>> owned;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "orrery/atomic_file.h"
@@ -17,6 +18,7 @@
 #include "orrery/batch.h"
 #include "orrery/host/load_model.h"
 #include "orrery/one_hot.h"
+#include "orrery/options.h"
 #include "orrery/host/series.h"
 
 namespace orrery {
@@ -193,6 +195,29 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
                   "--future-covariates)");
     picked.push_back(i);
   }
+  // Static covariates: one value each, wherever the column is given; not series of their own.
+  std::vector<std::pair<std::string, double>> statics;
+  for (const auto& name : o.static_covariates) {
+    const size_t i = column_index(table, o.input, name, "--static-covariates");
+    if (std::find(picked.begin(), picked.end(), i) != picked.end())
+      throw Error("forecast: column " + quote_input(name) + " is named twice (--target, --past-covariates, "
+                  "--future-covariates, --static-covariates)");
+    picked.push_back(i);
+    std::optional<size_t> first;
+    for (size_t row = 0; row < table.columns[i].size(); ++row) {
+      const double x = table.columns[i][row];
+      if (!std::isfinite(x)) continue;
+      if (!first) first = row;
+      else if (x != table.columns[i][*first]) {
+        std::ostringstream m;
+        m << o.input << ": column " << quote_input(name) << " is a static covariate (one value per series), but it "
+          << "is " << table.columns[i][*first] << " on line " << *first + 2 << " and " << x << " on line " << row + 2;
+        throw Error(m.str());
+      }
+    }
+    if (!first) throw Error(o.input + ": static covariate column " + quote_input(name) + " has no value on any line");
+    statics.emplace_back(name, table.columns[i][*first]);
+  }
   int time_col = -1;
   std::vector<size_t> targets;  // column indices
   for (size_t i = 0; i < table.names.size(); ++i) {
@@ -266,6 +291,24 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     if (!o.future_covariates.empty()) fo.future = ahead;
   }
   auto model = load_model(o.model, registry, o.device);
+  // The static covariates in the model's order; the model reads exactly these.
+  const std::vector<std::string> read = model->static_covariates();
+  for (const auto& [name, value] : statics)
+    if (std::find(read.begin(), read.end(), name) == read.end())
+      throw Error("forecast: --static-covariates names " + quote_input(name) + ", which the model does not read (" +
+                  (read.empty() ? std::string("it reads none") : "it reads " + join_names(read)) + ")");
+  if (!read.empty()) {
+    std::vector<double> values;
+    for (const auto& name : read) {
+      const auto at = std::find_if(statics.begin(), statics.end(), [&](const auto& s) { return s.first == name; });
+      if (at == statics.end())
+        throw Error("forecast: the model reads static covariates (" + join_names(read) + "); name their columns with "
+                    "--static-covariates (" + quote_input(name) + " is missing)");
+      values.push_back(at->second);
+    }
+    const int64_t B = batch.values.size(0), V = batch.values.size(1), K = static_cast<int64_t>(values.size());
+    fo.statics = at::tensor(values, at::kDouble).to(at::kFloat).view({1, 1, K}).expand({B, V, K}).contiguous();
+  }
   Forecast f = model->forecast(batch.values, batch.observed,
                                at::zeros({batch.values.size(0), batch.values.size(1)}, at::kLong), horizon, fo);
   at::Tensor q = (rows_of_one_series ? f.quantiles.select(1, 0).narrow(1, 0, S).unsqueeze(2)

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
 #include "orrery/one_hot.h"
+#include "orrery/options.h"
 #include "orrery/host/registry.h"
 #include "orrery/host/series.h"
 #include "orrery/data_source.h"
@@ -107,14 +109,40 @@ std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string
   return out;
 }
 
+// static_covariates = {name = value, ...}: a value for each of the model's static covariates, by
+// name, and nothing else; in the model's order.
+std::vector<double> static_values(lua_State* L, int idx, const Model& model, const std::string& what) {
+  const std::vector<std::string> names = model.static_covariates();
+  const Json given = lua_to_json(L, idx, what);
+  if (!given.is_object() || given.empty())
+    throw Error(what + " must be a table of name = number pairs" +
+                (names.empty() ? std::string() : " for " + join_names(names)));
+  if (names.empty())
+    throw Error(what + ": this model reads no static covariates (its architecture's option static_covariates)");
+  for (const auto& [name, value] : given.items())
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw Error(what + ": the model reads no static covariate " + quote_input(name) + "; it reads " + join_names(names));
+  std::vector<double> out;
+  for (const auto& name : names) {
+    if (!given.contains(name)) throw Error(what + ": no value for " + quote_input(name) + " (the model reads " + join_names(names) + ")");
+    const Json& v = given[name];
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw Error(what + ": " + quote_input(name) + " must be a finite number");
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
-//                sign_average=, contexts=, past_covariates=, future_covariates=, regression=}
+//                sign_average=, contexts=, past_covariates=, future_covariates=, regression=,
+//                static_covariates=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
-                          "sign_average", "contexts", "past_covariates", "future_covariates", "regression"});
+                          "sign_average", "contexts", "past_covariates", "future_covariates", "regression",
+                          "static_covariates"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -216,6 +244,13 @@ int m_forecast(lua_State* L) {
   if (opts.roles.defined()) {  // one series of target and covariate rows
     batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
     B = 1;
+  }
+  if (field(L, 2, "static_covariates")) {  // the one series' values, on each of its rows
+    if (!single) throw Error(fn + ": static_covariates go with values = {...} (one series)");
+    const std::vector<double> statics = static_values(L, -1, *model, fn + ": static_covariates");
+    lua_pop(L, 1);
+    const int64_t V = batch.values.size(1), S = static_cast<int64_t>(statics.size());
+    opts.statics = at::tensor(statics, at::kDouble).to(at::kFloat).view({1, 1, S}).expand({B, V, S}).contiguous();
   }
   Forecast f = model->forecast(batch.values, batch.observed, at::zeros({B, batch.values.size(1)}, at::kLong),
                                *horizon, opts);

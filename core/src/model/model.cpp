@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "orrery/options.h"
 #include "orrery/error.h"
 #include "orrery/host/graphed_call.h"
 #include "orrery/ops.h"
@@ -128,8 +129,36 @@ std::pair<at::Tensor, at::Tensor> lead_known_future(const at::Tensor& values, co
 }
 }  // namespace
 
+// Static covariates go in as asinh of their data values: a store's 40 or 4,000 square metres, a
+// price of 0.5 or 500, land in a range a linear map can use without statistics of the data set
+// (which a forecast of a new series would not have). Every row needs the model's exact set.
+at::Tensor Model::static_input(const at::Tensor& statics, const at::Tensor& values) const {
+  const std::vector<std::string> names = arch_->static_covariates();
+  const auto S = static_cast<int64_t>(names.size());
+  if (!statics.defined() || statics.numel() == 0) {
+    if (S == 0) return {};
+    throw Error("this model reads static covariates (" + join_names(names) + ": architecture plugin '" + spec_.arch.name +
+                "', option static_covariates), so every series needs their values: a data source's "
+                "static_covariates, or a forecast's static_covariates = {name = value, ...}");
+  }
+  if (S == 0)
+    throw Error("architecture plugin '" + spec_.arch.name + "', as this model was built, reads no static covariates "
+                "(option static_covariates), but " + std::to_string(statics.size(-1)) + " were given");
+  const int64_t B = values.size(0), V = values.size(1);
+  if (statics.dim() != 3 || statics.size(0) != B || statics.size(1) != V || statics.size(2) != S)
+    throw Error("static covariates must be of shape (series, variates, static covariates) = (" + std::to_string(B) +
+                ", " + std::to_string(V) + ", " + std::to_string(S) + ": " + join_names(names) + "), got " +
+                c10::str(statics.sizes()));
+  const at::Tensor x = statics.to(values.device(), at::kFloat);
+  if (!x.isfinite().all().item<bool>())
+    throw Error("static covariates must be finite numbers (" + join_names(names) + "): a series' static value is "
+                "known, or the model cannot use it");
+  return at::asinh(x);
+}
+
 Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& observed_in,
-                               const at::Tensor& series_ids, const at::Tensor& keep, const at::Tensor& roles) const {
+                               const at::Tensor& series_ids, const at::Tensor& keep, const at::Tensor& roles,
+                               const at::Tensor& statics) const {
   const int64_t P = spec_.patch_size;
   if (roles.defined() && !arch_->reads_roles() && (roles != static_cast<int64_t>(VariateRole::target)).any().item<bool>())
     throw Error("architecture plugin '" + spec_.arch.name + "', as this model was built, does not read variate roles, so "
@@ -152,11 +181,12 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
   at::Tensor any_obs = observed.unflatten(-1, {values.size(-1) / P, P}).any(-1);
   p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
   p.in.roles = roles;
+  p.in.statics = static_input(statics, values);
   return p;
 }
 
 at::Tensor Model::hidden(const Batch& b, const at::Tensor& keep) {
-  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep, b.roles).in, ForwardContext{});
+  return arch_->forward(prepare(b.values, b.observed, b.series_ids, keep, b.roles, b.statics).in, ForwardContext{});
 }
 
 namespace {
@@ -199,7 +229,7 @@ at::Tensor Model::generate(const at::Tensor& values_in, int64_t steps, const Gen
     if (cache) {  // read only the patches the cache has not seen, and keep them
       const int64_t done = cache->length, count = N - done;
       const PatchInput part{p.in.tokens.narrow(2, done, count), p.in.series_ids, p.in.patch_valid.narrow(2, done, count),
-                            p.in.roles};
+                            p.in.roles, p.in.statics};
       h = arch_->forward_cached(part, *cache, count, ForwardContext{}).narrow(2, count - 1, 1);
     } else {
       h = arch_->forward(p.in, ForwardContext{}).narrow(2, N - 1, 1);
@@ -240,7 +270,7 @@ struct Model::Scored {
 
 Model::Scored Model::scored(const Batch& b, const at::Tensor& keep, const ForwardContext& ctx) {
   const int64_t P = spec_.patch_size;
-  Prepared p = prepare(b.values, b.observed, b.series_ids, keep, b.roles);
+  Prepared p = prepare(b.values, b.observed, b.series_ids, keep, b.roles, b.statics);
   const int64_t N = p.in.tokens.size(2);
   if (N < 2) throw Error("training needs at least two patches of context");
   at::Tensor out;
@@ -416,7 +446,8 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
       throw Error(std::string("forecast levels must lie strictly between 0 and 1, got ") + text);
     }
   if (o.roles.defined()) check_covariates(o, values_in.size(0), values_in.size(1), horizon);
-  if (o.sign_average && o.roles.defined())
+  static_input(o.statics, values_in);  // before any pass: the model's set, of the values' shape
+  if (o.sign_average && (o.roles.defined() || o.statics.defined()))
     throw Error("sign_average does not apply to forecasts with covariates: a target's relation to its covariates "
                 "need not be odd");
   for (size_t i = 0; i < o.contexts.size(); ++i) {
@@ -444,6 +475,7 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
     ForecastOptions part = o;
     if (o.roles.defined()) part.roles = o.roles.narrow(0, b, n);
     if (o.future.defined()) part.future = o.future.narrow(0, b, n);
+    if (o.statics.defined()) part.statics = o.statics.narrow(0, b, n);
     parts.push_back(forecast_rows(values.narrow(0, b, n), observed.narrow(0, b, n),
                                   series_ids.narrow(0, b, n), horizon, levels, part));
   }
@@ -523,7 +555,7 @@ Forecast Model::context_ensemble(const at::Tensor& values, const at::Tensor& obs
       if (rows.numel() > 0) {
         auto pick = [&](const at::Tensor& t) { return t.defined() ? t.index_select(0, rows) : t; };
         ForecastOptions part = each;
-        part.roles = pick(o.roles), part.future = pick(o.future);
+        part.roles = pick(o.roles), part.future = pick(o.future), part.statics = pick(o.statics);
         const Forecast g = forecast(pick(values).narrow(2, T - n, n), pick(observed).narrow(2, T - n, n),
                                     pick(series_ids), horizon, part);
         f.quantiles = whole->quantiles.index_copy(1, rows, g.quantiles);
@@ -624,14 +656,14 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     const at::Tensor next_future = future.defined() ? future.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, dopts);
     const at::Tensor next_seen = future.defined() ? future_seen.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, bopts);
     Prepared p = prepare(at::cat({values, at::where(lead_rows, next_future, 0.0)}, -1),
-                         at::cat({observed, next_seen}, -1), ids, keep, roles);
+                         at::cat({observed, next_seen}, -1), ids, keep, roles, o.statics);
     at::Tensor out;  // the head's output for the n patches
     {
       AutocastGuard autocast(device_.type(), o.precision);
       if (cache) {  // feed only what the cache has not seen; commit the known patches
         const int64_t from = cache->length, count = known + n - from;
         PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
-                        p.in.patch_valid.narrow(2, from, count), p.in.roles};
+                        p.in.patch_valid.narrow(2, from, count), p.in.roles, p.in.statics};
         at::Tensor h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
         out = head_->forward(h, ctx);
       } else if (o.graph) {
@@ -676,7 +708,8 @@ struct Model::ForwardGraph {
 };
 
 at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx) {
-  const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), in.roles.defined() ? "roles" : "", from,
+  const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), in.roles.defined() ? "roles" : "",
+                                   in.statics.defined() ? "statics" : "", from,
                                    "+", n, precision_name(ctx.precision));
   static_assert(kMaxForwardGraphs > 0);
   uint64_t newest = 0;
@@ -689,7 +722,8 @@ at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_
       }));
     auto g = std::make_unique<ForwardGraph>();
     g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone(),
-                       in.roles.defined() ? in.roles.clone() : at::Tensor()};
+                       in.roles.defined() ? in.roles.clone() : at::Tensor(),
+                       in.statics.defined() ? in.statics.clone() : at::Tensor()};
     g->call = make_graphed_call(device_);
     ForwardContext recorded = ctx;
     recorded.host_sync = false, recorded.probe = nullptr;
@@ -704,6 +738,7 @@ at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_
   g.last_used = newest + 1;
   g.in.tokens.copy_(in.tokens), g.in.series_ids.copy_(in.series_ids), g.in.patch_valid.copy_(in.patch_valid);
   if (in.roles.defined()) g.in.roles.copy_(in.roles);
+  if (in.statics.defined()) g.in.statics.copy_(in.statics);
   g.call->replay();
   return g.out.clone();  // the next replay writes over `out`
 }

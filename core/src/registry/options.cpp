@@ -10,12 +10,6 @@
 namespace orrery {
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
-  return s;
-}
-
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -46,6 +40,31 @@ std::string describe_value(const Json& v) {
 }
 
 }  // namespace
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
+  return s;
+}
+
+std::vector<std::string> string_list(const Json& value) {
+  std::vector<std::string> out;
+  if (value.is_array()) {
+    for (const auto& v : value) out.push_back(v.get<std::string>());
+    return out;
+  }
+  const std::string text = value.is_string() ? value.get<std::string>() : "";
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    std::string name = text.substr(at, comma - at);
+    const size_t a = name.find_first_not_of(" \t"), b = name.find_last_not_of(" \t");
+    if (a != std::string::npos) out.push_back(name.substr(a, b - a + 1));
+    at = comma + 1;
+  }
+  return out;
+}
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
   std::string best;
@@ -130,7 +149,7 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
       std::string msg = "unknown option '" + key + "' for " + owner;
       std::string near = closest_name(key, known);
       if (!near.empty()) msg += " (did you mean '" + near + "'?)";
-      msg += known.empty() ? "; it takes no options" : "; its options are: " + join(known);
+      msg += known.empty() ? "; it takes no options" : "; its options are: " + join_names(known);
       throw Error(msg);
     }
     auto bad = [&](const std::string& what) {
@@ -169,7 +188,7 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
         std::vector<std::string> shown = s->choices;  // an empty choice (none) shows as ""
         for (auto& c : shown)
           if (c.empty()) c = "\"\"";
-        throw bad("one of " + join(shown));
+        throw bad("one of " + join_names(shown));
       }
     } else if (s->type == "number_list") {
       // Empty is allowed only where it is the default (none, as in checkpoint_at = {}).

@@ -44,6 +44,9 @@ class GuardedSource final : public DataSource {
   std::vector<StoredSeries> stored_series() const override {
     return guarded(who_, [&] { return inner_->stored_series(); });
   }
+  std::vector<std::string> static_covariates() const override {
+    return guarded(who_, [&] { return inner_->static_covariates(); });
+  }
   at::Tensor encode_text(std::string_view text) const override {
     return guarded(who_, [&] { return inner_->encode_text(text); });
   }

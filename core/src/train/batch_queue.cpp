@@ -13,6 +13,7 @@ Batch to_device(const Batch& b, c10::Device device, bool non_blocking) {
   out.series_ids = b.series_ids.to(device, non_blocking);
   if (b.roles.defined()) out.roles = b.roles.to(device, non_blocking);
   if (b.units.defined()) out.units = b.units.to(device, non_blocking);
+  if (b.statics.defined()) out.statics = b.statics.to(device, non_blocking);
   return out;
 }
 
@@ -41,6 +42,7 @@ BatchQueue::Slot BatchQueue::draw(int64_t index) const {
       s.batch.series_ids = s.batch.series_ids.pin_memory();
       if (s.batch.roles.defined()) s.batch.roles = s.batch.roles.pin_memory();
       if (s.batch.units.defined()) s.batch.units = s.batch.units.pin_memory();
+      if (s.batch.statics.defined()) s.batch.statics = s.batch.statics.pin_memory();
     }
   } catch (...) {
     s.error = std::current_exception();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "orrery/options.h"
 #include "orrery/error.h"
 #include "orrery/host/augment.h"
 #include "orrery/host/registry.h"
@@ -37,8 +38,19 @@ class Mixture final : public DataSource {
  public:
   Mixture(std::vector<Part> parts, int64_t min_context, Augmentations augment)
       : parts_(std::move(parts)), min_context_(min_context), augment_(augment) {
-    for (const auto& p : parts_) weights_.push_back(p.weight);
+    const Part* named = nullptr;  // the first source with static covariates: the others must agree
+    for (const auto& p : parts_) {
+      weights_.push_back(p.weight);
+      const std::vector<std::string> names = p.source->static_covariates();
+      if (names.empty()) continue;
+      if (named && names != statics_)
+        throw Error(p.label + " names static covariates (" + join_names(names) + "), " + named->label + " (" +
+                    join_names(statics_) + "): the sources of a mixture must name the same ones, in the same order");
+      if (!named) named = &p, statics_ = names;
+    }
   }
+
+  std::vector<std::string> static_covariates() const override { return statics_; }
 
   Batch sample(const SampleRequest& r) const override {
     std::mt19937_64 rng(mix_seed(r.seed, 0));
@@ -51,6 +63,7 @@ class Mixture final : public DataSource {
     std::vector<Batch> drawn(parts_.size());
     int64_t V = 1;
     bool with_roles = false;  // a source drew covariates: every sample gets roles, targets by default
+    int64_t statics = 0;      // a source drew static covariates: every sample gets them, 0 by default
     for (size_t i = 0; i < parts_.size(); ++i) {
       if (count[i] == 0) continue;
       try {
@@ -67,6 +80,15 @@ class Mixture final : public DataSource {
       if (b.roles.defined() && b.roles.sizes() != b.series_ids.sizes())
         throw Error(parts_[i].label + " returned variate roles of shape " + c10::str(b.roles.sizes()) + " for series ids of " +
                     c10::str(b.series_ids.sizes()));
+      if (b.statics.defined()) {
+        if (b.statics.dim() != 3 || b.statics.size(0) != count[i] || b.statics.size(1) != b.values.size(1))
+          throw Error(parts_[i].label + " returned static covariates of shape " + c10::str(b.statics.sizes()) +
+                      " for values of " + c10::str(b.values.sizes()));
+        if (statics > 0 && b.statics.size(2) != statics)
+          throw Error(parts_[i].label + " gives " + std::to_string(b.statics.size(2)) + " static covariates, another "
+                      "source of the mixture " + std::to_string(statics) + ": the sources must name the same ones");
+        statics = b.statics.size(2);
+      }
       V = std::max(V, b.values.size(1));
       with_roles = with_roles || b.roles.defined();
     }
@@ -76,6 +98,8 @@ class Mixture final : public DataSource {
     out.observed = at::zeros({r.batch, V, r.length}, at::kBool);
     out.series_ids = at::empty({r.batch, V}, at::kLong);
     if (with_roles) out.roles = at::zeros({r.batch, V}, at::kLong);
+    // A sample from a source without static covariates gets zeros, which add nothing to it.
+    if (statics > 0) out.statics = at::zeros({r.batch, V, statics}, at::kFloat);
     std::vector<int64_t> next(parts_.size(), 0);
     std::uniform_real_distribution<double> unit(0, 1);
     for (int64_t b = 0; b < r.batch; ++b) {
@@ -86,6 +110,7 @@ class Mixture final : public DataSource {
       out.observed[b].narrow(0, 0, v).copy_(src.observed[k]);
       out.series_ids[b].narrow(0, 0, v).copy_(src.series_ids[k]);
       if (src.roles.defined()) out.roles[b].narrow(0, 0, v).copy_(src.roles[k]);
+      if (src.statics.defined()) out.statics[b].narrow(0, 0, v).copy_(src.statics[k]);
       if (v < V) {  // padding variates: unobserved, each its own series
         const int64_t top = src.series_ids[k].max().item<int64_t>();
         out.series_ids[b].narrow(0, v, V - v).copy_(at::arange(top + 1, top + 1 + V - v, at::kLong));
@@ -95,10 +120,14 @@ class Mixture final : public DataSource {
     // reversal after it would have moved to the front.
     // Samples with covariates are left as drawn: a reversal or a mixup would break how their
     // targets follow their covariates in time.
-    if (!with_roles) {
+    // So are samples with static covariates: a flip or a reversal would break how their targets
+    // follow the static values.
+    if (!with_roles && statics == 0) {
       augment(out.values, out.observed, augment_, mix_seed(r.seed, 0x61756721));
     } else if (augment_.any()) {
-      const at::Tensor plain = (out.roles == 0).all(1).nonzero().flatten();
+      at::Tensor plain = with_roles ? (out.roles == 0).all(1) : at::ones({r.batch}, at::kBool);
+      if (statics > 0) plain = plain & (out.statics == 0).all(2).all(1);
+      plain = plain.nonzero().flatten();
       at::Tensor values = out.values.index_select(0, plain), observed = out.observed.index_select(0, plain);
       augment(values, observed, augment_, mix_seed(r.seed, 0x61756721));
       out.values.index_copy_(0, plain, values), out.observed.index_copy_(0, plain, observed);
@@ -144,6 +173,7 @@ class Mixture final : public DataSource {
   std::vector<double> weights_;
   int64_t min_context_;
   Augmentations augment_;
+  std::vector<std::string> statics_;  // the sources' static covariates (those without any get zeros)
 };
 
 // One entry of `sources`: "name", or {"name": ..., "options": {..., "weight": w}}.

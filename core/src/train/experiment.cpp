@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "orrery/data_source.h"
+#include "orrery/options.h"
 #include "orrery/error.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/host/events.h"
@@ -129,6 +130,15 @@ Json run_training(const RunRequest& r, const Registry& registry,
                   " to predict and two observations before it)");
   };
   check_lengths(*data, "train");
+  // Static covariates name for name: a model reading "size, urban" from data giving "urban, size"
+  // would learn each from the other's values.
+  if (const auto given = data->static_covariates(), read = model.static_covariates(); given != read)
+    throw Error(read.empty() ? "data plugin '" + r.data.name + "' gives static covariates (" + join_names(given) +
+                                   ") but the model reads none: add static_covariates = \"" + join_names(given) +
+                                   "\" to its architecture's options, or leave them out of the data's"
+                : "the model reads static covariates (" + join_names(read) + ") but data plugin '" + r.data.name +
+                      "' gives " + (given.empty() ? std::string("none") : "(" + join_names(given) + ")") +
+                      ": name the same columns, in the same order, in the data's static_covariates");
   if (validation) check_lengths(*validation, "validation");
   RunOptimizer run_optimizer = make_run_optimizer(r, registry);
   ShardedOptimizer* sharded = run_optimizer.sharded;

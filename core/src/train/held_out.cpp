@@ -72,6 +72,7 @@ Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizo
     options.roles = b.roles.index_select(0, rows);
     options.future = values.narrow(2, cut, horizon).to(at::kDouble);
   }
+  if (b.statics.defined()) options.statics = b.statics.index_select(0, rows);
   const Forecast f = model.forecast(values.narrow(2, 0, cut), observed.narrow(2, 0, cut),
                                     b.series_ids.index_select(0, rows), horizon, options);
   const at::Tensor q = f.quantiles.select(2, 0).cpu();  // (Q, n, H)
@@ -84,6 +85,13 @@ Json forecast_event(Model& model, const Batch& b, int64_t series, int64_t horizo
                   {"target", series_json(v.narrow(0, cut, horizon), m.narrow(0, cut, horizon))},
                   {"quantiles", quantile_rows(q.select(1, i))}};
     if (options.roles.defined()) entry["covariates"] = covariate_rows(values[i], observed[i], options.roles[i], cut, shown, horizon);
+    if (options.statics.defined()) {  // the dashboard names them with the series
+      const std::vector<std::string> names = model.static_covariates();
+      const at::Tensor own = options.statics[i][0].to(at::kCPU, at::kDouble);
+      Json statics = Json::object();
+      for (size_t k = 0; k < names.size(); ++k) statics[names[k]] = own[static_cast<int64_t>(k)].item<double>();
+      entry["statics"] = statics;
+    }
     list.push_back(std::move(entry));
   }
   return make_event(EventKind::forecast, {{"step", step}, {"levels", f.levels}, {"horizon", horizon}, {"series", list}});

@@ -14,12 +14,14 @@ MicroStepGraphs::MicroStepGraphs(Model& model, const ForwardContext& ctx, int64_
 }
 
 at::Tensor MicroStepGraphs::run(const Batch& b, const at::Tensor& keep) {
-  const std::string key = c10::str(b.values.sizes(), b.series_ids.sizes(), keep.defined(), b.roles.defined());
+  const std::string key = c10::str(b.values.sizes(), b.series_ids.sizes(), keep.defined(), b.roles.defined(),
+                                   b.statics.defined());
   auto it = recordings_.find(key);
   if (it == recordings_.end()) it = recordings_.emplace(key, record(b, keep)).first;
   Recording& r = *it->second;
   r.in.values.copy_(b.values), r.in.observed.copy_(b.observed), r.in.series_ids.copy_(b.series_ids);
   if (b.roles.defined()) r.in.roles.copy_(b.roles);
+  if (b.statics.defined()) r.in.statics.copy_(b.statics);
   if (keep.defined()) r.keep.copy_(keep);
   r.call->replay();
   return r.loss;
@@ -38,6 +40,7 @@ std::unique_ptr<MicroStepGraphs::Recording> MicroStepGraphs::record(const Batch&
   auto r = std::make_unique<Recording>();
   r->in = Batch{b.values.clone(), b.observed.clone(), b.series_ids.clone(), b.season,
                 b.roles.defined() ? b.roles.clone() : at::Tensor()};
+  if (b.statics.defined()) r->in.statics = b.statics.clone();
   if (keep.defined()) r->keep = keep.clone();
   r->call = make_graphed_call(model_.device());
   // Recording runs the work (warm-ups): the gradients so far are put back afterwards. Every

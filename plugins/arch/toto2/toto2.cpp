@@ -199,12 +199,25 @@ class Toto2 final : public Architecture {
     // a pretrained model given role embeddings forecasts its targets as before.
     if (o["variate_roles"])
       role_embedding_ = f.make("role_embedding", Role::bias, {kVariateRoles, d_}, 1, d_, -1, ParamFactory::Init::zeros);
+    // Static covariates (one value per series: a store's size, a product's price band): a vector
+    // per covariate, scaled by its value (asinh of it, from the host) and added to every patch of
+    // the series' rows, as the role embedding is. A row is scaled by its own history, so a value
+    // that never changes could not enter as a row: it would read as zero. Zero at init, so a
+    // pretrained model given static covariates forecasts as before and learns them in fine-tuning.
+    static_names_ = string_list(o["static_covariates"]);
+    for (size_t i = 0; i < static_names_.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (static_names_[i] == static_names_[j]) throw fail("static_covariates names '" + static_names_[i] + "' twice");
+    if (!static_names_.empty())
+      static_embedding_ = f.make("static_embedding", Role::bias, {static_cast<int64_t>(static_names_.size()), d_}, 1, d_,
+                                 -1, ParamFactory::Init::zeros);
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
     rope_dims_ = rope_dims, rope_base_ = o["rope_base"], xpos_ = o["use_xpos"];
   }
 
   int64_t d_model() const override { return d_; }
   bool reads_roles() const override { return role_embedding_.defined(); }
+  std::vector<std::string> static_covariates() const override { return static_names_; }
 
   // Every matrix once per patch token; attention at the full S^2: a time layer over the N
   // patches of each variate, a variate layer over the V variates at each patch.
@@ -248,6 +261,8 @@ class Toto2 final : public Architecture {
       const at::Tensor roles = in.roles.defined() ? in.roles : at::zeros({B, V}, in.series_ids.options());
       x = x + role_embedding_.index_select(0, roles.flatten()).view({B, V, 1, d_}).to(x.scalar_type());
     }
+    if (static_embedding_.defined())  // (B, V, S) x (S, d): the same vector at every patch of a row
+      x = x + at::matmul(in.statics.to(x.scalar_type()), static_embedding_.to(x.scalar_type())).unsqueeze(2);
     // Group ids: the series id, or -1 for a patch with no observation.
     at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
                                at::full({}, -1, in.series_ids.options()));
@@ -341,6 +356,8 @@ class Toto2 final : public Architecture {
   double eps_;
   ResidualMLP patch_proj_;
   at::Tensor role_embedding_;  // (3, d) by VariateRole; undefined without variate_roles
+  std::vector<std::string> static_names_;
+  at::Tensor static_embedding_;  // (S, d) by static covariate; undefined without static_covariates
   std::vector<Layer> layers_;
 };
 
@@ -370,7 +387,11 @@ OptionSchema schema() {
       .number("rope_base", 10000.0, "rotary frequency base", 1.0)
       .boolean("variate_roles", false,
                "covariates: a learned embedding of each row's role (target, past-only or known-future "
-               "covariate) added to its patches; the variate layers mix covariates into the targets");
+               "covariate) added to its patches; the variate layers mix covariates into the targets")
+      .strings("static_covariates", "",
+               "static covariates the model reads, by name (a list or comma-separated): one value per series, "
+               "each a learned vector scaled by asinh of the value and added to the series' patches (zero at "
+               "init: learned in fine-tuning; docs/covariates.md)");
 }
 
 std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) {

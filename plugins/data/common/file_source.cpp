@@ -72,19 +72,22 @@ class FileSource final : public DataSource {
     for (const auto& r : regions) longest_ = std::max(longest_, r.hi - r.lo);
     past_ = static_cast<int64_t>(layout.past_covariates.size());
     future_ = static_cast<int64_t>(layout.future_covariates.size());
-    sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_,
-                                               mix_seed(ctx.seed, 0), past_ + future_ > 0);  // not the rank: see synthetic
+    statics_ = layout.static_covariates;
+    sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_, mix_seed(ctx.seed, 0),
+                                               past_ + future_ > 0,  // not the rank: see synthetic
+                                               static_cast<int64_t>(statics_.size()));
     variates_ = variates;
   }
 
   Batch sample(const SampleRequest& r) const override { return sampler_->sample(r); }
   std::optional<int64_t> longest_series() const override { return longest_; }
+  std::vector<std::string> static_covariates() const override { return statics_; }
 
   std::vector<StoredSeries> stored_series() const override {
     std::vector<StoredSeries> out;
     for (size_t f = 0; f < entries_.size(); ++f)
       for (const auto& s : entries_[f].series) {
-        StoredSeries o{s.name, s.columns, s.frequency, {}, {}};
+        StoredSeries o{s.name, s.columns, s.frequency, {}, {}, s.statics};
         const float* data = maps_[f].floats() + s.offset;
         for (int64_t v = 0; v < s.variates; ++v) o.values.emplace_back(data + v * s.length, data + (v + 1) * s.length);
         if (past_ + future_ > 0)
@@ -108,6 +111,7 @@ class FileSource final : public DataSource {
               {"split", split_name()}, {"split_series", summary_.series}, {"split_steps", summary_.steps},
               {"time_split_files", summary_.time_split_files}, {"dropped_series", dropped},
               {"past_covariates", past_}, {"future_covariates", future_}};
+    if (!statics_.empty()) j["static_covariates"] = statics_;
     j["frequency"] = frequencies_.size() == 1 ? Json(frequencies_.begin().key()) : Json(nullptr);
     if (frequencies_.size() > 1) j["frequencies"] = frequencies_;
     return j;
@@ -160,6 +164,7 @@ class FileSource final : public DataSource {
   Json frequencies_ = Json::object();
   int64_t series_ = 0, steps_ = 0, season_ = 1, variates_ = 1;
   int64_t past_ = 0, future_ = 0;  // covariate columns named (each series counts the variates they became)
+  std::vector<std::string> statics_;  // static covariate columns, by name
   int64_t longest_ = 0;  // steps of the longest region the split draws
   SplitSummary summary_;
   std::unique_ptr<WindowSampler> sampler_;
@@ -223,6 +228,9 @@ OptionSchema file_source_schema(const std::string& kind_of_file, const std::stri
                                         "each series' last rows")
       .strings("categorical", "", "covariate columns whose cells are categories (a holiday's name, a weekday): "
                                   "each enters as one 0/1 row per category in its file, at most 64")
+      .strings("static_covariates", "", "numeric columns that hold one value per series (a store's size, a "
+                                        "product's price band), a list or comma-separated: each series' static "
+                                        "covariates, for a model that names the same ones (docs/covariates.md)")
       .boolean("shard_files", false, "data parallel: rank r of W reads only files r, r + W, ... (at least W "
                                      "files), so each builds and maps only its share; the ranks then train on "
                                      "different series, and the run no longer equals one process's")

@@ -27,7 +27,8 @@ std::vector<Region> split_regions(const std::vector<CacheEntry>& entries, const 
       const SeriesInfo& info = e.series[s];
       const int64_t usable = info.length - exclude_last;  // the steps either split may draw
       if (usable < 1) continue;
-      Region r{values[f].floats() + info.offset, info.length, info.variates, 0, usable, info.past, info.future};
+      Region r{values[f].floats() + info.offset, info.length, info.variates, 0, usable, info.past, info.future,
+               info.statics.data()};
       if (in_time) {
         const int64_t tail = std::clamp<int64_t>(std::llround(static_cast<double>(usable) * holdout), 1, usable);
         (validation ? r.lo : r.hi) = usable - tail;

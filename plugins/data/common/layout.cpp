@@ -9,6 +9,7 @@
 
 #include "orrery/error.h"
 #include "orrery/one_hot.h"
+#include "orrery/options.h"
 #include "orrery/utf8.h"
 
 namespace orrery::data {
@@ -37,25 +38,6 @@ std::string columns_of(const std::vector<std::string>& header) {
 
 }  // namespace
 
-std::vector<std::string> name_list(const Json& value) {
-  std::vector<std::string> out;
-  if (value.is_array()) {
-    for (const auto& v : value) out.push_back(v.get<std::string>());
-    return out;
-  }
-  const std::string text = value.is_string() ? value.get<std::string>() : "";
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    if (comma == std::string::npos) comma = text.size();
-    std::string name = text.substr(at, comma - at);
-    const size_t a = name.find_first_not_of(" \t"), b = name.find_last_not_of(" \t");
-    if (a != std::string::npos) out.push_back(name.substr(a, b - a + 1));
-    at = comma + 1;
-  }
-  return out;
-}
-
 LayoutOptions LayoutOptions::from_json(const Json& o) {
   LayoutOptions l;
   l.layout = o.value("layout", "auto");
@@ -64,12 +46,13 @@ LayoutOptions LayoutOptions::from_json(const Json& o) {
   l.time_format = format == "unix" ? TimeFormat::unix_seconds : format == "year" ? TimeFormat::year_fraction : TimeFormat::iso;
   l.frequency = o.value("frequency", "");
   l.id = o.value("id", "");
-  if (o.contains("value")) l.value = name_list(o["value"]);
-  if (o.contains("columns")) l.columns = name_list(o["columns"]);
+  if (o.contains("value")) l.value = string_list(o["value"]);
+  if (o.contains("columns")) l.columns = string_list(o["columns"]);
   l.multivariate = o.value("multivariate", false);
-  if (o.contains("past_covariates")) l.past_covariates = name_list(o["past_covariates"]);
-  if (o.contains("future_covariates")) l.future_covariates = name_list(o["future_covariates"]);
-  if (o.contains("categorical")) l.categorical = name_list(o["categorical"]);
+  if (o.contains("past_covariates")) l.past_covariates = string_list(o["past_covariates"]);
+  if (o.contains("future_covariates")) l.future_covariates = string_list(o["future_covariates"]);
+  if (o.contains("categorical")) l.categorical = string_list(o["categorical"]);
+  if (o.contains("static_covariates")) l.static_covariates = string_list(o["static_covariates"]);
   return l;
 }
 
@@ -81,6 +64,7 @@ Json LayoutOptions::to_json() const {
   if (!past_covariates.empty()) j["past_covariates"] = past_covariates;
   if (!future_covariates.empty()) j["future_covariates"] = future_covariates;
   if (!categorical.empty()) j["categorical"] = categorical;
+  if (!static_covariates.empty()) j["static_covariates"] = static_covariates;
   return j;
 }
 
@@ -146,28 +130,51 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
         throw Error(file + ": column " + quote_input(name) + " is named twice as a covariate");
       covariate_columns.push_back(c);
     }
+  // Static covariate columns: the same checks, and none may be a covariate of the other kinds.
+  std::vector<int> static_columns;
+  for (const auto& name : o.static_covariates) {
+    const int c = find(name, "static_covariates");
+    if (c == l.time || c == l.id)
+      throw Error(file + ": column " + quote_input(name) + " is the " + (c == l.time ? "time" : "id") +
+                  " column, not a static covariate (option static_covariates)");
+    if (std::find(l.values.begin(), l.values.end(), c) != l.values.end())
+      throw Error(file + ": column " + quote_input(name) + " is both a target (option " +
+                  (l.long_form ? "value" : "columns") + ") and a static covariate (option static_covariates)");
+    if (std::find(covariate_columns.begin(), covariate_columns.end(), c) != covariate_columns.end())
+      throw Error(file + ": column " + quote_input(name) + " is both a covariate over time and a static covariate "
+                  "(option static_covariates)");
+    if (std::find(static_columns.begin(), static_columns.end(), c) != static_columns.end())
+      throw Error(file + ": column " + quote_input(name) + " is named twice as a static covariate");
+    static_columns.push_back(c);
+  }
   auto is_covariate = [&](int c) {
-    return std::find(covariate_columns.begin(), covariate_columns.end(), c) != covariate_columns.end();
+    return std::find(covariate_columns.begin(), covariate_columns.end(), c) != covariate_columns.end() ||
+           std::find(static_columns.begin(), static_columns.end(), c) != static_columns.end();
   };
   if (chosen.empty())
     for (size_t i = 0; i < header.size(); ++i)
       if (static_cast<int>(i) != l.time && static_cast<int>(i) != l.id && numeric(i) && !is_covariate(static_cast<int>(i)))
         l.values.push_back(static_cast<int>(i));
-  if (covariates && l.values.empty())
+  if ((covariates || !static_columns.empty()) && l.values.empty())
     throw Error(file + ": every value column is a covariate: no target to forecast; its columns are " +
                 columns_of(header));
   l.values.insert(l.values.end(), covariate_columns.begin(), covariate_columns.end());
   l.past = o.past_covariates.size(), l.future = o.future_covariates.size();
+  l.values.insert(l.values.end(), static_columns.begin(), static_columns.end());
+  l.statics = static_columns.size();
   // Categorical columns: covariates, each named once.
   l.categorical.assign(l.values.size(), false);
   l.categories.assign(l.values.size(), {});
   for (const auto& name : o.categorical) {
     const int c = find(name, "categorical");
+    if (std::find(static_columns.begin(), static_columns.end(), c) != static_columns.end())
+      throw Error(file + ": column " + quote_input(name) + " is a static covariate, which must hold numbers (option "
+                  "categorical is for covariates over time); give a category as 0/1 columns of its own");
     const auto at = std::find(covariate_columns.begin(), covariate_columns.end(), c);
     if (at == covariate_columns.end())
       throw Error(file + ": column " + quote_input(name) + " is named by option categorical but is not a covariate; "
                   "name it in past_covariates or future_covariates too");
-    const size_t k = l.values.size() - covariate_columns.size() + static_cast<size_t>(at - covariate_columns.begin());
+    const size_t k = l.values.size() - l.statics - covariate_columns.size() + static_cast<size_t>(at - covariate_columns.begin());
     if (l.categorical[k]) throw Error(file + ": column " + quote_input(name) + " is named twice by option categorical");
     l.categorical[k] = true;
   }
@@ -206,20 +213,24 @@ void CategoryPass::finish() {
 
 RowRouter::RowRouter(const Layout& layout, SeriesBuilder& builder, std::string file_stem)
     : layout_(layout), builder_(builder), stem_(std::move(file_stem)) {
-  for (size_t k = 0; k < layout.values.size(); ++k) {
+  dynamic_ = layout.values.size() - layout.statics;
+  for (size_t k = 0; k < dynamic_; ++k) {
     const std::string& name = layout.header[layout.values[k]];
     if (!layout.categorical[k]) variates_.push_back(name);
     for (const auto& c : layout.categories[k]) variates_.push_back(name + "=" + c);
-    const size_t first_covariate = layout.values.size() - layout.past - layout.future;
+    const size_t first_covariate = dynamic_ - layout.past - layout.future;
     if (k >= first_covariate) (k < first_covariate + layout.past ? past_ : future_) += layout.width(k);
   }
   row_.resize(variates_.size());
+  std::vector<std::string> statics;
+  for (size_t k = dynamic_; k < layout.values.size(); ++k) statics.push_back(layout.header[layout.values[k]]);
+  builder_.set_static_columns(std::move(statics));
 }
 
 void RowRouter::add(std::string_view id, double seconds, int64_t line, const double* values) {
   bool created = false;
   const size_t g = builder_.group(layout_.long_form ? id : std::string_view(), created);
-  const size_t n = layout_.values.size();
+  const size_t n = dynamic_;
   if (created) {
     const std::vector<std::string>& names = variates_;  // one per column unless categorical (then multivariate)
     // The series' name: the id or column; a wide multivariate series is the file's.
@@ -261,6 +272,7 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
     }
     row_[at++] = static_cast<float>(values[k]);
   }
+  for (size_t k = n; k < layout_.values.size(); ++k) builder_.add_static(g, k - n, values[k], line);
   builder_.add_time(g, seconds, line);
   const size_t first = first_series_[g];
   if (layout_.multivariate) {

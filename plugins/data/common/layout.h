@@ -32,6 +32,9 @@ struct LayoutOptions {
   // Covariate columns whose cells are categories (a holiday's name, a weekday): each enters as
   // one 0/1 variate per category seen in its file, as one_hot.h makes them for a forecast.
   std::vector<std::string> categorical;
+  // Static covariate columns (one number per series: a store's size): each series' values, the
+  // same on every row of it, carried beside its variates rather than as variates.
+  std::vector<std::string> static_covariates;
 
   static LayoutOptions from_json(const Json& options);
   Json to_json() const;  // all of it changes what a file reads as: part of its cache key
@@ -44,7 +47,9 @@ struct Layout {
   int time = -1, id = -1;   // column indices, -1 when absent
   std::vector<int> values;  // value columns, in the order they become variates or series
   bool multivariate = false;
-  size_t past = 0, future = 0;  // the last columns of `values`: past-only, then known-future covariates
+  // The last columns of `values`: past-only, then known-future covariates, then `statics` static
+  // covariates (which become no variate).
+  size_t past = 0, future = 0, statics = 0;
   // categorical[k]: whether values[k] holds categories; categories[k] its categories (byte
   // order), filled by CategoryPass before rows are routed.
   std::vector<bool> categorical;
@@ -92,11 +97,10 @@ class RowRouter {
   std::string stem_;
   std::vector<std::string> variates_;  // each column's name, or per category "column=category"
   size_t past_ = 0, future_ = 0;       // of the variates: the covariates' (the last ones)
+  size_t dynamic_ = 0;                 // values that become variates (the rest: static covariates)
   std::vector<size_t> first_series_;  // of each group: its series are consecutive
   std::vector<float> row_;
 };
 
-// "a, b" -> {"a", "b"}; a JSON list is taken as it is.
-std::vector<std::string> name_list(const Json& value);
 
 }  // namespace orrery::data

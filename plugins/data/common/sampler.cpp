@@ -14,8 +14,9 @@ double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }  // namespace
 
 WindowSampler::WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed,
-                             bool covariates)
-    : regions_(std::move(regions)), variates_(variates), season_(season), covariates_(covariates), seed_(seed) {}
+                             bool covariates, int64_t statics)
+    : regions_(std::move(regions)), variates_(variates), season_(season), covariates_(covariates), statics_(statics),
+      seed_(seed) {}
 
 Batch WindowSampler::sample(const SampleRequest& r) const {
   if (r.batch < 1 || r.length < 1)
@@ -39,6 +40,9 @@ Batch WindowSampler::sample(const SampleRequest& r) const {
   const bool covariates = covariates_;
   at::Tensor roles = covariates ? at::zeros({B, V}, at::kLong) : at::Tensor();
   int64_t* prole = covariates ? roles.data_ptr<int64_t>() : nullptr;
+  const int64_t S = statics_;
+  at::Tensor statics = S > 0 ? at::zeros({B, V, S}, at::kFloat) : at::Tensor();
+  float* pstatic = S > 0 ? statics.data_ptr<float>() : nullptr;
   const uint64_t batch_seed = mix_seed(seed_, r.seed);
   for (int64_t b = 0; b < B; ++b) {
     const uint64_t s = mix_seed(batch_seed, static_cast<uint64_t>(b));
@@ -52,6 +56,7 @@ Batch WindowSampler::sample(const SampleRequest& r) const {
     for (int64_t v = 0; v < V; ++v) {
       pid[b * V + v] = v < g.variates ? 0 : 1 + v - g.variates;  // padding: unobserved, own series
       if (v >= g.variates) continue;
+      for (int64_t k = 0; k < S; ++k) pstatic[(b * V + v) * S + k] = static_cast<float>(g.statics[k]);
       if (covariates && v >= g.variates - g.past - g.future)
         prole[b * V + v] = static_cast<int64_t>(v < g.variates - g.future ? VariateRole::past : VariateRole::future);
       const float* src = g.data + v * g.length + start;
@@ -66,6 +71,7 @@ Batch WindowSampler::sample(const SampleRequest& r) const {
   out.observed = observed;
   out.series_ids = ids;
   out.roles = roles;
+  out.statics = statics;
   out.season = season_;
   return out;
 }

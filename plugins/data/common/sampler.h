@@ -19,6 +19,7 @@ struct Region {
   int64_t length = 0, variates = 1;
   int64_t lo = 0, hi = 0;
   int64_t past = 0, future = 0;
+  const double* statics = nullptr;  // its static covariates (WindowSampler's count of them)
 };
 
 class WindowSampler {
@@ -26,14 +27,17 @@ class WindowSampler {
   // `variates`: the batch's variate count (the widest series; narrower ones are padded with
   // unobserved variates, each its own series id). `seed`: the source's, mixed with each request's.
   // `covariates`: batches carry roles, each region's covariate variates (Region::past, future)
-  // past-only or known-future, the rest targets.
-  WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed, bool covariates = false);
+  // past-only or known-future, the rest targets. `statics`: batches carry that many static
+  // covariates of each region (Batch::statics), on every row of its series.
+  WindowSampler(std::vector<Region> regions, int64_t variates, int64_t season, uint64_t seed, bool covariates = false,
+                int64_t statics = 0);
   Batch sample(const SampleRequest& request) const;
 
  private:
   std::vector<Region> regions_;
   int64_t variates_, season_;
   bool covariates_;
+  int64_t statics_;
   uint64_t seed_;
 };
 

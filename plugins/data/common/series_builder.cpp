@@ -1,7 +1,9 @@
 #include "series_builder.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -17,6 +19,7 @@ Json SeriesInfo::to_json() const {
             {"offset", offset}, {"frequency", frequency}};
   j["start"] = start ? Json(*start) : Json(nullptr);
   if (past + future > 0) j["past_covariates"] = past, j["future_covariates"] = future;
+  if (!statics.empty()) j["statics"] = statics;
   return j;
 }
 
@@ -31,6 +34,7 @@ SeriesInfo SeriesInfo::from_json(const Json& j) {
   if (!j.at("start").is_null()) s.start = j["start"].get<double>();
   s.past = j.value("past_covariates", int64_t{0});
   s.future = j.value("future_covariates", int64_t{0});
+  if (j.contains("statics")) s.statics = j["statics"].get<std::vector<double>>();
   return s;
 }
 
@@ -41,7 +45,9 @@ size_t SeriesBuilder::group(std::string_view key, bool& created) {
   auto it = index_.find(key);
   created = it == index_.end();
   if (!created) return it->second;
-  groups_.push_back({std::string(key), spill_.add_stream(), {}});
+  groups_.push_back({std::string(key), spill_.add_stream(), {},
+                     std::vector<double>(static_columns_.size(), std::numeric_limits<double>::quiet_NaN()),
+                     std::vector<int64_t>(static_columns_.size(), 0)});
   index_.emplace(std::string(key), groups_.size() - 1);
   return groups_.size() - 1;
 }
@@ -62,6 +68,30 @@ void SeriesBuilder::add_time(size_t group, double seconds, int64_t line) {
   std::memcpy(row + 8, &line, 8);
   spill_.append(groups_[group].times, row, sizeof row);
   ++rows_;
+}
+
+void SeriesBuilder::add_static(size_t group, size_t k, double value, int64_t line) {
+  if (std::isnan(value)) return;
+  Group& g = groups_[group];
+  const std::string column = "column " + quote_input(static_columns_[k]);
+  const std::string series = g.key.empty() ? "" : " (series " + quote_input(g.key) + ")";
+  auto text = [](double x) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.9g", x);
+    return std::string(t);
+  };
+  // The model reads them as float32 (Batch::statics).
+  if (!(std::fabs(value) <= FLT_MAX))
+    throw Error(settings_.where(line) + ": " + column + ": the static covariate " + text(value) + series +
+                " is not a finite float32 number: rescale the column");
+  double& known = g.statics[k];
+  if (std::isnan(known)) {
+    known = value, g.static_lines[k] = line;
+  } else if (known != value) {
+    throw Error(settings_.where(line) + ": " + column + " is a static covariate (one value per series), but" + series +
+                " it is " + text(value) + " here and " + text(known) + " at " + settings_.line_word + " " +
+                std::to_string(g.static_lines[k]));
+  }
 }
 
 // Each row's step on the group's grid: its place in the file when untimed, else from the
@@ -144,6 +174,11 @@ std::vector<SeriesInfo> SeriesBuilder::finish(std::ostream& out) {
       info.columns = series.columns;
       info.variates = static_cast<int64_t>(V);
       info.past = series.past, info.future = series.future;
+      for (size_t k = 0; k < static_columns_.size(); ++k)
+        if (std::isnan(g.statics[k]))
+          throw Error(settings_.file + ": series " + quote_input(series.name) + " has no value of static covariate " +
+                      quote_input(static_columns_[k]) + " on any row: each series needs its static covariates");
+      info.statics = g.statics;
       info.length = b - a;
       info.offset = offset;
       info.frequency = frequency;

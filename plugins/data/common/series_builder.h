@@ -29,6 +29,7 @@ struct SeriesInfo {
   std::vector<std::string> columns;  // one name per variate
   int64_t variates = 1, length = 0;
   int64_t past = 0, future = 0;  // the last variates: past-only covariates, then known-future ones
+  std::vector<double> statics;   // its static covariates' values (the builder's static columns)
   uint64_t offset = 0;
   std::string frequency;        // "" without a time column (or with a single time)
   std::optional<double> start;  // seconds since the epoch of the first step, when timed
@@ -55,6 +56,11 @@ class SeriesBuilder {
                     size_t future = 0);
   // A row of `group`: its time (NaN when untimed) and line; then add_values for each series.
   void add_time(size_t group, double seconds, int64_t line);
+  // Static covariates: named once, before the first group; then each row's cell of column k
+  // (NaN: empty). Every series of a group takes the group's values, which may not change
+  // from row to row; a group with no value of one is an error when it is finished.
+  void set_static_columns(std::vector<std::string> names) { static_columns_ = std::move(names); }
+  void add_static(size_t group, size_t k, double value, int64_t line);
   void add_values(size_t series, const float* values) {
     spill_.append(series_[series].stream, values, series_[series].columns.size() * sizeof(float));
   }
@@ -71,6 +77,8 @@ class SeriesBuilder {
     std::string key;
     size_t times;  // stream of (double seconds, int64 line)
     std::vector<size_t> series;
+    std::vector<double> statics = {};      // NaN until a row gives one
+    std::vector<int64_t> static_lines = {};  // the row that gave each
   };
   struct Series {
     std::string name;
@@ -89,6 +97,7 @@ class SeriesBuilder {
   SpillLog& spill_;
   std::vector<Group> groups_;
   std::vector<Series> series_;
+  std::vector<std::string> static_columns_;
   std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>> index_;
   int64_t rows_ = 0, dropped_ = 0;
 };

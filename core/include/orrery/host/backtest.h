@@ -21,6 +21,7 @@ struct SeriesInput {
   // Covariate rows (docs/covariates.md), each as long as `values`: past-only ones are read up to
   // a window's start, known-future ones over its horizon too. Empty: no covariates.
   std::vector<std::vector<double>> past, future;
+  std::vector<double> statics = {};  // its static covariates (the source's order); empty: none
 };
 
 struct BacktestConfig {

@@ -54,6 +54,7 @@ class EvalForecaster {
   // ones over its history and horizon.
   struct Covariates {
     std::vector<std::vector<double>> past, future;
+    std::vector<double> statics = {};  // the series' static covariates
   };
   // forecast() given each window's covariates. A forecaster that does not read them (a baseline,
   // a model scored without them) forecasts from the histories alone.

@@ -27,6 +27,9 @@ struct ForecastCsvOptions {
   // follows, and the model forecasts the residual alone, so any model can use them. No past-only
   // covariates with it.
   bool regression = false;
+  // Columns that hold one value per series (the same on every row where given): exactly the
+  // static covariates the model reads, in any order. They apply to every target of the file.
+  std::vector<std::string> static_covariates;
   std::string output;  // CSV to write (atomically); empty = standard output
   std::optional<int64_t> horizon;  // required, at least 1
   int64_t context = 4096;  // most recent steps fed to the model

@@ -59,6 +59,9 @@ struct ForecastOptions {
   // (other rows' entries are never read). A past-only row is hidden from the forecast's start
   // on. The forecasts of covariate rows are NaN: the model forecasts targets.
   at::Tensor roles = {}, future = {};
+  // Static covariates: (B, V, S) float, each row's series' values in data units, in
+  // static_covariates() order; required, and only allowed, when the model reads some.
+  at::Tensor statics = {};
 };
 
 struct GenerateOptions {
@@ -162,6 +165,8 @@ class Model {
   bool predicts_raw_values() const { return head_->predicts_raw_values(); }
   // Whether the architecture reads variate roles, so that covariates can be given to it.
   bool reads_roles() const { return arch_->reads_roles(); }
+  // The static covariates the model reads, by name and in order (empty: none).
+  std::vector<std::string> static_covariates() const { return arch_->static_covariates(); }
   int64_t patch_size() const { return spec_.patch_size; }
   // The fewest steps of one series that give loss() anything to score: a target patch and two
   // observations before it (its anchor statistics). A source of shorter series trains on nothing.
@@ -191,7 +196,9 @@ class Model {
   Forecast context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
-                   const at::Tensor& keep, const at::Tensor& roles = {}) const;
+                   const at::Tensor& keep, const at::Tensor& roles = {}, const at::Tensor& statics = {}) const;
+  // PatchInput::statics from the given static covariates (data units), checked against the model's.
+  at::Tensor static_input(const at::Tensor& statics, const at::Tensor& values) const;
 
   ModelSpec spec_;
   at::Device device_;
