@@ -898,6 +898,9 @@ pq.write_table(pa.table({
     'big': pa.array([decimal.Decimal('2.5'), decimal.Decimal('4'), decimal.Decimal('8')], pa.decimal256(40, 1)),
     'half': pa.array([0.5, 1.5, 2.25], pa.float16()),
     'text': pa.array(['1', 'N/A', '-'])}), d + '/typed.parquet')
+pq.write_table(pa.table({
+    'id': ['a', 'a', 'b', 'b'], 'time': [1, 2, 1, 2], 'y': [1.0, 2.0, 3.0, 4.0],
+    'size': pa.array([40, None, 400, 400], pa.int32())}), d + '/stores.parquet', row_group_size=1)
 )");
   const auto made = test::run_command("'" + python + "' '" + dir + "/make.py' '" + dir + "'");
   REQUIRE(made.status == 0);
@@ -939,6 +942,16 @@ pq.write_table(pa.table({
     CHECK(s[0].values[2] == std::vector<float>{1, 0, 1, 1});
     CHECK(s[0].values[4][1] == 1);
     CHECK(std::isnan(s[0].values[3][2]));
+  }
+  // Static covariates as in CSV: each id's value, a null cell skipped, whatever the batch size.
+  for (int rows : {65536, 1}) {
+    auto stores = parquet({{"files", dir + "/stores.parquet"}, {"timestamp_format", "unix"}, {"batch_rows", rows},
+                           {"cache_dir", dir + "/stores" + std::to_string(rows)}, {"static_covariates", "size"}});
+    const auto s = stores->stored_series();
+    REQUIRE(s.size() == 2);
+    CHECK(s[0].statics == std::vector<double>{40});
+    CHECK(s[1].statics == std::vector<double>{400});
+    CHECK(s[0].values.size() == 1);
   }
   // A float column's NaN is missing there, as a number's would be; its values are categories.
   {
