@@ -2,6 +2,8 @@
 // means, the bundled benchmark, and the front ends (orrery.eval, orrery eval).
 #include <catch2/catch.hpp>
 
+#include <ATen/Parallel.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +121,24 @@ TEST_CASE("run_eval scores the last non-overlapping windows against seasonal nai
   CHECK(n["rows"][0]["mase_ratio"].get<double>() == 1.0);
   CHECK(n["rows"][0]["crps_ratio"].get<double>() == 1.0);
   CHECK(rows[1]["mase_ratio"].get<double>() == Approx(mase / n["rows"][0]["mase"].get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("baselines fit the windows on the intra-op threads: the same scores on one thread as on three") {
+  EvalDataset d;
+  d.name = "toys", d.frequency = Frequency::parse("M");
+  for (int s = 0; s < 6; ++s) {
+    std::vector<double> y;
+    for (int t = 0; t < 150; ++t) y.push_back(50 + (s + 1) * t * 0.2 + (5 + s) * std::sin(t * 2 * M_PI / 12) + std::cos(t * (s + 1.3)));
+    d.series.push_back({"toy" + std::to_string(s), std::move(y), 12, {}, {}});
+  }
+  auto ets = baseline_forecaster("ets"), theta = baseline_forecaster("theta");
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  const std::string one = run_eval({d}, {ets.get(), theta.get()}, EvalProtocol{})["rows"].dump();
+  at::set_num_threads(3);
+  const std::string three = run_eval({d}, {ets.get(), theta.get()}, EvalProtocol{})["rows"].dump();
+  at::set_num_threads(before);
+  CHECK(one == three);
 }
 
 TEST_CASE("per_window scores each window alone: the pooled scores are their combination") {

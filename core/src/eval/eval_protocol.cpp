@@ -1,17 +1,21 @@
 #include "orrery/host/eval_protocol.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
 #include <span>
+#include <thread>
 
 #include "orrery/atomic_file.h"
 #include "orrery/host/baselines.h"
@@ -290,6 +294,36 @@ class ModelForecaster final : public EvalForecaster {
   bool sign_average_, covariates_, statics_;
 };
 
+// f(i) for every window i < n, on as many threads as LibTorch's intra-op ones (at::get_num_threads():
+// OMP_NUM_THREADS), each taking the next window as it is free: a baseline's fit takes from
+// milliseconds on a short series to a second on a long one. Windows are independent and each
+// lands in its own slot, so the forecasts are the same whatever the thread count; of several
+// windows that fail, the first one's error is raised.
+using WindowForecast = std::vector<std::vector<double>>;
+template <class F>
+std::vector<WindowForecast> each_window(size_t n, const F& f) {
+  std::vector<WindowForecast> out(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        out[i] = f(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t helpers = std::min<size_t>(n, static_cast<size_t>(std::max(1, at::get_num_threads()))) - (n > 0);
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < helpers; ++k) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
 class BaselineForecaster final : public EvalForecaster {
  public:
   // with_covariates: the known-future covariates go to the baseline as regressors ("NAME/xreg").
@@ -299,9 +333,7 @@ class BaselineForecaster final : public EvalForecaster {
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
-    std::vector<std::vector<std::vector<double>>> out;
-    for (const auto& h : histories) out.push_back(baseline_->forecast(h, season, horizon, levels));
-    return out;
+    return each_window(histories.size(), [&](size_t i) { return baseline_->forecast(histories[i], season, horizon, levels); });
   }
   std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
                                                               const std::vector<Covariates>& covariates,
@@ -311,10 +343,9 @@ class BaselineForecaster final : public EvalForecaster {
     if (covariates.size() != histories.size())
       throw Error(name() + ": " + std::to_string(covariates.size()) + " windows' covariates for " +
                   std::to_string(histories.size()) + " windows");
-    std::vector<std::vector<std::vector<double>>> out;
-    for (size_t i = 0; i < histories.size(); ++i)
-      out.push_back(baseline_->forecast_with(histories[i], covariates[i].future, season, horizon, levels));
-    return out;
+    return each_window(histories.size(), [&](size_t i) {
+      return baseline_->forecast_with(histories[i], covariates[i].future, season, horizon, levels);
+    });
   }
 
  private:
