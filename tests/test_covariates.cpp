@@ -770,7 +770,7 @@ print("with and without")
   check_script(path, "with and without");
 }
 
-TEST_CASE("a checkpoint without role embeddings loads with variate_roles and forecasts as before") {
+TEST_CASE("a checkpoint without role embeddings loads with variate_roles and forecasts as before; so with static_covariates") {
   const std::string dir = test::temp_dir("load-roles");
   const std::string path = dir + "/load.lua";
   std::ofstream(path) << R"(
@@ -786,6 +786,10 @@ for h = 1, 8 do assert(before[h] == after[h], "the same forecast at step " .. h)
 local x = {}
 for t = 1, 50 do x[t] = t % 5 end
 assert(#r:forecast{values = y, past_covariates = {x}, horizon = 8}.median == 8, "and it takes covariates")
+-- Static covariates as well: their vectors start at zero, so the forecast is the same whatever the value.
+local s = orrery.load(dir .. "/plain.safetensors", "cpu", {static_covariates = "size"})
+local sized = s:forecast{values = y, horizon = 8, static_covariates = {size = 400}}.median
+for h = 1, 8 do assert(before[h] == sized[h], "static covariates at zero: the same forecast at step " .. h) end
 local ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", {num_layers = 3})
 assert(not ok and err:find("an option added at load may add a parameter only if it starts at zero"), err)
 ok, err = pcall(orrery.load, dir .. "/plain.safetensors", "cpu", "variate_roles")
