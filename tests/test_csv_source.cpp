@@ -887,11 +887,17 @@ feather.write_feather(pa.table({
 with ipc.new_stream(d + '/s.arrows', pa.schema([('time', pa.string()), ('v', pa.float64())])) as w:
     w.write_table(pa.table({'time': ['2024-01-01', '2024-02-01', '2024-03-01'], 'v': [1.0, 2.0, 3.0]}))
 pq.write_table(pa.table({'v': ['1', '2', 'abc']}), d + '/bad.parquet')
-pq.write_table(pa.table({
+categories = pa.table({
     'y': [1.0, 2.0, 3.0, 4.0],
     'day': pa.array(['mon', ' tue', None, 'mon']).dictionary_encode(),
     'level': pa.array([3, 1, 3, 3], pa.int32()),
-    'grade': pa.array([1.5, float('nan'), 1.5, 2.5], pa.float64())}), d + '/categories.parquet')
+    'grade': pa.array([1.5, float('nan'), 1.5, 2.5], pa.float64())})
+pq.write_table(categories, d + '/categories.parquet')
+feather.write_feather(categories, d + '/categories.feather')
+# Nested columns first: the first pass reads the categorical columns' leaves only.
+nested = categories.add_column(0, 'meta', pa.array([{'a': 1, 'b': [1, 2]}] * 4))
+nested = nested.add_column(1, 'tags', pa.array([[1], [2, 3], [], [4]]))
+pq.write_table(nested, d + '/nested.parquet', row_group_size=3)
 import decimal
 pq.write_table(pa.table({
     'price': pa.array([decimal.Decimal('1.25'), None, decimal.Decimal('-3.50')], pa.decimal128(9, 2)),
@@ -931,17 +937,22 @@ pq.write_table(pa.table({
   CHECK(whole_series(*typed) == std::set<std::string>{"1.25,nan,-3.5", "2.5,4,8", "0.5,1.5,2.25"});
   CHECK(whole_series(*parquet({{"files", dir + "/typed.parquet"}, {"columns", "text"}})) == std::set<std::string>{"1"});
   // Categorical covariates as in CSV: dictionary, string and integer columns alike, a null missing.
-  for (int rows : {65536, 1}) {
-    auto cat = parquet({{"files", dir + "/categories.parquet"}, {"timestamp", "none"}, {"batch_rows", rows}, {"columns", "y"},
-                        {"cache_dir", dir + "/cat" + std::to_string(rows)}, {"past_covariates", "level"},
-                        {"future_covariates", "day"}, {"categorical", "day,level"}});
-    const auto s = cat->stored_series();
-    REQUIRE(s.size() == 1);
-    CHECK(s[0].columns == std::vector<std::string>{"y", "level=1", "level=3", "day=mon", "day=tue"});
-    CHECK(s[0].roles == std::vector<int64_t>{0, 1, 1, 2, 2});
-    CHECK(s[0].values[2] == std::vector<float>{1, 0, 1, 1});
-    CHECK(s[0].values[4][1] == 1);
-    CHECK(std::isnan(s[0].values[3][2]));
+  // The first pass reads those columns alone, in Parquet (nested columns before them or not) and
+  // Arrow IPC alike.
+  for (const std::string file : {"categories.parquet", "categories.feather", "nested.parquet"}) {
+    for (int rows : {65536, 1}) {
+      INFO(file << ", batch_rows " << rows);
+      auto cat = parquet({{"files", dir + "/" + file}, {"timestamp", "none"}, {"batch_rows", rows}, {"columns", "y"},
+                          {"cache_dir", dir + "/cat" + file + std::to_string(rows)}, {"past_covariates", "level"},
+                          {"future_covariates", "day"}, {"categorical", "day,level"}});
+      const auto s = cat->stored_series();
+      REQUIRE(s.size() == 1);
+      CHECK(s[0].columns == std::vector<std::string>{"y", "level=1", "level=3", "day=mon", "day=tue"});
+      CHECK(s[0].roles == std::vector<int64_t>{0, 1, 1, 2, 2});
+      CHECK(s[0].values[2] == std::vector<float>{1, 0, 1, 1});
+      CHECK(s[0].values[4][1] == 1);
+      CHECK(std::isnan(s[0].values[3][2]));
+    }
   }
   // Static covariates as in CSV: each id's value, a null cell skipped, whatever the batch size.
   for (int rows : {65536, 1}) {

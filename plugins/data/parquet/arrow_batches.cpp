@@ -5,6 +5,7 @@
 #include <arrow/result.h>
 #include <arrow/status.h>
 #include <parquet/arrow/reader.h>
+#include <parquet/arrow/schema.h>
 #include <parquet/properties.h>
 
 #include <fstream>
@@ -43,9 +44,15 @@ std::shared_ptr<arrow::RecordBatch> validated(std::shared_ptr<arrow::RecordBatch
   return batch;
 }
 
+// The leaf columns of a Parquet field (one for a flat column; a struct's or list's several).
+void leaves(const parquet::arrow::SchemaField& field, std::vector<int>& out) {
+  if (field.is_leaf()) out.push_back(field.column_index);
+  for (const auto& child : field.children) leaves(child, out);
+}
+
 class ParquetBatches final : public BatchStream {
  public:
-  ParquetBatches(const std::string& path, int64_t batch_rows) : path_(path) {
+  ParquetBatches(const std::string& path, int64_t batch_rows, const std::vector<int>& fields) : path_(path) {
     auto file = open_file(path);
     parquet::ArrowReaderProperties properties;
     properties.set_batch_size(batch_rows);
@@ -54,25 +61,48 @@ class ParquetBatches final : public BatchStream {
     check(builder.Open(file), path);
     builder.properties(properties);
     reader_ = unwrap(builder.Build(), path);
-    batches_ = unwrap(reader_->GetRecordBatchReader(), path);
+    for (int f : fields) leaves(reader_->manifest().schema_fields.at(static_cast<size_t>(f)), columns_);
+    projected_ = !fields.empty();
   }
-  std::shared_ptr<arrow::Schema> schema() const override { return batches_->schema(); }
+  // The file's schema needs only its footer; the batch reader is made at the first batch, since
+  // making it may already read the first row group (a whole small file).
+  std::shared_ptr<arrow::Schema> schema() const override {
+    if (projected_) return batches().schema();
+    std::shared_ptr<arrow::Schema> s;
+    check(reader_->GetSchema(&s), path_);
+    return s;
+  }
   std::shared_ptr<arrow::RecordBatch> next() override {
     std::shared_ptr<arrow::RecordBatch> batch;
-    check(batches_->ReadNext(&batch), path_);
+    check(batches().ReadNext(&batch), path_);
     return validated(std::move(batch), path_);
   }
 
  private:
+  arrow::RecordBatchReader& batches() const {
+    if (!batches_) {
+      if (!projected_) {
+        batches_ = unwrap(reader_->GetRecordBatchReader(), path_);
+      } else {
+        std::vector<int> groups(static_cast<size_t>(reader_->num_row_groups()));
+        for (size_t g = 0; g < groups.size(); ++g) groups[g] = static_cast<int>(g);
+        batches_ = unwrap(reader_->GetRecordBatchReader(groups, columns_), path_);
+      }
+    }
+    return *batches_;
+  }
+
   std::string path_;
-  std::unique_ptr<parquet::arrow::FileReader> reader_;  // outlives its batch reader
-  std::unique_ptr<arrow::RecordBatchReader> batches_;
+  std::vector<int> columns_;  // the leaf columns read, when projected_
+  bool projected_ = false;
+  std::unique_ptr<parquet::arrow::FileReader> reader_;     // outlives its batch reader
+  mutable std::unique_ptr<arrow::RecordBatchReader> batches_;  // made at the first use
 };
 
 class IpcFileBatches final : public BatchStream {
  public:
-  explicit IpcFileBatches(const std::string& path) : path_(path) {
-    reader_ = unwrap(arrow::ipc::RecordBatchFileReader::Open(open_file(path)), path);
+  IpcFileBatches(const std::string& path, const arrow::ipc::IpcReadOptions& options) : path_(path) {
+    reader_ = unwrap(arrow::ipc::RecordBatchFileReader::Open(open_file(path), options), path);
   }
   std::shared_ptr<arrow::Schema> schema() const override { return reader_->schema(); }
   std::shared_ptr<arrow::RecordBatch> next() override {
@@ -88,8 +118,8 @@ class IpcFileBatches final : public BatchStream {
 
 class IpcStreamBatches final : public BatchStream {
  public:
-  explicit IpcStreamBatches(const std::string& path) : path_(path) {
-    reader_ = unwrap(arrow::ipc::RecordBatchStreamReader::Open(open_file(path)), path);
+  IpcStreamBatches(const std::string& path, const arrow::ipc::IpcReadOptions& options) : path_(path) {
+    reader_ = unwrap(arrow::ipc::RecordBatchStreamReader::Open(open_file(path), options), path);
   }
   std::shared_ptr<arrow::Schema> schema() const override { return reader_->schema(); }
   std::shared_ptr<arrow::RecordBatch> next() override {
@@ -105,16 +135,18 @@ class IpcStreamBatches final : public BatchStream {
 
 }  // namespace
 
-std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows) {
+std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows, const std::vector<int>& fields) {
   require_input_file(path, "a Parquet or Arrow file");
   char magic[6] = {};
   std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
   const std::string head(magic, sizeof magic);
   try {
-    if (head.starts_with("PAR1")) return std::make_unique<ParquetBatches>(path, batch_rows);
-    if (head == "ARROW1") return std::make_unique<IpcFileBatches>(path);
+    if (head.starts_with("PAR1")) return std::make_unique<ParquetBatches>(path, batch_rows, fields);
+    arrow::ipc::IpcReadOptions options = arrow::ipc::IpcReadOptions::Defaults();
+    options.included_fields = fields;
+    if (head == "ARROW1") return std::make_unique<IpcFileBatches>(path, options);
     try {
-      return std::make_unique<IpcStreamBatches>(path);
+      return std::make_unique<IpcStreamBatches>(path, options);
     } catch (const Error& e) {
       throw Error(path + ": neither Parquet nor Arrow IPC (" + e.what() + ")");
     }

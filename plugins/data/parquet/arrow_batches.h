@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace orrery::data {
 
@@ -21,6 +22,10 @@ class BatchStream {
   virtual std::shared_ptr<arrow::RecordBatch> next() = 0;
 };
 
-std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows);
+// `fields`: the top-level columns to read, ascending (empty: all of them). A batch then holds
+// those columns only, in that order, and the others are never decoded (Parquet reads only their
+// column chunks).
+std::unique_ptr<BatchStream> open_batches(const std::string& path, int64_t batch_rows,
+                                          const std::vector<int>& fields = {});
 
 }  // namespace orrery::data
