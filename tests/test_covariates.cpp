@@ -799,6 +799,37 @@ print("loaded with roles")
   check_script(path, "loaded with roles");
 }
 
+TEST_CASE("orrery.eval gives a model its series' static covariates, through the regression too") {
+  const std::string dir = test::temp_dir("statics-eval");
+  {
+    std::ofstream csv(dir + "/stores.csv");
+    csv << "id,time,sales,promo,size\n";
+    for (int s = 0; s < 2; ++s)
+      for (int t = 0; t < 240; ++t)  // hourly: one test window of 48 steps
+        csv << "store" << s << "," << 3600 * t << "," << (s + 1) * (40 + t % 24) + 8 * (t % 7 == 0) << ","
+            << (t % 7 == 0) << "," << 100 * (s + 1) << "\n";
+  }
+  const std::string path = dir + "/eval.lua";
+  std::ofstream(path) << R"lua(
+local data = {"csv", files = ")lua" << dir << R"lua(/stores.csv", timestamp_format = "unix", future_covariates = "promo",
+              static_covariates = "size"}
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, variate_roles = true,
+                               static_covariates = "size"}}
+local r = orrery.eval{models = {m = m, plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}}},
+                      data = data, baselines = {}, quiet = true}
+local score = {}
+for _, s in ipairs(r.summary) do score[s.model] = s.score end
+for _, name in ipairs{"m", "m/no-covariates", "m/regression", "plain", "plain/regression"} do
+  assert(score[name] == score[name], "a finite score for " .. name)
+end
+local other = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "size, area"}}
+local ok, err = pcall(orrery.eval, {models = {o = other}, data = data, baselines = {}, quiet = true})
+assert(not ok and err:find("model 'o' reads static covariates %(size, area%) but data set 'stores' gives 1"), err)
+print("scored with statics")
+)lua";
+  check_script(path, "scored with statics");
+}
+
 TEST_CASE("finetune.lua with static covariates: the tuned model learns them, the pretrained one is scored without") {
   const std::string dir = test::temp_dir("finetune-statics");
   {
