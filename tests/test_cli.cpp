@@ -250,6 +250,9 @@ TEST_CASE("orrery forecast --static-covariates: columns of one value, the model'
   std::ofstream(dir + "/varies.csv") << "a,size,urban\n1,40,1\n2,41,1\n";
   fails("--input " + dir + "/varies.csv --static-covariates size,urban",
         "varies.csv: column \"size\" is a static covariate (one value per series), but it is 40 on line 2 and 41 on line 3");
+  std::ofstream(dir + "/huge.csv") << "a,size,urban\n1,1e39,1\n2,1e39,1\n";
+  fails("--input " + dir + "/huge.csv --static-covariates size,urban",
+        "static covariates must be finite float32 numbers (size, urban)");
   std::ofstream(dir + "/empty.csv") << "a,size,urban\n1,,1\n2,,1\n";
   fails("--input " + dir + "/empty.csv --static-covariates size,urban",
         "empty.csv: static covariate column \"size\" has no value on any line");

@@ -576,7 +576,7 @@ TEST_CASE("a forecast's static covariates are checked, each mismatch named") {
   fails(*m, "static covariates must be of shape (series, variates, static covariates) = (1, 1, 2: size, urban), got "
             "[1, 1, 3]");
   o.statics = statics_of({{1, std::numeric_limits<float>::quiet_NaN()}}, 1);
-  fails(*m, "static covariates must be finite numbers (size, urban)");
+  fails(*m, "static covariates must be finite float32 numbers (size, urban)");
   o.statics = statics_of({{1, 2}}, 1);
   o.sign_average = true;
   fails(*m, "sign_average does not apply to forecasts with covariates");
@@ -622,6 +622,12 @@ local ok, err = pcall(m.forecast, m, {values = y, horizon = 16})
 assert(not ok and err:find("this model reads static covariates %(up:"), err)
 ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {down = 1}})
 assert(not ok and err:find("the model reads no static covariate \"down\"; it reads up"), err)
+ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {up = 1e300}})
+assert(not ok and err:find("\"up\" is beyond float32's range"), err)
+ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {up = 0/0}})
+assert(not ok and err:find("\"up\" must be a finite number"), err)
+ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {["\xff"] = 1}})
+assert(not ok and err:find("is not UTF%-8 text"), err)
 ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {1}})
 assert(not ok and err:find("static_covariates must be a table of name = number pairs for up"), err)
 local other = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "down"},

@@ -128,6 +128,9 @@ std::vector<double> static_values(lua_State* L, int idx, const Model& model, con
     const Json& v = given[name];
     if (!v.is_number() || !std::isfinite(v.get<double>()))
       throw Error(what + ": " + quote_input(name) + " must be a finite number");
+    if (std::fabs(v.get<double>()) > std::numeric_limits<float>::max())
+      throw Error(what + ": " + quote_input(name) + " is beyond float32's range (+-3.4e38), where the model reads "
+                  "it: rescale it");
     out.push_back(v.get<double>());
   }
   return out;

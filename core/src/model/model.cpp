@@ -151,8 +151,8 @@ at::Tensor Model::static_input(const at::Tensor& statics, const at::Tensor& valu
                 c10::str(statics.sizes()));
   const at::Tensor x = statics.to(values.device(), at::kFloat);
   if (!x.isfinite().all().item<bool>())
-    throw Error("static covariates must be finite numbers (" + join_names(names) + "): a series' static value is "
-                "known, or the model cannot use it");
+    throw Error("static covariates must be finite float32 numbers (" + join_names(names) + "): a series' static "
+                "value is known, or the model cannot use it; rescale one beyond +-3.4e38");
   return at::asinh(x);
 }
 
