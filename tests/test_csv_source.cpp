@@ -239,6 +239,9 @@ TEST_CASE("static covariate columns: one value per series, on every row of its b
   fails(good, {{"static_covariates", "sales,size"}}, "every value column is a covariate: no target to forecast");
   fails("id,time,sales,size\na,1,10,1e39\na,2,11,1e39\n", {{"static_covariates", "size"}},
         "bad.csv:2: column \"size\": the static covariate 1e+39 (series \"a\") is not a finite float32 number");
+  fails("id,time,sales,size\na,1,10,1e-40\na,2,11,1e-40\n", {{"static_covariates", "size"}},
+        "bad.csv:2: column \"size\": the static covariate 1e-40 (series \"a\") is below float32's smallest normal number");
+  fails("id,time,sales,size\na,1,10,abc\n", {{"static_covariates", "size"}}, "bad.csv:2: column \"size\": non-numeric value \"abc\"");
 }
 
 TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, as a forecast makes them") {

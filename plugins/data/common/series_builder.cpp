@@ -80,10 +80,12 @@ void SeriesBuilder::add_static(size_t group, size_t k, double value, int64_t lin
     std::snprintf(t, sizeof t, "%.9g", x);
     return std::string(t);
   };
-  // The model reads them as float32 (Batch::statics).
-  if (!(std::fabs(value) <= FLT_MAX))
-    throw Error(settings_.where(line) + ": " + column + ": the static covariate " + text(value) + series +
-                " is not a finite float32 number: rescale the column");
+  // The model reads them as float32 (Batch::statics), as a row's values are checked (RowRouter).
+  const double a = std::fabs(value);
+  if (!(a <= FLT_MAX) || (a > 0 && a < FLT_MIN))
+    throw Error(settings_.where(line) + ": " + column + ": the static covariate " + text(value) + series + " is " +
+                (a > 0 && a < FLT_MIN ? "below float32's smallest normal number (1.2e-38)" : "not a finite float32 number") +
+                ": rescale the column");
   double& known = g.statics[k];
   if (std::isnan(known)) {
     known = value, g.static_lines[k] = line;
