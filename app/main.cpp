@@ -215,7 +215,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "changes; none, and the forecast is the model's own), the model forecasts the residual\n"
         "alone, and the fit over the horizon is added to every quantile.\n"
         "--static-covariates names the columns that hold one value per series (the same on every\n"
-        "row, or empty): exactly the static covariates the model reads, in any order.\n");
+        "row, or empty): exactly the static covariates the model reads, in any order; one also\n"
+        "named by --categorical holds a category, which the model reads as its 0/1 values\n"
+        "\"column=category\".\n");
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;

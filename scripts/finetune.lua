@@ -19,9 +19,10 @@
 -- the pretrained model) and is scored with them (tuned) and without (tuned/no-covariates) on the
 -- same test windows; the pretrained model, which cannot read them, is scored without. Covariates
 -- named by `categorical` hold categories: each enters as one 0/1 row per category.
--- `static_covariates` names numeric columns that hold one value per series (a store's size): the
--- tuned model gains a vector for each, at zero (docs/covariates.md#static-covariates), and both
--- the training and the test read each series' values. What they are worth is the difference to
+-- `static_covariates` names columns that hold one value per series (a store's size, or with
+-- `categorical` its format): the tuned model gains a vector for each value (for each category),
+-- at zero (docs/covariates.md#static-covariates), and both the training and the test read each
+-- series' values. What they are worth is the difference to
 -- the same fine-tuning without them (a second run); the pretrained model is scored without.
 
 local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
@@ -47,7 +48,9 @@ end
 
 local covariates = args.past_covariates ~= nil or args.future_covariates ~= nil
 local pretrained = orrery.load(args.model, device)
-local gains = {variate_roles = covariates or nil, static_covariates = args.static_covariates}
+-- The model's static covariates as the data names them: a categorical column's as "column=category".
+local statics = args.static_covariates and orrery.data(series()):describe().static_covariates or nil
+local gains = {variate_roles = covariates or nil, static_covariates = statics}
 local tuned = orrery.load(args.model, device, next(gains) and gains or nil)
 
 -- Where the test windows start: orrery.eval reports them per data set.
@@ -65,8 +68,8 @@ if covariates then
                       about.past_covariates, about.future_covariates,
                       args.categorical and (", one row per category of " .. args.categorical) or "", about.variates))
 end
-if args.static_covariates then
-  print("static covariates: " .. table.concat(orrery.data(series()):describe().static_covariates, ", ") ..
+if statics then
+  print("static covariates: " .. table.concat(statics, ", ") ..
         " (one value a series), learned from zero by the tuned model")
 end
 

@@ -239,12 +239,11 @@ TEST_CASE("orrery forecast --static-covariates: columns of one value, the model'
     CHECK(e.status == 1);
     CHECK_THAT(e.output, Catch::Contains(message));
   };
-  fails("", "forecast: the model reads static covariates (size, urban); name their columns with --static-covariates "
-            "(\"size\" is missing)");
-  fails("--static-covariates size", "(\"urban\" is missing)");
+  fails("", "forecast: the model reads static covariates (size, urban); name their columns with --static-covariates");
+  fails("--static-covariates size", "forecast: --static-covariates: no value for \"urban\" (the model reads size, urban)");
   std::ofstream(dir + "/shop.csv") << "a,size,urban,shop\n1,40,1,7\n2,40,1,7\n3,40,1,7\n";
   fails("--input " + dir + "/shop.csv --static-covariates size,urban,shop",
-        "--static-covariates names \"shop\", which the model does not read (it reads size, urban)");
+        "forecast: --static-covariates: the model reads no static covariate \"shop\"; it reads size, urban");
   fails("--static-covariates size,area", "no column \"area\"");
   fails("--static-covariates size,size", "column \"size\" is named twice");
   std::ofstream(dir + "/varies.csv") << "a,size,urban\n1,40,1\n2,41,1\n";
@@ -252,10 +251,73 @@ TEST_CASE("orrery forecast --static-covariates: columns of one value, the model'
         "varies.csv: column \"size\" is a static covariate (one value per series), but it is 40 on line 2 and 41 on line 3");
   std::ofstream(dir + "/huge.csv") << "a,size,urban\n1,1e39,1\n2,1e39,1\n";
   fails("--input " + dir + "/huge.csv --static-covariates size,urban",
-        "static covariates must be finite float32 numbers (size, urban)");
+        "forecast: --static-covariates: \"size\" is beyond float32's range (+-3.4e38)");
   std::ofstream(dir + "/empty.csv") << "a,size,urban\n1,,1\n2,,1\n";
   fails("--input " + dir + "/empty.csv --static-covariates size,urban",
         "empty.csv: static covariate column \"size\" has no value on any line");
+}
+
+TEST_CASE("orrery forecast --static-covariates --categorical: a column of one category, the model's 0/1 statics") {
+  const std::string dir = test::temp_dir("cli-static-categories");
+  orrery::ModelSpec spec = test::tiny_spec(3);
+  spec.arch.options["static_covariates"] = "size, format=mall, format=street";  // as a csv source names them
+  orrery::Model model(spec, orrery::Registry::global());
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : model.params())
+      if (p.info.name == "static_embedding") p.tensor.copy_(at::randn(p.tensor.sizes()) * 0.5);
+  }
+  model.save_weights(dir + "/model.safetensors");
+  std::vector<double> a;
+  {
+    std::ofstream csv(dir + "/in.csv"), street(dir + "/street.csv"), kiosk(dir + "/kiosk.csv"), mixed(dir + "/mixed.csv"),
+        sized(dir + "/sized.csv");
+    for (auto* f : {&csv, &street, &kiosk, &mixed}) *f << "time,a,format,size\n";
+    sized << "time,a,size\n";
+    for (int t = 0; t < 70; ++t) {
+      a.push_back(100 + t + 5 * std::sin(t));
+      char value[32];
+      std::snprintf(value, sizeof value, "%.17g", a.back());  // read back exactly
+      const std::string row = std::to_string(t) + "," + value + ",";
+      csv << row << (t == 5 ? "" : "mall") << ",40\n";  // an empty cell says nothing
+      street << row << "street,40\n", kiosk << row << "kiosk,40\n";
+      mixed << row << (t < 9 ? "mall" : "street") << ",40\n";
+      sized << row << "40\n";
+    }
+  }
+  auto forecast = [&](const std::string& input, const std::string& args) {
+    return test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir + "/" + input +
+                                        " --target a --horizon 8 " + args));
+  };
+  const auto mall = forecast("in.csv", "--static-covariates format,size --categorical format");
+  INFO(mall.output);
+  REQUIRE(mall.status == 0);
+  at::Tensor values = at::tensor(a, at::kDouble).view({1, 1, -1});
+  orrery::ForecastOptions o;
+  o.statics = at::tensor({40.f, 1.f, 0.f}).view({1, 1, 3});
+  const orrery::Forecast direct = model.forecast(values, at::ones(values.sizes(), at::kBool), at::zeros({1, 1}, at::kLong), 8, o);
+  const std::vector<double> median = csv_column(mall.output, "a_q0.5");
+  REQUIRE(median.size() == 8);
+  for (int64_t h = 0; h < 8; ++h) CHECK(median[h] == Approx(direct.median[0][0][h].item<double>()).epsilon(1e-8));
+  const auto street = forecast("street.csv", "--static-covariates format,size --categorical format");
+  REQUIRE(street.status == 0);
+  CHECK(csv_column(street.output, "a_q0.5") != median);
+
+  auto fails = [&](const std::string& input, const std::string& args, const std::string& message) {
+    auto e = forecast(input, args);
+    INFO(e.output);
+    CHECK(e.status == 1);
+    CHECK_THAT(e.output, Catch::Contains(message));
+  };
+  fails("kiosk.csv", "--static-covariates format,size --categorical format",
+        "forecast: --static-covariates: \"format\" = \"kiosk\" is not a category the model was trained with (mall, street)");
+  fails("mixed.csv", "--static-covariates format,size --categorical format",
+        "mixed.csv: column \"format\" is a static covariate (one category per series), but it is \"mall\" on line 2 "
+        "and \"street\" on line 11");
+  fails("sized.csv", "--static-covariates size", "no value for \"format\" (a category)");
+  fails("in.csv", "--static-covariates format,size", "column \"format\": non-numeric value \"mall\"");
+  fails("in.csv", "--static-covariates size --categorical format",
+        "--categorical names \"format\", which --past-covariates, --future-covariates and --static-covariates do not");
 }
 
 TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot rows") {
@@ -307,7 +369,7 @@ TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot 
   };
   fails("--past-covariates season", "cat.csv:2: column \"season\": non-numeric value \"high\"");
   fails("--past-covariates season --categorical sales",
-        "--categorical names \"sales\", which --past-covariates and --future-covariates do not");
+        "--categorical names \"sales\", which --past-covariates, --future-covariates and --static-covariates do not");
   std::ofstream(f.dir + "/gap_ahead.csv") << "time,season\n70,low\n71,\n72,low\n73,low\n74,low\n75,low\n";
   fails("--future-covariates season --categorical season --future " + f.dir + "/gap_ahead.csv",
         "gap_ahead.csv: column \"season\" has no value in data row 2; a known-future covariate must be known");

@@ -586,59 +586,75 @@ TEST_CASE("a forecast's static covariates are checked, each mismatch named") {
 
 TEST_CASE("a model learns a static covariate from a CSV: the direction of a jump only it foretells") {
   // Each series is noise around 0 for a patch and then around +3 or -3: which, the history
-  // cannot tell; the static covariate `up` (+1 or -1) does. Trained with it, the model's forecast
-  // after the first patch follows `up`; the training refuses a model and data that name others.
+  // cannot tell; the categorical static covariate `dir` ("up" or "down") does, and the numeric
+  // one `size` says nothing. Trained with them (the model's static covariates named as the
+  // source names them), the forecast after the first patch follows `dir`; each wrong value is
+  // named, and the training refuses a model and data that name other ones.
   const std::string dir = test::temp_dir("static-covariates-train");
   {
     std::ofstream csv(dir + "/jumps.csv");
-    csv << "id,time,y,up\n";
+    csv << "id,time,y,dir,size\n";
     std::mt19937_64 rng(7);
     std::normal_distribution<double> noise(0, 1);
     for (int s = 0; s < 200; ++s) {
       const int up = s % 2 ? 1 : -1;
+      const int size = 10 + static_cast<int>(rng() % 400);
       for (int t = 0; t < 32; ++t)
-        csv << "s" << s << "," << t << "," << (t < 16 ? 0 : 3 * up) + noise(rng) << "," << up << "\n";
+        csv << "s" << s << "," << t << "," << (t < 16 ? 0 : 3 * up) + noise(rng) << "," << (up > 0 ? "up" : "down")
+            << "," << size << "\n";
     }
   }
   const std::string path = dir + "/train.lua";
   std::ofstream(path) << R"lua(
-local data = {"csv", files = ")lua" << dir << R"lua(/jumps.csv", timestamp_format = "unix", static_covariates = "up"}
-local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "up"},
+local data = {"csv", files = ")lua" << dir << R"lua(/jumps.csv", timestamp_format = "unix",
+              static_covariates = "dir, size", categorical = "dir"}
+local names = orrery.data(data):describe().static_covariates
+assert(table.concat(names, ",") == "dir=down,dir=up,size", table.concat(names, ","))
+local m = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = names},
                        patch_size = 16}
 orrery.train{model = m, data = data, optimizer = {"adamw", lr = 3e-3}, steps = 300, batch_size = 16, context_length = 32,
              quiet = true, runs_dir = ")lua" << dir << R"lua(/runs", name = "jumps", val_batches = 0}
 local y = {}  -- noise of mean 0 and spread 1, as the first patches were
 for t = 1, 16 do y[t] = ((t * 7) % 5 - 2) / math.sqrt(2) end
-local function level(up)
-  local f = m:forecast{values = y, horizon = 16, static_covariates = {up = up}}.median
+local function level(statics)
+  local f = m:forecast{values = y, horizon = 16, static_covariates = statics}.median
   local sum = 0
   for h = 1, 16 do sum = sum + f[h] end
   return sum / 16
 end
-local hi, lo = level(1), level(-1)
+local hi, lo = level{dir = "up", size = 200}, level{dir = "down", size = 200}
 print(string.format("levels %.2f %.2f", hi, lo))
 assert(hi > 1.5 and lo < -1.5, "the forecast follows the static covariate")
+-- A category's 0/1 values by their own names are the same forecast.
+assert(level{["dir=up"] = 1, ["dir=down"] = 0, size = 200} == hi)
+local function refused(statics, message)
+  local ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = statics})
+  assert(not ok and err:find(message, 1, true), tostring(err))
+end
 local ok, err = pcall(m.forecast, m, {values = y, horizon = 16})
-assert(not ok and err:find("this model reads static covariates %(up:"), err)
-ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {down = 1}})
-assert(not ok and err:find("the model reads no static covariate \"down\"; it reads up"), err)
-ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {up = 1e300}})
-assert(not ok and err:find("\"up\" is beyond float32's range"), err)
-ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {up = 0/0}})
-assert(not ok and err:find("\"up\" must be a finite number"), err)
-ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {["\xff"] = 1}})
-assert(not ok and err:find("is not UTF%-8 text"), err)
-ok, err = pcall(m.forecast, m, {values = y, horizon = 16, static_covariates = {1}})
-assert(not ok and err:find("static_covariates must be a table of name = number pairs for up"), err)
-local other = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "down"},
+assert(not ok and err:find("this model reads static covariates %(dir=down, dir=up, size:"), err)
+refused({dir = "up", size = 1, shop = 1}, "the model reads no static covariate \"shop\"; it reads dir=down, dir=up, size")
+refused({dir = "sideways", size = 1}, "\"dir\" = \"sideways\" is not a category the model was trained with (down, up)")
+refused({dir = 1, size = 1}, "\"dir\" is a categorical static covariate (its categories: down, up): give its category as text")
+refused({dir = "up", ["dir=up"] = 1, size = 1}, "\"dir=up\" is given twice")
+refused({size = 1}, "no value for \"dir\" (a category)")
+refused({dir = "up"}, "no value for \"size\"")
+refused({dir = "up", size = "big"}, "\"size\" must be a number, not the text \"big\"")
+refused({dir = "up", size = 1e300}, "\"size\" is beyond float32's range")
+refused({dir = "up", size = 0/0}, "\"size\" must be a finite number")
+refused({dir = "up", size = {}}, "\"size\" must be a number, or a category as text")
+refused({dir = "up", ["\xff"] = 1}, "is not UTF-8 text")
+refused({1}, "static_covariates must be a table of name = value pairs for dir=down, dir=up, size")
+local other = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1, static_covariates = "up"},
                            patch_size = 16}
 ok, err = pcall(orrery.train, {model = other, data = data, steps = 1, batch_size = 4, context_length = 32, quiet = true,
                                runs_dir = ")lua" << dir << R"lua(/runs", val_batches = 0})
-assert(not ok and err:find("the model reads static covariates %(down%) but data plugin 'csv' gives %(up%)"), err)
+assert(not ok and err:find("the model reads static covariates (up) but data plugin 'csv' gives (dir=down, dir=up, size)",
+                           1, true), err)
 local plain = orrery.model{arch = {"toto2", d_model = 16, num_layers = 2, num_heads = 1}, patch_size = 16}
 ok, err = pcall(orrery.train, {model = plain, data = data, steps = 1, batch_size = 4, context_length = 32, quiet = true,
                                runs_dir = ")lua" << dir << R"lua(/runs", val_batches = 0})
-assert(not ok and err:find("gives static covariates %(up%) but the model reads none"), err)
+assert(not ok and err:find("gives static covariates (dir=down, dir=up, size) but the model reads none", 1, true), err)
 print("learned the static covariate")
 )lua";
   check_script(path, "learned the static covariate");
@@ -856,7 +872,7 @@ TEST_CASE("finetune.lua with static covariates: the tuned model learns them, the
   CHECK_THAT(r.output, Catch::Contains("static covariates: size (one value a series), learned from zero by the tuned model"));
   CHECK_THAT(r.output, Catch::Contains("fine-tuning moved MASE"));
   const Json config = Json::parse(test::read_text(dir + "/runs/finetune/config.json"));
-  CHECK(config["model"]["arch"]["options"]["static_covariates"] == "size");
+  CHECK(config["model"]["arch"]["options"]["static_covariates"] == Json({"size"}));  // as the data names them
   CHECK(config["data"]["describe"]["static_covariates"] == Json({"size"}));
   // The forecast snapshots name each series' static values, for the dashboard's titles.
   const std::string snapshots = test::read_text(dir + "/runs/finetune/forecasts.jsonl");

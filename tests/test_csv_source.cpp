@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -234,14 +235,44 @@ TEST_CASE("static covariate columns: one value per series, on every row of its b
   fails(good, {{"past_covariates", "size"}, {"static_covariates", "size"}},
         "column \"size\" is both a covariate over time and a static covariate");
   fails(good, {{"static_covariates", "size,size"}}, "column \"size\" is named twice as a static covariate");
-  fails(good, {{"static_covariates", "size"}, {"categorical", "size"}},
-        "column \"size\" is a static covariate, which must hold numbers");
   fails(good, {{"static_covariates", "sales,size"}}, "every value column is a covariate: no target to forecast");
   fails("id,time,sales,size\na,1,10,1e39\na,2,11,1e39\n", {{"static_covariates", "size"}},
         "bad.csv:2: column \"size\": the static covariate 1e+39 (series \"a\") is not a finite float32 number");
   fails("id,time,sales,size\na,1,10,1e-40\na,2,11,1e-40\n", {{"static_covariates", "size"}},
         "bad.csv:2: column \"size\": the static covariate 1e-40 (series \"a\") is below float32's smallest normal number");
   fails("id,time,sales,size\na,1,10,abc\n", {{"static_covariates", "size"}}, "bad.csv:2: column \"size\": non-numeric value \"abc\"");
+  // A categorical one: one category per series.
+  fails("id,time,sales,format\na,1,10,mall\na,2,11,\na,3,12,street\n", {{"static_covariates", "format"}, {"categorical", "format"}},
+        "bad.csv:4: column \"format\" is a static covariate (one category per series), but (series \"a\") it is "
+        "\"street\" here and \"mall\" at line 2");
+  fails("id,time,sales,format\na,1,10,\nb,1,11,mall\n", {{"static_covariates", "format"}, {"categorical", "format"}},
+        "series \"a\" has no value of static covariate \"format=mall\" on any row");
+}
+
+TEST_CASE("categorical static covariates: one 0/1 static per category of any file, 0 where a file lacks it") {
+  auto dir = test::temp_dir("csv-static-categories");
+  // Two files: the first's stores are malls and streets, the second's kiosks and malls.
+  write(dir, "north.csv", "id,time,sales,format,size\na,1,10,mall,40\na,2,11,mall,40\nb,1,5,street,4\nb,2,6,,4\n");
+  write(dir, "south.csv", "id,time,sales,format,size\nc,1,1,kiosk,1\nc,2,2,kiosk,1\nd,1,7, mall ,50\nd,2,8,mall,50\n");
+  const Json options = {{"files", dir + "/*.csv"}, {"holdout", 0.0}, {"timestamp_format", "unix"},
+                        {"static_covariates", "format, size"}, {"categorical", "format"}};
+  auto d = csv(options);
+  const std::vector<std::string> names = {"format=kiosk", "format=mall", "format=street", "size"};
+  CHECK(d->static_covariates() == names);
+  CHECK(d->describe()["static_covariates"] == Json(names));
+  CHECK(d->describe()["variates"] == 1);  // statics become no rows
+  std::map<std::string, std::vector<double>> by_series;
+  for (const auto& s : d->stored_series()) by_series[s.name] = s.statics;
+  CHECK(by_series == std::map<std::string, std::vector<double>>{{"a", {0, 1, 0, 40}}, {"b", {0, 0, 1, 4}},
+                                                                {"c", {1, 0, 0, 1}}, {"d", {0, 1, 0, 50}}});
+  const auto b = d->sample({16, 2, 3});
+  REQUIRE(b.statics.sizes() == at::IntArrayRef({16, 1, 4}));
+  for (int64_t i = 0; i < 16; ++i) CHECK(b.statics[i][0].sum().item<float>() == b.statics[i][0][3].item<float>() + 1);
+  // The entries come back from the cache with their categories.
+  auto again = csv(options);
+  CHECK(again->describe()["cache_reused"] == 2);
+  CHECK(again->static_covariates() == names);
+  CHECK(again->stored_series()[0].statics == d->stored_series()[0].statics);
 }
 
 TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, as a forecast makes them") {
@@ -299,7 +330,7 @@ TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, 
   };
   fails({{"past_covariates", "price"}, {"categorical", "holiday"}},
         "stores.csv: column \"holiday\" is named by option categorical but is not a covariate; name it in "
-        "past_covariates or future_covariates too");
+        "past_covariates, future_covariates or static_covariates too");
   fails({{"future_covariates", "holiday"}, {"categorical", "holiday,holiday"}},
         "column \"holiday\" is named twice by option categorical");
   fails({{"future_covariates", "holiday"}, {"categorical", "day"}}, "stores.csv: no column \"day\" (option categorical)");
@@ -909,7 +940,8 @@ pq.write_table(pa.table({
     'text': pa.array(['1', 'N/A', '-'])}), d + '/typed.parquet')
 pq.write_table(pa.table({
     'id': ['a', 'a', 'b', 'b'], 'time': [1, 2, 1, 2], 'y': [1.0, 2.0, 3.0, 4.0],
-    'size': pa.array([40, None, 400, 400], pa.int32())}), d + '/stores.parquet', row_group_size=1)
+    'size': pa.array([40, None, 400, 400], pa.int32()),
+    'format': pa.array(['mall', None, 'street', 'street']).dictionary_encode()}), d + '/stores.parquet', row_group_size=1)
 )");
   const auto made = test::run_command("'" + python + "' '" + dir + "/make.py' '" + dir + "'");
   REQUIRE(made.status == 0);
@@ -957,14 +989,17 @@ pq.write_table(pa.table({
       CHECK(std::isnan(s[0].values[3][2]));
     }
   }
-  // Static covariates as in CSV: each id's value, a null cell skipped, whatever the batch size.
+  // Static covariates as in CSV: each id's value, a null cell skipped, whatever the batch size; a
+  // categorical one (a dictionary column) as its 0/1 per category.
   for (int rows : {65536, 1}) {
     auto stores = parquet({{"files", dir + "/stores.parquet"}, {"timestamp_format", "unix"}, {"batch_rows", rows},
-                           {"cache_dir", dir + "/stores" + std::to_string(rows)}, {"static_covariates", "size"}});
+                           {"cache_dir", dir + "/stores" + std::to_string(rows)}, {"static_covariates", "size,format"},
+                           {"categorical", "format"}});
+    CHECK(stores->static_covariates() == std::vector<std::string>{"size", "format=mall", "format=street"});
     const auto s = stores->stored_series();
     REQUIRE(s.size() == 2);
-    CHECK(s[0].statics == std::vector<double>{40});
-    CHECK(s[1].statics == std::vector<double>{400});
+    CHECK(s[0].statics == std::vector<double>{40, 1, 0});
+    CHECK(s[1].statics == std::vector<double>{400, 0, 1});
     CHECK(s[0].values.size() == 1);
   }
   // A float column's NaN is missing there, as a number's would be; its values are categories.

@@ -498,6 +498,12 @@ TEST_CASE("a forecast's covariate rows are strips under it on its time axis, pas
   ui::draw_forecast(c, {0, 0, 600, 600}, *statics_snap, 0, "val/0");
   REQUIRE(!plot::drawn_frames().empty());
   CHECK(plot::drawn_frames()[0].id == "val/0 (size 400, urban 1)");
+  // A categorical one's 0/1 values read as its category.
+  with_statics["series"][0]["statics"] = {{"size", 400}, {"format=mall", 0}, {"format=street", 1}};
+  plot::drawn_frames().clear();
+  ui::draw_forecast(c, {0, 0, 600, 600}, *ui::parse_forecast_event(with_statics), 0, "val/0");
+  REQUIRE(!plot::drawn_frames().empty());
+  CHECK(plot::drawn_frames()[0].id == "val/0 (format=street, size 400)");
   // A hand-edited or foreign file: a role of another type, a history that is not a list.
   Json odd = test::flat_fan_event(10, 4, 8);
   odd["series"][0]["covariates"] = Json::array({Json{{"role", 7}, {"history", "none"}, {"future", {1e-40, nullptr, "x"}}}});

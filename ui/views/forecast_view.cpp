@@ -59,16 +59,19 @@ void draw_covariate(plot::Canvas& c, plot::Rect r, const CovariateRow& row, size
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t index,
                               const std::string& name, bool show_legend) {
   const plot::Theme& t = plot::theme();
-  // A series' static covariates follow its name: "val/0 (size 400, urban 1)".
+  // A series' static covariates follow its name: "val/0 (size 400, urban 1)"; a categorical
+  // one's 0/1 values ("format=mall" 1, "format=street" 0) as its category, "format=mall".
   std::string title = name;
   if (index < snap.series.size() && !snap.series[index].statics.empty()) {
     std::string values;
     for (const auto& [key, value] : snap.series[index].statics) {
+      const bool category = key.find('=') != std::string::npos && (value == 0 || value == 1);
+      if (category && value == 0) continue;
       char number[32];
       std::snprintf(number, sizeof number, "%g", value);
-      values += (values.empty() ? "" : ", ") + key + " " + number;
+      values += (values.empty() ? "" : ", ") + key + (category ? "" : std::string(" ") + number);
     }
-    title += " (" + values + ")";
+    if (!values.empty()) title += " (" + values + ")";
   }
   if (index >= snap.series.size()) {
     plot::Plot p(c, r, title, plot::Range().axis("step"), plot::Range().axis(""));

@@ -20,6 +20,7 @@
 #include "orrery/one_hot.h"
 #include "orrery/options.h"
 #include "orrery/host/series.h"
+#include "orrery/static_values.h"
 
 namespace orrery {
 namespace {
@@ -177,9 +178,10 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   const bool covariates = !o.past_covariates.empty() || !o.future_covariates.empty();
   for (const auto& c : o.categorical)
     if (std::find(o.past_covariates.begin(), o.past_covariates.end(), c) == o.past_covariates.end() &&
-        std::find(o.future_covariates.begin(), o.future_covariates.end(), c) == o.future_covariates.end())
-      throw Error("forecast: --categorical names " + quote_input(c) + ", which --past-covariates and "
-                  "--future-covariates do not: only a covariate can be categorical");
+        std::find(o.future_covariates.begin(), o.future_covariates.end(), c) == o.future_covariates.end() &&
+        std::find(o.static_covariates.begin(), o.static_covariates.end(), c) == o.static_covariates.end())
+      throw Error("forecast: --categorical names " + quote_input(c) + ", which --past-covariates, "
+                  "--future-covariates and --static-covariates do not: only a covariate can be categorical");
   CsvTable table = read_csv(o.input, o.categorical);
   // The columns in order: targets, past-only covariates, known-future covariates; each once.
   std::vector<std::pair<std::string, VariateRole>> named;
@@ -195,28 +197,35 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
                   "--future-covariates)");
     picked.push_back(i);
   }
-  // Static covariates: one value each, wherever the column is given; not series of their own.
-  std::vector<std::pair<std::string, double>> statics;
+  // Static covariates: one value (a categorical one's: one category) each, wherever the column is
+  // given; not series of their own.
+  std::vector<GivenStatic> statics;
   for (const auto& name : o.static_covariates) {
     const size_t i = column_index(table, o.input, name, "--static-covariates");
     if (std::find(picked.begin(), picked.end(), i) != picked.end())
       throw Error("forecast: column " + quote_input(name) + " is named twice (--target, --past-covariates, "
                   "--future-covariates, --static-covariates)");
     picked.push_back(i);
+    const bool category = std::find(o.categorical.begin(), o.categorical.end(), name) != o.categorical.end();
+    auto given = [&](size_t row) { return category ? !table.text[i][row].empty() : std::isfinite(table.columns[i][row]); };
+    auto text = [&](size_t row) {
+      std::ostringstream t;
+      if (category) t << quote_input(table.text[i][row]);
+      else t << table.columns[i][row];
+      return t.str();
+    };
     std::optional<size_t> first;
-    for (size_t row = 0; row < table.columns[i].size(); ++row) {
-      const double x = table.columns[i][row];
-      if (!std::isfinite(x)) continue;
+    for (size_t row = 0; row < table.rows(); ++row) {
+      if (!given(row)) continue;
       if (!first) first = row;
-      else if (x != table.columns[i][*first]) {
-        std::ostringstream m;
-        m << o.input << ": column " << quote_input(name) << " is a static covariate (one value per series), but it "
-          << "is " << table.columns[i][*first] << " on line " << *first + 2 << " and " << x << " on line " << row + 2;
-        throw Error(m.str());
-      }
+      else if (category ? table.text[i][row] != table.text[i][*first] : table.columns[i][row] != table.columns[i][*first])
+        throw Error(o.input + ": column " + quote_input(name) + " is a static covariate (one " +
+                    (category ? "category" : "value") + " per series), but it is " + text(*first) + " on line " +
+                    std::to_string(*first + 2) + " and " + text(row) + " on line " + std::to_string(row + 2));
     }
     if (!first) throw Error(o.input + ": static covariate column " + quote_input(name) + " has no value on any line");
-    statics.emplace_back(name, table.columns[i][*first]);
+    if (category) statics.push_back({name, std::nullopt, table.text[i][*first]});
+    else statics.push_back({name, table.columns[i][*first], ""});
   }
   int time_col = -1;
   std::vector<size_t> targets;  // column indices
@@ -293,19 +302,11 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   auto model = load_model(o.model, registry, o.device);
   // The static covariates in the model's order; the model reads exactly these.
   const std::vector<std::string> read = model->static_covariates();
-  for (const auto& [name, value] : statics)
-    if (std::find(read.begin(), read.end(), name) == read.end())
-      throw Error("forecast: --static-covariates names " + quote_input(name) + ", which the model does not read (" +
-                  (read.empty() ? std::string("it reads none") : "it reads " + join_names(read)) + ")");
-  if (!read.empty()) {
-    std::vector<double> values;
-    for (const auto& name : read) {
-      const auto at = std::find_if(statics.begin(), statics.end(), [&](const auto& s) { return s.first == name; });
-      if (at == statics.end())
-        throw Error("forecast: the model reads static covariates (" + join_names(read) + "); name their columns with "
-                    "--static-covariates (" + quote_input(name) + " is missing)");
-      values.push_back(at->second);
-    }
+  if (!read.empty() && statics.empty())
+    throw Error("forecast: the model reads static covariates (" + join_names(read) + "); name their columns with "
+                "--static-covariates (and --categorical for those that hold categories)");
+  if (!statics.empty()) {
+    const std::vector<double> values = static_values(read, statics, "forecast: --static-covariates");
     const int64_t B = batch.values.size(0), V = batch.values.size(1), K = static_cast<int64_t>(values.size());
     fo.statics = at::tensor(values, at::kDouble).to(at::kFloat).view({1, 1, K}).expand({B, V, K}).contiguous();
   }

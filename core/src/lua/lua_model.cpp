@@ -16,6 +16,7 @@
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
 #include "orrery/one_hot.h"
+#include "orrery/static_values.h"
 #include "orrery/options.h"
 #include "orrery/host/registry.h"
 #include "orrery/host/series.h"
@@ -109,31 +110,21 @@ std::vector<std::vector<double>> covariate_lists(lua_State* L, const std::string
   return out;
 }
 
-// static_covariates = {name = value, ...}: a value for each of the model's static covariates, by
-// name, and nothing else; in the model's order.
-std::vector<double> static_values(lua_State* L, int idx, const Model& model, const std::string& what) {
+// static_covariates = {name = value, ...}: a number for each of the model's numeric static
+// covariates, a category (text) for each categorical one (static_values.h); in the model's order.
+std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model, const std::string& what) {
   const std::vector<std::string> names = model.static_covariates();
   const Json given = lua_to_json(L, idx, what);
   if (!given.is_object() || given.empty())
-    throw Error(what + " must be a table of name = number pairs" +
+    throw Error(what + " must be a table of name = value pairs" +
                 (names.empty() ? std::string() : " for " + join_names(names)));
-  if (names.empty())
-    throw Error(what + ": this model reads no static covariates (its architecture's option static_covariates)");
-  for (const auto& [name, value] : given.items())
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      throw Error(what + ": the model reads no static covariate " + quote_input(name) + "; it reads " + join_names(names));
-  std::vector<double> out;
-  for (const auto& name : names) {
-    if (!given.contains(name)) throw Error(what + ": no value for " + quote_input(name) + " (the model reads " + join_names(names) + ")");
-    const Json& v = given[name];
-    if (!v.is_number() || !std::isfinite(v.get<double>()))
-      throw Error(what + ": " + quote_input(name) + " must be a finite number");
-    if (std::fabs(v.get<double>()) > std::numeric_limits<float>::max())
-      throw Error(what + ": " + quote_input(name) + " is beyond float32's range (+-3.4e38), where the model reads "
-                  "it: rescale it");
-    out.push_back(v.get<double>());
+  std::vector<GivenStatic> values;
+  for (const auto& [name, value] : given.items()) {
+    if (value.is_number()) values.push_back({name, value.get<double>(), ""});
+    else if (value.is_string()) values.push_back({name, std::nullopt, value.get<std::string>()});
+    else throw Error(what + ": " + quote_input(name) + " must be a number, or a category as text");
   }
-  return out;
+  return static_values(names, values, what);
 }
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
@@ -250,7 +241,7 @@ int m_forecast(lua_State* L) {
   }
   if (field(L, 2, "static_covariates")) {  // the one series' values, on each of its rows
     if (!single) throw Error(fn + ": static_covariates go with values = {...} (one series)");
-    const std::vector<double> statics = static_values(L, -1, *model, fn + ": static_covariates");
+    const std::vector<double> statics = lua_static_values(L, -1, *model, fn + ": static_covariates");
     lua_pop(L, 1);
     const int64_t V = batch.values.size(1), S = static_cast<int64_t>(statics.size());
     opts.statics = at::tensor(statics, at::kDouble).to(at::kFloat).view({1, 1, S}).expand({B, V, S}).contiguous();

@@ -391,7 +391,8 @@ OptionSchema schema() {
       .strings("static_covariates", "",
                "static covariates the model reads, by name (a list or comma-separated): one value per series, "
                "each a learned vector scaled by asinh of the value and added to the series' patches (zero at "
-               "init: learned in fine-tuning; docs/covariates.md)");
+               "init: learned in fine-tuning; a categorical one is a 0/1 value per category, named "
+               "\"column=category\" as a data source's describe() lists them; docs/covariates.md)");
 }
 
 std::unique_ptr<Architecture> make(const Json& o, ArchitectureContext& ctx) {

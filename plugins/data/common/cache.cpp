@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 namespace orrery::data {
 namespace {
 
-constexpr int kCacheVersion = 3;  // 2: the file's state includes its inode and ctime; 3: series count their covariates
+// 2: the file's state includes its inode and ctime; 3: series count their covariates; 4: an entry
+// names its static covariates' categories.
+constexpr int kCacheVersion = 4;
 
 std::string hex(uint64_t v, int digits) {
   char buf[20];
@@ -93,6 +95,7 @@ std::optional<CacheEntry> load(const std::string& index_path, const std::string&
     e.rows = j.at("rows").get<int64_t>();
     e.dropped = j.at("dropped").get<int64_t>();
     for (const auto& s : j.at("series")) e.series.push_back(SeriesInfo::from_json(s));
+    if (j.contains("static_categories")) e.static_categories = j["static_categories"].get<decltype(e.static_categories)>();
     e.reused = true;
     return e;
   } catch (const std::exception&) {
@@ -167,12 +170,14 @@ CacheEntry cached(const std::string& folder, const std::string& file, const Json
   e.series = std::move(result.series);
   e.rows = result.rows;
   e.dropped = result.dropped;
+  e.static_categories = std::move(result.static_categories);
   Json series = Json::array();
   for (const auto& s : e.series) series.push_back(s.to_json());
-  const Json index = {{"orrery_cache", kCacheVersion}, {"source", valid_utf8(id.path)},
+  Json index = {{"orrery_cache", kCacheVersion}, {"source", valid_utf8(id.path)},
                       {"state", id.state()},           {"content", content},     {"values", values_name},
                       {"values_bytes", bytes},         {"rows", e.rows},         {"dropped", e.dropped},
                       {"series", series}};
+  if (!e.static_categories.empty()) index["static_categories"] = e.static_categories;
   write_file_atomically(index_path, [&](std::ostream& out) { out << json_text(index, 1); });
   // Values of earlier states of the file are no longer referenced.
   for (const auto& entry : fs::directory_iterator(folder, ec)) {

@@ -24,6 +24,9 @@ namespace orrery::data {
 struct BuildResult {
   std::vector<SeriesInfo> series;
   int64_t rows = 0, dropped = 0;  // dropped: series with no observed value
+  // Per static covariate column: its categories in this file (byte order), none when numeric.
+  // A series' `statics` hold a numeric column's value, a categorical one's 0/1 per category.
+  std::vector<std::vector<std::string>> static_categories;
 };
 // Reads the file, writing its series' values to `out`; `scratch`: a folder for temporaries.
 using BuildFn = std::function<BuildResult(std::ostream& out, const std::string& scratch)>;
@@ -34,6 +37,7 @@ struct CacheEntry {
   std::string values_path;  // the float32 values
   std::vector<SeriesInfo> series;
   int64_t rows = 0, dropped = 0;
+  std::vector<std::vector<std::string>> static_categories;  // as BuildResult's
   bool reused = false;  // false: built by this call
 };
 

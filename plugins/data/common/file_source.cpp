@@ -23,6 +23,42 @@ namespace fs = std::filesystem;
 namespace orrery::data {
 namespace {
 
+// The source's static covariates, by name: a numeric column as itself, a categorical one as
+// "column=category" for each category any of its files holds. Each series' values are put in
+// that order, 0 for a category its file lacks (one-hot: it is not that category).
+std::vector<std::string> align_statics(const std::vector<std::string>& columns, std::vector<CacheEntry>& entries) {
+  std::vector<std::set<std::string>> categories(columns.size());
+  for (const auto& e : entries)
+    for (size_t c = 0; c < columns.size() && c < e.static_categories.size(); ++c)
+      categories[c].insert(e.static_categories[c].begin(), e.static_categories[c].end());
+  std::vector<std::string> names;
+  std::vector<size_t> first;  // each column's first name
+  for (size_t c = 0; c < columns.size(); ++c) {
+    first.push_back(names.size());
+    if (categories[c].empty()) names.push_back(columns[c]);
+    for (const auto& category : categories[c]) names.push_back(columns[c] + "=" + category);
+  }
+  for (auto& e : entries) {
+    std::vector<size_t> slot;  // each of the file's values' place among `names`
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const auto& mine = c < e.static_categories.size() ? e.static_categories[c] : std::vector<std::string>{};
+      if (mine.empty()) slot.push_back(first[c]);
+      for (const auto& category : mine)
+        slot.push_back(first[c] + static_cast<size_t>(std::distance(categories[c].begin(), categories[c].find(category))));
+    }
+    for (auto& s : e.series) {
+      if (s.statics.size() != slot.size())
+        throw Error(e.source + ": its cache entry holds " + std::to_string(s.statics.size()) + " static covariate "
+                    "values for series " + quote_input(s.name) + " where its columns make " +
+                    std::to_string(slot.size()) + "; delete " + e.index_path + " to rebuild it");
+      std::vector<double> aligned(names.size(), 0.0);
+      for (size_t k = 0; k < slot.size(); ++k) aligned[slot[k]] = s.statics[k];
+      s.statics = std::move(aligned);
+    }
+  }
+  return names;
+}
+
 class FileSource final : public DataSource {
  public:
   FileSource(const Json& o, const DataContext& ctx, const FileFormat& format) : split_(ctx.split) {
@@ -50,6 +86,7 @@ class FileSource final : public DataSource {
       maps_.emplace_back(entries_.back().values_path);
       check_mapping(entries_.back(), maps_.back());
     }
+    statics_ = align_statics(layout.static_covariates, entries_);  // before regions copy them
 
     int64_t variates = 1;
     std::map<std::string, int64_t> frequencies;
@@ -72,7 +109,6 @@ class FileSource final : public DataSource {
     for (const auto& r : regions) longest_ = std::max(longest_, r.hi - r.lo);
     past_ = static_cast<int64_t>(layout.past_covariates.size());
     future_ = static_cast<int64_t>(layout.future_covariates.size());
-    statics_ = layout.static_covariates;
     sampler_ = std::make_unique<WindowSampler>(std::move(regions), variates, season_, mix_seed(ctx.seed, 0),
                                                past_ + future_ > 0,  // not the rank: see synthetic
                                                static_cast<int64_t>(statics_.size()));
@@ -164,7 +200,7 @@ class FileSource final : public DataSource {
   Json frequencies_ = Json::object();
   int64_t series_ = 0, steps_ = 0, season_ = 1, variates_ = 1;
   int64_t past_ = 0, future_ = 0;  // covariate columns named (each series counts the variates they became)
-  std::vector<std::string> statics_;  // static covariate columns, by name
+  std::vector<std::string> statics_;  // static covariates, by name (align_statics)
   int64_t longest_ = 0;  // steps of the longest region the split draws
   SplitSummary summary_;
   std::unique_ptr<WindowSampler> sampler_;
@@ -226,9 +262,10 @@ OptionSchema file_source_schema(const std::string& kind_of_file, const std::stri
                                       "docs/covariates.md)")
       .strings("future_covariates", "", "columns known over the horizon too (a calendar, a planned promotion): "
                                         "each series' last rows")
-      .strings("categorical", "", "covariate columns whose cells are categories (a holiday's name, a weekday): "
-                                  "each enters as one 0/1 row per category in its file, at most 64")
-      .strings("static_covariates", "", "numeric columns that hold one value per series (a store's size, a "
+      .strings("categorical", "", "covariate columns whose cells are categories (a holiday's name, a weekday, a "
+                                  "store's format): each enters as one 0/1 row (static: one 0/1 static covariate "
+                                  "\"column=category\") per category in its file, at most 64")
+      .strings("static_covariates", "", "columns that hold one value per series (a store's size, a "
                                         "product's price band), a list or comma-separated: each series' static "
                                         "covariates, for a model that names the same ones (docs/covariates.md)")
       .boolean("shard_files", false, "data parallel: rank r of W reads only files r, r + W, ... (at least W "

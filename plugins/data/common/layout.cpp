@@ -162,19 +162,17 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
   l.past = o.past_covariates.size(), l.future = o.future_covariates.size();
   l.values.insert(l.values.end(), static_columns.begin(), static_columns.end());
   l.statics = static_columns.size();
-  // Categorical columns: covariates, each named once.
+  // Categorical columns: covariates (over time or static), each named once.
   l.categorical.assign(l.values.size(), false);
   l.categories.assign(l.values.size(), {});
+  const size_t first_covariate = l.values.size() - l.statics - covariate_columns.size();
   for (const auto& name : o.categorical) {
     const int c = find(name, "categorical");
-    if (std::find(static_columns.begin(), static_columns.end(), c) != static_columns.end())
-      throw Error(file + ": column " + quote_input(name) + " is a static covariate, which must hold numbers (option "
-                  "categorical is for covariates over time); give a category as 0/1 columns of its own");
-    const auto at = std::find(covariate_columns.begin(), covariate_columns.end(), c);
-    if (at == covariate_columns.end())
+    const auto at = std::find(l.values.begin() + static_cast<std::ptrdiff_t>(first_covariate), l.values.end(), c);
+    if (at == l.values.end())
       throw Error(file + ": column " + quote_input(name) + " is named by option categorical but is not a covariate; "
-                  "name it in past_covariates or future_covariates too");
-    const size_t k = l.values.size() - l.statics - covariate_columns.size() + static_cast<size_t>(at - covariate_columns.begin());
+                  "name it in past_covariates, future_covariates or static_covariates too");
+    const size_t k = static_cast<size_t>(at - l.values.begin());
     if (l.categorical[k]) throw Error(file + ": column " + quote_input(name) + " is named twice by option categorical");
     l.categorical[k] = true;
   }
@@ -222,9 +220,45 @@ RowRouter::RowRouter(const Layout& layout, SeriesBuilder& builder, std::string f
     if (k >= first_covariate) (k < first_covariate + layout.past ? past_ : future_) += layout.width(k);
   }
   row_.resize(variates_.size());
+  // A categorical static column (a store's format) is one 0/1 static per category, as a
+  // categorical covariate over time is one row per category.
   std::vector<std::string> statics;
-  for (size_t k = dynamic_; k < layout.values.size(); ++k) statics.push_back(layout.header[layout.values[k]]);
+  for (size_t k = dynamic_; k < layout.values.size(); ++k) {
+    const std::string& name = layout.header[layout.values[k]];
+    static_slot_.push_back(statics.size());
+    if (!layout.categorical[k]) statics.push_back(name);
+    for (const auto& c : layout.categories[k]) statics.push_back(name + "=" + c);
+  }
   builder_.set_static_columns(std::move(statics));
+}
+
+void RowRouter::add_statics(size_t g, int64_t line, const double* values) {
+  if (static_slot_.empty()) return;
+  if (category_seen_.size() <= g) category_seen_.resize(g + 1, std::vector<std::pair<double, int64_t>>(static_slot_.size(), {-1, 0}));
+  for (size_t k = dynamic_; k < layout_.values.size(); ++k) {
+    const size_t s = k - dynamic_, slot = static_slot_[s];
+    if (!layout_.categorical[k]) {
+      builder_.add_static(g, slot, values[k], line);
+      continue;
+    }
+    if (std::isnan(values[k])) continue;  // an empty cell: this row says nothing of the series' category
+    auto& [seen, seen_line] = category_seen_[g][s];
+    const auto& categories = layout_.categories[k];
+    if (seen >= 0 && seen != values[k]) {
+      const std::string key = builder_.group_key(g);
+      throw Error(builder_.settings().where(line) + ": column " + quote_input(layout_.header[layout_.values[k]]) +
+                  " is a static covariate (one category per series), but" +
+                  (key.empty() ? "" : " (series " + quote_input(key) + ")") + " it is " +
+                  quote_input(categories[static_cast<size_t>(values[k])]) + " here and " +
+                  quote_input(categories[static_cast<size_t>(seen)]) + " at " + builder_.settings().line_word + " " +
+                  std::to_string(seen_line));
+    }
+    if (seen < 0) {
+      seen = values[k], seen_line = line;
+      for (size_t j = 0; j < categories.size(); ++j)
+        builder_.add_static(g, slot + j, static_cast<double>(static_cast<size_t>(values[k]) == j), line);
+    }
+  }
 }
 
 void RowRouter::add(std::string_view id, double seconds, int64_t line, const double* values) {
@@ -272,7 +306,7 @@ void RowRouter::add(std::string_view id, double seconds, int64_t line, const dou
     }
     row_[at++] = static_cast<float>(values[k]);
   }
-  for (size_t k = n; k < layout_.values.size(); ++k) builder_.add_static(g, k - n, values[k], line);
+  add_statics(g, line, values);
   builder_.add_time(g, seconds, line);
   const size_t first = first_series_[g];
   if (layout_.multivariate) {

@@ -29,8 +29,9 @@ struct LayoutOptions {
   // Covariate columns (docs/covariates.md): each series' last variates, past-only ones then
   // known-future ones, after its targets; any makes the layout multivariate.
   std::vector<std::string> past_covariates, future_covariates;
-  // Covariate columns whose cells are categories (a holiday's name, a weekday): each enters as
-  // one 0/1 variate per category seen in its file, as one_hot.h makes them for a forecast.
+  // Covariate columns whose cells are categories (a holiday's name, a weekday, a store's format):
+  // each enters as one 0/1 variate (static: one 0/1 static covariate, "column=category") per
+  // category seen in its file, as one_hot.h makes them for a forecast.
   std::vector<std::string> categorical;
   // Static covariate columns (one number per series: a store's size): each series' values, the
   // same on every row of it, carried beside its variates rather than as variates.
@@ -58,6 +59,10 @@ struct Layout {
   bool any_categorical() const;
   // The variates values[k] becomes: one, or one per category.
   size_t width(size_t k) const { return categorical[k] ? categories[k].size() : 1; }
+  // Each static covariate column's categories (none when numeric), as BuildResult holds them.
+  std::vector<std::vector<std::string>> static_categories() const {
+    return {categories.end() - static_cast<std::ptrdiff_t>(statics), categories.end()};
+  }
   // A categorical cell (trimmed) as its category's index; NaN for an empty cell.
   double category(size_t k, std::string_view cell) const;
 };
@@ -84,6 +89,7 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
                       const std::function<std::string(size_t)>& text_in = {});
 
 // Puts rows into a SeriesBuilder as a layout says, making each group's series on first sight.
+// A series' static covariates are checked to be one value (one category) across its rows.
 class RowRouter {
  public:
   RowRouter(const Layout& layout, SeriesBuilder& builder, std::string file_stem);
@@ -99,6 +105,11 @@ class RowRouter {
   size_t past_ = 0, future_ = 0;       // of the variates: the covariates' (the last ones)
   size_t dynamic_ = 0;                 // values that become variates (the rest: static covariates)
   std::vector<size_t> first_series_;  // of each group: its series are consecutive
+  // Static covariates: each static column's first slot in the builder's (one per category when
+  // categorical), and per group each categorical one's category index and the line that gave it.
+  std::vector<size_t> static_slot_;
+  std::vector<std::vector<std::pair<double, int64_t>>> category_seen_;
+  void add_statics(size_t group, int64_t line, const double* values);
   std::vector<float> row_;
 };
 

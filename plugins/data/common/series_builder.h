@@ -51,6 +51,7 @@ class SeriesBuilder {
 
   // The group keyed `key`, made on first use (then `created` is set: add its series).
   size_t group(std::string_view key, bool& created);
+  const std::string& group_key(size_t group) const { return groups_[group].key; }
   // `past`, `future`: how many of its last columns are past-only and known-future covariates.
   size_t add_series(size_t group, std::string name, std::vector<std::string> columns, size_t past = 0,
                     size_t future = 0);

@@ -144,6 +144,7 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
   result.series = builder.finish(out);
   result.rows = builder.rows();
   result.dropped = builder.dropped();
+  result.static_categories = layout.static_categories();
   return result;
 }
 

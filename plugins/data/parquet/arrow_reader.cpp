@@ -121,6 +121,7 @@ BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream
   result.series = builder.finish(out);
   result.rows = builder.rows();
   result.dropped = builder.dropped();
+  result.static_categories = layout.static_categories();
   return result;
 }
 
