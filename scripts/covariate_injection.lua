@@ -8,7 +8,8 @@
 --
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
 --       [context=128] [covariate_prob=0.5] [max_effect=E] [max_lag=L] [batch=32]
---       [variate_layers=1|2] [variate_first=true] [prior=mixed|simple|injection] [signs=positive|both]
+--       [layers=4] [variate_layers=1|2] [injection_tasks=1024] [injection_lag=2*horizon]
+--       [injection_lag_step=1] [variate_first=true] [prior=mixed|simple|injection] [signs=positive|both]
 --       [device=cpu|cuda] [runs_dir=runs]
 --
 -- Each arm is scored per task as CRPS with the covariate / CRPS without it (the mean of the
@@ -26,11 +27,15 @@ local function whole(name, default, least)
 end
 local steps, seeds, tasks = whole("steps", 2000, 1), whole("seeds", 3, 1), whole("tasks", 64, 2)
 local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 16), whole("batch", 32, 1)
--- variate_layers: how many of the 4 layers mix across rows (1 or 2; Toto 2.0 has 1, the last;
--- 4 would leave no layer along time), each closing a group of 4 / variate_layers layers, or
--- opening it with variate_first=true.
+-- layers: the model's depth; variate_layers: how many of them mix across rows (Toto 2.0 has 1,
+-- the last), each closing a group of layers / variate_layers layers, or opening it with
+-- variate_first=true; each group keeps at least one layer along time.
+local layers = whole("layers", 4, 2)
 local variate_layers = whole("variate_layers", 1, 1)
-assert(variate_layers <= 2, "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got " .. variate_layers)
+if layers % variate_layers ~= 0 or layers // variate_layers < 2 then
+  error(string.format("variate_layers must divide layers into groups of at least 2 (one along time), got %d of %d",
+                      variate_layers, layers), 0)
+end
 local variate_first = args.variate_first == true
 -- prior=mixed (the synthetic prior, covariate_prob of its samples covariate tasks, their effects
 -- up to max_effect base spreads and max_lag steps); prior=simple trains on covariate tasks only,
@@ -55,6 +60,14 @@ end
 -- y[t] = -x[t - k] + noise, so the model must tell the sign from the history, as it must for the
 -- prior's effects (of either sign).
 local signs = args.signs or "positive"
+-- injection_tasks: how many tasks prior=injection trains on (each a whole window of its series);
+-- injection_lag: their largest lag, injection_lag_step the step between their lags (each lag
+-- 0, step, 2 step, ... up to the largest equally often).
+local injection_tasks, injection_lag = whole("injection_tasks", 1024, 1), whole("injection_lag", 2 * horizon, 0)
+local injection_lag_step = whole("injection_lag_step", 1, 1)
+for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step"}) do
+  if args[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end
+end
 assert(signs == "positive" or signs == "both", "signs must be positive or both, got " .. tostring(signs))
 local covariate_prob = tonumber(args.covariate_prob or 0.5)
 assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")
@@ -120,9 +133,9 @@ local function training_data()
   if prior == "simple" then
     return {"synthetic", covariate_prob = 1, max_covariates = 1, noise_covariates = 0, effects = {lag = 1}}
   elseif prior == "injection" then
-    -- 1,024 tasks y[t] = x[t - k] + noise, k from 0 to twice the horizon, x known over the
-    -- horizon, from paths the scored tasks do not use (seed 5, not 77), as a long CSV.
-    local file, n, length = dir .. "/injection_tasks.csv", 1024, 2 * context + 2 * horizon
+    -- injection_tasks tasks y[t] = x[t - k] + noise, k from 0 to twice the horizon, x known over
+    -- the horizon, from paths the scored tasks do not use (seed 5, not 77), as a long CSV.
+    local file, n, length = dir .. "/injection_tasks.csv", injection_tasks, 2 * context + 2 * horizon
     local source = orrery.data{"synthetic", families = {kernel_synth = 1, ou = 1, waves = 1}, missing_prob = 0, seed = 5}
     local p = source:sample(n, length + 2 * horizon, 0)
     os.execute("mkdir -p '" .. dir .. "'")
@@ -130,7 +143,7 @@ local function training_data()
     f:write("id,time,y,x\n")
     for i = 1, n do
       local x = window(p[i][1], 1 + 2 * horizon, length)
-      local lag, noise = (i - 1) % (2 * horizon + 1), 0.1 * sd(x)
+      local lag, noise = (i - 1) % (injection_lag // injection_lag_step + 1) * injection_lag_step, 0.1 * sd(x)
       local sign = (signs == "both" and i % 2 == 0) and -1 or 1
       for t = 1, length do
         f:write(string.format("%d,%d,%.9g,%.9g\n", i, t, sign * p[i][1][2 * horizon + t - lag] + noise * normal(), x[t]))
@@ -144,12 +157,16 @@ end
 
 local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon = horizon, context = context,
                            covariate_prob = prior == "mixed" and covariate_prob or nil, batch = batch, variate_layers = variate_layers, prior = prior,
+                           layers = layers ~= 4 and layers or nil,
                            variate_first = variate_first, max_effect = max_effect, max_lag = max_lag,
-                           signs = prior == "injection" and signs or nil}, scores = {}}
+                           signs = prior == "injection" and signs or nil,
+                           injection_tasks = prior == "injection" and injection_tasks or nil,
+                           injection_lag = prior == "injection" and injection_lag or nil,
+                           injection_lag_step = prior == "injection" and injection_lag_step or nil}, scores = {}}
 local training = training_data()
 for seed = 0, seeds - 1 do
-  local arch = {"toto2", d_model = 128, num_layers = 4, num_heads = 4, variate_roles = true}
-  if variate_layers > 1 then arch.layer_group_size = 4 // variate_layers end  -- else the model as it was
+  local arch = {"toto2", d_model = 128, num_layers = layers, num_heads = 4, variate_roles = true}
+  if variate_layers > 1 or layers ~= 4 then arch.layer_group_size = layers // variate_layers end  -- else the model as it was
   if variate_first then arch.variate_layer_first = true end
   local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu"}

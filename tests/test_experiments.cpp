@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -580,7 +581,10 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
     CHECK_THAT(r.output, Catch::Contains(message));
   };
   refused("steps=abc", "steps must be a whole number, at least 1, got 'abc'");
-  refused("variate_layers=3", "variate_layers must be 1 or 2 (of the model's 4 layers, the rest run along time), got 3");
+  refused("variate_layers=3", "variate_layers must divide layers into groups of at least 2 (one along time), got 3 of 4");
+  refused("layers=6 variate_layers=4", "got 4 of 6");
+  refused("injection_lag=0", "injection_lag is for prior=injection");
+  refused("prior=injection injection_tasks=0", "injection_tasks must be a whole number, at least 1, got '0'");
   refused("prior=easy", "prior must be mixed, simple or injection, got easy");
   refused("max_effect=-2", "max_effect must be a positive number, got '-2'");
   refused("signs=negative", "signs must be positive or both, got negative");
@@ -604,10 +608,44 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   const Json wide = tiny("max_effect=30 max_lag=20", "wide")["data"];
   CHECK(wide["options"]["max_effect"] == 30);
   CHECK(wide["describe"]["covariate_tasks"]["max_lag"] == 20);
-  // Two variate layers, opening their groups: the model says so in its saved spec.
+  // Fewer tasks, all of lag 0; or of lags 0, 8 and 16 (a step of 8, to twice the horizon): each
+  // task's y is its x that many steps before, plus noise of a tenth of x's spread.
+  auto check_lags = [&](const std::string& under, int tasks, const std::vector<int>& lags) {
+    const std::string text = test::read_text(dir + "/" + under + "/covariate_injection/injection_tasks.csv");
+    CHECK(std::count(text.begin(), text.end(), '\n') == 1 + tasks * (2 * 32 + 2 * 8));
+    std::istringstream rows(text);
+    std::string line;
+    std::getline(rows, line);  // the header
+    std::map<int, std::vector<std::pair<double, double>>> by_task;  // (y, x) rows
+    while (std::getline(rows, line)) {
+      int id, t;
+      double y, x;
+      REQUIRE(std::sscanf(line.c_str(), "%d,%d,%lf,%lf", &id, &t, &y, &x) == 4);
+      by_task[id].emplace_back(y, x);
+    }
+    REQUIRE(by_task.size() == static_cast<size_t>(tasks));
+    for (const auto& [id, r] : by_task) {  // y[t] - x[t - lag]: noise, its variance a hundredth of x's
+      const size_t lag = static_cast<size_t>(lags[static_cast<size_t>(id - 1) % lags.size()]);
+      double mean = 0, var = 0, gap = 0;
+      for (const auto& [y, x] : r) mean += x / static_cast<double>(r.size());
+      for (const auto& [y, x] : r) var += (x - mean) * (x - mean);
+      for (size_t t = lag; t < r.size(); ++t) gap += (r[t].first - r[t - lag].second) * (r[t].first - r[t - lag].second);
+      INFO("task " << id << ", lag " << lag);
+      CHECK(gap < 0.05 * var);
+    }
+  };
+  tiny("prior=injection injection_tasks=40 injection_lag=0", "lag0");
+  check_lags("lag0", 40, {0});
+  tiny("prior=injection injection_tasks=40 injection_lag_step=8", "step8");
+  check_lags("step8", 40, {0, 8, 16});
+  // Two variate layers, opening their groups: the model says so in its saved spec; and a deeper
+  // model with variate layers alternating.
   const std::string two = tiny("variate_layers=2 variate_first=true", "two").dump();
   CHECK(two.find("\"layer_group_size\":2") != std::string::npos);
   CHECK(two.find("\"variate_layer_first\":true") != std::string::npos);
+  const std::string deep = tiny("layers=6 variate_layers=3", "deep").dump();
+  CHECK(deep.find("\"num_layers\":6") != std::string::npos);
+  CHECK(deep.find("\"layer_group_size\":2") != std::string::npos);
 }
 
 TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-future covariates, window by window") {
