@@ -273,6 +273,19 @@ TEST_CASE("categorical static covariates: one 0/1 static per category of any fil
   CHECK(again->describe()["cache_reused"] == 2);
   CHECK(again->static_covariates() == names);
   CHECK(again->stored_series()[0].statics == d->stored_series()[0].statics);
+  // A category that is not UTF-8 is named as JSON keeps it, the same when read back from the
+  // cache; one that reads as another's text is refused rather than merged.
+  std::filesystem::create_directories(dir + "/odd"), std::filesystem::create_directories(dir + "/twins");
+  const std::string odd = write(dir, "odd/stores.csv", "id,time,sales,format\na,1,10,\xff\xfe\na,2,11,\xff\xfe\nb,1,1,ok\n");
+  const Json odd_options = {{"files", odd}, {"holdout", 0.0}, {"timestamp_format", "unix"},
+                            {"static_covariates", "format"}, {"categorical", "format"}};
+  const std::vector<std::string> odd_names = {"format=\\xFF\\xFE", "format=ok"};
+  CHECK(csv(odd_options)->static_covariates() == odd_names);
+  CHECK(csv(odd_options)->static_covariates() == odd_names);
+  const std::string twins = write(dir, "twins/stores.csv", "id,time,sales,format\na,1,10,\xff\nb,1,1,\\xFF\n");
+  refuses({{"files", twins}, {"holdout", 0.0}, {"timestamp_format", "unix"}, {"static_covariates", "format"},
+           {"categorical", "format"}},
+          "holds two categories that read as the same text");
 }
 
 TEST_CASE("categorical covariate columns: one 0/1 row per category in the file, as a forecast makes them") {

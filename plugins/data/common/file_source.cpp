@@ -42,6 +42,9 @@ std::vector<std::string> align_statics(const std::vector<std::string>& columns, 
     std::vector<size_t> slot;  // each of the file's values' place among `names`
     for (size_t c = 0; c < columns.size(); ++c) {
       const auto& mine = c < e.static_categories.size() ? e.static_categories[c] : std::vector<std::string>{};
+      if (std::set<std::string>(mine.begin(), mine.end()).size() != mine.size())  // two read as one text
+        throw Error(e.source + ": column " + quote_input(columns[c]) + " holds two categories that read as the same "
+                    "text (a non-UTF-8 byte and its \\xNN spelling): rename one");
       if (mine.empty()) slot.push_back(first[c]);
       for (const auto& category : mine)
         slot.push_back(first[c] + static_cast<size_t>(std::distance(categories[c].begin(), categories[c].find(category))));

@@ -186,6 +186,15 @@ Layout resolve_layout(const std::vector<std::string>& header, const std::functio
   return l;
 }
 
+std::vector<std::vector<std::string>> Layout::static_categories() const {
+  std::vector<std::vector<std::string>> out;
+  for (size_t k = values.size() - statics; k < values.size(); ++k) {
+    out.emplace_back();
+    for (const auto& c : categories[k]) out.back().push_back(valid_utf8(c));
+  }
+  return out;
+}
+
 bool Layout::any_categorical() const { return std::find(categorical.begin(), categorical.end(), true) != categorical.end(); }
 
 double Layout::category(size_t k, std::string_view cell) const {

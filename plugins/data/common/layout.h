@@ -59,10 +59,10 @@ struct Layout {
   bool any_categorical() const;
   // The variates values[k] becomes: one, or one per category.
   size_t width(size_t k) const { return categorical[k] ? categories[k].size() : 1; }
-  // Each static covariate column's categories (none when numeric), as BuildResult holds them.
-  std::vector<std::vector<std::string>> static_categories() const {
-    return {categories.end() - static_cast<std::ptrdiff_t>(statics), categories.end()};
-  }
+  // Each static covariate column's categories (none when numeric), as BuildResult holds them:
+  // text that JSON keeps (non-UTF-8 bytes as \xNN, as a variate's name), so that a cache entry
+  // read back names them as the read that built it did.
+  std::vector<std::vector<std::string>> static_categories() const;
   // A categorical cell (trimmed) as its category's index; NaN for an empty cell.
   double category(size_t k, std::string_view cell) const;
 };
