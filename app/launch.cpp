@@ -1,9 +1,7 @@
 // `orrery launch -n N SCRIPT.lua`: a data-parallel job on this machine, as torchrun would start
 // it. Nothing beyond torchrun's variables: each rank is `orrery run` reading its place from them.
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 
 #include "commands.h"
 #include "orrery/error.h"
+#include "orrery/host/launch_env.h"
 
 extern char** environ;
 
@@ -49,20 +48,6 @@ void pass_on(int signal) {
 void stop_ranks(int signal) {
   g_stopping = 1;
   pass_on(signal);
-}
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("launch: cannot open a socket to find a free port: " + std::string(std::strerror(errno)));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
-  close(fd);
-  if (!ok) throw Error("launch: cannot find a free port: give one with --port");
-  return ntohs(a.sin_port);
 }
 
 // A wait status as an exit code: the code, or 128 + the signal.
@@ -102,7 +87,7 @@ int cmd_launch(const std::vector<std::string>& args) {
 }
 
 int run_ranks(int64_t n, int port, const std::string& timeout, const std::vector<std::string>& orrery_args) {
-  if (port == 0) port = free_port();
+  if (port == 0) port = free_local_port("launch: give one with --port");
   std::vector<std::string> argv_text{"orrery"};
   argv_text.insert(argv_text.end(), orrery_args.begin(), orrery_args.end());
   std::vector<char*> argv;

@@ -69,10 +69,16 @@ orrery::LaunchEnv local_job(int rank, int port, double timeout_s = 20) {
   return e;
 }
 
-int test_port() {
-  if (const char* p = std::getenv("ORRERY_TEST_PORT")) return std::atoi(p);
-  return 20000 + static_cast<int>(getpid() % 20000);
+// Rank 1's port, as rank 0 passed it (start_rank1).
+int rank1_port() {
+  const char* p = std::getenv("ORRERY_TEST_PORT");
+  REQUIRE(p);
+  return std::atoi(p);
 }
+
+// A port nothing listens on. One derived from the process id could fall in the kernel's range
+// for outgoing connections and be held by a concurrent test's Gloo pair: "address in use".
+int free_port() { return orrery::free_local_port("the test needs one"); }
 
 // Both ranks: rank r contributes r + 1 everywhere; the mean of 1 and 2 is 1.5.
 void average_two_tensors(orrery::ProcessGroup& g) {
@@ -192,17 +198,17 @@ TEST_CASE("a malformed or inconsistent launch environment names the variable") {
 }
 
 TEST_CASE("rank 1 of the two-process job", "[.rank1]") {
-  auto g = orrery::ProcessGroup::join(local_job(1, test_port()));
+  auto g = orrery::ProcessGroup::join(local_job(1, rank1_port()));
   average_two_tensors(*g);
 }
 
 TEST_CASE("rank 1 that leaves before the collective", "[.rank1_leaves]") {
-  auto g = orrery::ProcessGroup::join(local_job(1, test_port()));
+  auto g = orrery::ProcessGroup::join(local_job(1, rank1_port()));
   std::_Exit(0);
 }
 
 TEST_CASE("two processes average tensors through Gloo") {
-  const int port = test_port();
+  const int port = free_port();
   const pid_t child = start_rank1("[.rank1]", port);
   auto g = orrery::ProcessGroup::join(local_job(0, port));
   CHECK((g->rank() == 0 && g->size() == 2));
@@ -211,7 +217,7 @@ TEST_CASE("two processes average tensors through Gloo") {
 }
 
 TEST_CASE("a rank that leaves ends the collective with an error naming this rank, not a hang") {
-  const int port = test_port() + 1;
+  const int port = free_port();
   const pid_t child = start_rank1("[.rank1_leaves]", port);
   auto g = orrery::ProcessGroup::join(local_job(0, port, 5));
   CHECK(exit_code(child) == 0);
@@ -222,7 +228,7 @@ TEST_CASE("a rank that leaves ends the collective with an error naming this rank
 
 TEST_CASE("a job whose other rank never comes fails the rendezvous within the timeout") {
   const auto start = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH(orrery::ProcessGroup::join(local_job(0, test_port() + 2, 2)),
+  CHECK_THROWS_WITH(orrery::ProcessGroup::join(local_job(0, free_port(), 2)),
                     Catch::Contains("rank 0 of 2: the rendezvous at 127.0.0.1"));
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));
 }
@@ -245,12 +251,12 @@ void sync_gradients(orrery::ProcessGroup& g) {
 }
 
 TEST_CASE("rank 1 of the gradient job", "[.rank1_sync]") {
-  auto g = orrery::ProcessGroup::join(local_job(1, test_port()));
+  auto g = orrery::ProcessGroup::join(local_job(1, rank1_port()));
   sync_gradients(*g);
 }
 
 TEST_CASE("gradients are averaged from the hooks, with what earlier micro-batches accumulated") {
-  const int port = test_port() + 4;
+  const int port = free_port();
   const pid_t child = start_rank1("[.rank1_sync]", port);
   auto g = orrery::ProcessGroup::join(local_job(0, port));
   sync_gradients(*g);
@@ -258,7 +264,7 @@ TEST_CASE("gradients are averaged from the hooks, with what earlier micro-batche
 }
 
 TEST_CASE("rank 1 of the training job", "[.rank1_train]") {
-  auto g = orrery::ProcessGroup::join(local_job(1, test_port()));
+  auto g = orrery::ProcessGroup::join(local_job(1, rank1_port()));
   for (const auto& s : setups()) train_tiny(s, g.get(), 1);
 }
 
@@ -268,7 +274,7 @@ TEST_CASE("rank 1 of the training job", "[.rank1_train]") {
 // (the mean of two gradients against the sum of two halves); the stated tolerance is 1e-4 of
 // the largest weight, and a run on half the batch is far outside it.
 TEST_CASE("two ranks with batch B train the weights one process trains with batch 2B") {
-  const int port = test_port() + 3;
+  const int port = free_port();
   const pid_t child = start_rank1("[.rank1_train]", port);
   auto g = orrery::ProcessGroup::join(local_job(0, port));
   std::vector<Trained> parallel;
@@ -479,7 +485,7 @@ TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, n
   // The job stays up a few seconds, so that a late duplicate still finds it.
   std::ofstream(dir + "/hello.lua") << "print('rank ' .. orrery.world().rank .. ' joined'); os.execute('sleep 4')\n";
   parallel_script(dir, "");
-  const int port = test_port() + 7;
+  const int port = free_port();
   const auto in = [&](const std::string& line) { return test::run_command("cd '" + dir + "' && " + line); };
   // Two processes given RANK=1 (before: raw c10d text, or a Gloo timeout).
   const auto twice = in("(" + as_rank(0, 2, port, "hello.lua") + " & " + as_rank(1, 2, port, "hello.lua") + " & " +
@@ -487,12 +493,14 @@ TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, n
   INFO(twice.output);
   CHECK_THAT(twice.output, Catch::Contains("another process already joined as rank 1 (two processes given RANK=1?)"));
   // Another world size.
-  const auto sizes = in("(" + as_rank(0, 2, port + 1, "hello.lua") + " & " + as_rank(1, 3, port + 1, "hello.lua") + " & wait)");
+  const int port2 = free_port();
+  const auto sizes = in("(" + as_rank(0, 2, port2, "hello.lua") + " & " + as_rank(1, 3, port2, "hello.lua") + " & wait)");
   INFO(sizes.output);
   CHECK_THAT(sizes.output, Catch::Contains("was started with WORLD_SIZE=3, rank 0 with 2: every rank of a job must be "
                                            "given the same world size"));
   // Another run: the same script with other arguments.
-  const auto runs = in("(" + as_rank(0, 2, port + 2, "dp.lua steps=10") + " & " + as_rank(1, 2, port + 2, "dp.lua steps=12") +
+  const int port3 = free_port();
+  const auto runs = in("(" + as_rank(0, 2, port3, "dp.lua steps=10") + " & " + as_rank(1, 2, port3, "dp.lua steps=12") +
                        " & wait)");
   INFO(runs.output);
   CHECK_THAT(runs.output, Catch::Contains("rank 1 asks for another run than rank 0 (train.steps is 10 on rank 0, 12 on "

@@ -21,6 +21,7 @@
 #include <set>
 #include <thread>
 
+#include "orrery/host/launch_env.h"
 #include "support.h"
 
 extern char** environ;
@@ -61,8 +62,11 @@ std::string script(const std::string& dir, const std::string& lua) {
 }
 
 // The variables torchrun sets, for a job of two on this machine, by hand (dp rows).
-const char* kRanks = "P=$((20000 + $$ % 20000)); export MASTER_ADDR=127.0.0.1 MASTER_PORT=$P WORLD_SIZE=2 "
-                     "LOCAL_WORLD_SIZE=2 LOCAL_RANK=0 ORRERY_DIST_TIMEOUT=10 OMP_NUM_THREADS=1; ";
+// The port is one nothing listens on now, as `orrery launch` picks it.
+std::string ranks_env() {
+  return "export MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(orrery::free_local_port("the test needs one")) +
+         " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 LOCAL_RANK=0 ORRERY_DIST_TIMEOUT=10 OMP_NUM_THREADS=1; ";
+}
 
 const std::string kModel = "local m = orrery.model{arch = {\"toto2\", d_model = 32, num_layers = 1, num_heads = 2}}\n";
 
@@ -248,7 +252,7 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: unknown option 'stepz' for orrery.train (did you mean 'steps'?); its options are: model,",
        [](auto& d) { return with_model(d, "orrery.train{model = m, stepz = 3}"); }},
       {"opt-unknown-field", 1,
-       "orrery: script.lua:1: orrery.model: unknown field 'arhc' (did you mean 'arch'?); its fields are: arch, head, param, patch_size, scaler_window, seed, device",
+       "orrery: script.lua:1: orrery.model: unknown field 'arhc' (did you mean 'arch'?); its fields are: arch, head, param, patch_size, scaler_window, covariate_lags, seed, device",
        [](auto& d) { return script(d, "orrery.model{arhc = \"toto2\"}\n"); }},
       {"opt-inconsistent", 1, "orrery: script.lua:1: architecture plugin 'toto2': d_model 30 is not divisible by num_heads 4",
        [](auto& d) { return script(d, "orrery.model{arch = {\"toto2\", d_model = 30, num_heads = 4}}\n"); }},
@@ -791,19 +795,19 @@ const std::vector<Row>& rows() {
          return std::string("\"$ORRERY\" launch -n 2 script.lua");
        }},
       // Ranks given wrong variables by hand, as a hand-written launcher or an sbatch script might;
-      // each job on a port of its own (the shell's pid), ranks timing out after 10 s.
+      // each job on a free port of its own, ranks timing out after 10 s.
       {"dp-duplicate-rank", 1,
        "orrery: rank 1 of 2: another process already joined as rank 1 (two processes given RANK=1?); every rank of a "
        "job needs a number of its own",
        [](auto& d) {
          script(d, "print('rank ' .. orrery.world().rank .. ' joined'); os.execute('sleep 6')\n");
-         return std::string(kRanks) + "(RANK=0 \"$ORRERY\" run script.lua & RANK=1 \"$ORRERY\" run script.lua & "
+         return ranks_env() + "(RANK=0 \"$ORRERY\" run script.lua & RANK=1 \"$ORRERY\" run script.lua & "
                                       "sleep 3; RANK=1 \"$ORRERY\" run script.lua; r=$?; wait; exit $r)";
        }},
       {"dp-world-size", 1, ": every rank of a job must be given the same world size",
        [](auto& d) {
          script(d, "print(1)\n");
-         return std::string(kRanks) + "(RANK=0 \"$ORRERY\" run script.lua & p=$!; RANK=1 WORLD_SIZE=3 \"$ORRERY\" run "
+         return ranks_env() + "(RANK=0 \"$ORRERY\" run script.lua & p=$!; RANK=1 WORLD_SIZE=3 \"$ORRERY\" run "
                                       "script.lua; wait $p)";
        }},
       {"dp-other-run", 1,
@@ -811,7 +815,7 @@ const std::vector<Row>& rows() {
        "every rank must run the same script with the same arguments",
        [](auto& d) {
          with_model(d, "orrery.train{model = m, steps = args.steps, batch_size = 2, context_length = 64, quiet = true}");
-         return std::string(kRanks) + "(RANK=0 \"$ORRERY\" run script.lua steps=10 & p=$!; RANK=1 \"$ORRERY\" run "
+         return ranks_env() + "(RANK=0 \"$ORRERY\" run script.lua steps=10 & p=$!; RANK=1 \"$ORRERY\" run "
                                       "script.lua steps=12; wait $p)";
        }},
       {"dp-hung-rank", 1, "; where the ranks were: rank 0 starting step 7 (0.0 s ago), rank 1 starting step 6 (",

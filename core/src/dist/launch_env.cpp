@@ -1,6 +1,12 @@
 #include "orrery/host/launch_env.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cstdlib>
 
 #include "orrery/error.h"
@@ -24,6 +30,21 @@ int integer(const std::function<const char*(const char*)>& lookup, const char* n
 }
 
 }  // namespace
+
+int free_local_port(const std::string& hint) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error("cannot open a socket to find a free port (" + std::string(std::strerror(errno)) + "): " + hint);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  const int err = errno;
+  close(fd);
+  if (!ok) throw Error("cannot find a free port (" + std::string(std::strerror(err)) + "): " + hint);
+  return ntohs(a.sin_port);
+}
 
 std::string first_slurm_host(const std::string& nodelist) {
   const size_t cut = nodelist.find_first_of(",[");

@@ -31,6 +31,10 @@ struct LaunchEnv {
 // name the variable.
 LaunchEnv read_launch_env(const std::function<const char*(const char*)>& lookup);
 
+// A TCP port on the loopback interface that nothing listens on now, as the kernel hands one out
+// (bind to port 0). A job on this machine rendezvouses there; `hint` ends the error if none is free.
+int free_local_port(const std::string& hint);
+
 // The first host of a Slurm node list: "gpu[03-04,07],cpu1" -> "gpu03".
 std::string first_slurm_host(const std::string& nodelist);
 
