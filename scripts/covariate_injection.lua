@@ -9,11 +9,14 @@
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
 --       [context=128] [covariate_prob=0.5] [max_effect=E] [max_lag=L] [batch=32]
 --       [layers=4] [variate_layers=1|2] [injection_tasks=1024] [injection_lag=2*horizon]
---       [injection_lag_step=1] [variate_first=true] [prior=mixed|simple|injection] [signs=positive|both]
---       [device=cpu|cuda] [runs_dir=runs]
+--       [injection_lag_step=1] [injection_noise=0] [variate_first=true] [variate_attention=patch|joint]
+--       [covariate_lags=0]
+--       [prior=mixed|simple|injection] [signs=positive|both]
+--       [device=cpu|cuda] [runs_dir=runs] [against=OTHER/covariate_injection.json]
 --
 -- Each arm is scored per task as CRPS with the covariate / CRPS without it (the mean of the
--- seeds' log ratios), with a 90% bootstrap over tasks. Results:
+-- seeds' log ratios), with a 90% bootstrap over tasks; against= another run's JSON (the same
+-- tasks) adds how much further this run's ratio goes than that run's, paired by task. Results:
 -- runs/covariate_injection/covariate_injection.json; run again to read finished training back.
 
 local stats = require("lib.stats")
@@ -37,6 +40,15 @@ if layers % variate_layers ~= 0 or layers // variate_layers < 2 then
                       variate_layers, layers), 0)
 end
 local variate_first = args.variate_first == true
+-- variate_attention=joint: the variate layers attend across rows and causally along time at once
+-- (toto2's option), so a target reads a covariate's earlier patches, a lag, directly.
+local variate_attention = args.variate_attention or "patch"
+-- covariate_lags=K: the model's known-future rows moved, before it reads them, by the lag up to K
+-- at which they best match the target in context (orrery.model's covariate_lags).
+local covariate_lags = whole("covariate_lags", 0, 0)
+if variate_attention ~= "patch" and variate_attention ~= "joint" then
+  error("variate_attention must be patch or joint, got '" .. tostring(variate_attention) .. "'", 0)
+end
 -- prior=mixed (the synthetic prior, covariate_prob of its samples covariate tasks, their effects
 -- up to max_effect base spreads and max_lag steps); prior=simple trains on covariate tasks only,
 -- each one informative covariate with a lagged linear effect; prior=injection trains on the test's
@@ -65,13 +77,33 @@ local signs = args.signs or "positive"
 -- 0, step, 2 step, ... up to the largest equally often).
 local injection_tasks, injection_lag = whole("injection_tasks", 1024, 1), whole("injection_lag", 2 * horizon, 0)
 local injection_lag_step = whole("injection_lag_step", 1, 1)
-for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step"}) do
+-- injection_noise: the share of those tasks whose covariate is noise (the target follows another
+-- path), so the model must also learn when not to lean on its covariate, as the noise arm asks.
+local injection_noise = tonumber(args.injection_noise or 0)
+if not injection_noise or injection_noise < 0 or injection_noise >= 1 then
+  error("injection_noise must be a share in [0, 1), got '" .. tostring(args.injection_noise) .. "'", 0)
+end
+for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise"}) do
   if args[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end
 end
 assert(signs == "positive" or signs == "both", "signs must be positive or both, got " .. tostring(signs))
 local covariate_prob = tonumber(args.covariate_prob or 0.5)
 assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")
 local dir = (args.runs_dir or "runs") .. "/covariate_injection"
+-- against: read before any training, so a wrong file is named at once.
+local against
+if args.against then
+  local ok, other = pcall(orrery.read_json, args.against)
+  if not ok then error("against=" .. args.against .. ": " .. tostring(other), 0) end
+  for _, key in ipairs({"tasks", "horizon", "context"}) do
+    local want = ({tasks = tasks, horizon = horizon, context = context})[key]
+    if not (other.config and other.scores) or other.config[key] ~= want then
+      error(string.format("against=%s was scored with %s=%s, this run has %d: only runs on the same tasks pair",
+                          args.against, key, tostring(other.config and other.config[key]), want), 0)
+    end
+  end
+  against = other
+end
 
 -- The tasks' paths: smooth and rough shapes (Gaussian processes, random walks, waves), never
 -- missing, long enough for the longest lag.
@@ -145,8 +177,10 @@ local function training_data()
       local x = window(p[i][1], 1 + 2 * horizon, length)
       local lag, noise = (i - 1) % (injection_lag // injection_lag_step + 1) * injection_lag_step, 0.1 * sd(x)
       local sign = (signs == "both" and i % 2 == 0) and -1 or 1
+      -- A noise task's target is another path (drawn only when asked: the other tasks stay as they were).
+      local target = (injection_noise > 0 and math.random() < injection_noise) and p[i % n + 1][1] or p[i][1]
       for t = 1, length do
-        f:write(string.format("%d,%d,%.9g,%.9g\n", i, t, sign * p[i][1][2 * horizon + t - lag] + noise * normal(), x[t]))
+        f:write(string.format("%d,%d,%.9g,%.9g\n", i, t, sign * target[2 * horizon + t - lag] + noise * normal(), x[t]))
       end
     end
     f:close()
@@ -158,18 +192,23 @@ end
 local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon = horizon, context = context,
                            covariate_prob = prior == "mixed" and covariate_prob or nil, batch = batch, variate_layers = variate_layers, prior = prior,
                            layers = layers ~= 4 and layers or nil,
-                           variate_first = variate_first, max_effect = max_effect, max_lag = max_lag,
+                           variate_first = variate_first,
+                           variate_attention = variate_attention ~= "patch" and variate_attention or nil,
+                           covariate_lags = covariate_lags > 0 and covariate_lags or nil, max_effect = max_effect, max_lag = max_lag,
                            signs = prior == "injection" and signs or nil,
                            injection_tasks = prior == "injection" and injection_tasks or nil,
                            injection_lag = prior == "injection" and injection_lag or nil,
-                           injection_lag_step = prior == "injection" and injection_lag_step or nil}, scores = {}}
+                           injection_lag_step = prior == "injection" and injection_lag_step or nil,
+                           injection_noise = injection_noise > 0 and injection_noise or nil}, scores = {}}
 local training = training_data()
 for seed = 0, seeds - 1 do
   local arch = {"toto2", d_model = 128, num_layers = layers, num_heads = 4, variate_roles = true}
   if variate_layers > 1 or layers ~= 4 then arch.layer_group_size = layers // variate_layers end  -- else the model as it was
   if variate_first then arch.variate_layer_first = true end
+  if variate_attention ~= "patch" then arch.variate_attention = variate_attention end
   local m = orrery.model{arch = arch,
-                         head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu"}
+                         head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu",
+                         covariate_lags = covariate_lags > 0 and covariate_lags or nil}
   local run = orrery.train{
     model = m, data = training, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
     steps = steps, batch_size = batch, context_length = 2 * context, schedule = {warmup = math.min(100, steps // 10), decay = 0.3},
@@ -205,16 +244,18 @@ local function mean_of(a, key)
   end
   return mean
 end
+-- Task i's log(key / without), the mean over the seeds of a run's scores.
+local function log_ratio(scores, n_seeds, a, i, key)
+  local t = 0
+  for seed = 0, n_seeds - 1 do
+    local s = scores[tostring(seed)][a][i]
+    t = t + math.log(s[key] / s.without)
+  end
+  return t / n_seeds
+end
 local function change_of(a, key)
   local d = {}
-  for i = 1, tasks do
-    local t = 0
-    for seed = 0, seeds - 1 do
-      local s = results.scores[tostring(seed)][a][i]
-      t = t + math.log(s[key] / s.without)
-    end
-    d[i] = t / seeds
-  end
+  for i = 1, tasks do d[i] = log_ratio(results.scores, seeds, a, i, key) end
   local change = stats.relative_change(d)
   local text = change.text
   change.text = nil
@@ -236,5 +277,20 @@ for a, arm in ipairs(arms) do
   print(string.format("%-28s %10.4f %10.4f   %-46s %s", arm.name, with, without, text, through))
 end
 print(string.format("(CRPS in the data's units, mean over %d tasks and %d seeds; %d training steps)", tasks, seeds, steps))
+if against then
+  print(string.format("\nagainst %s (%d seeds): this run's with / without over that run's, paired by task (90%% bootstrap)",
+                      args.against, against.config.seeds))
+  results.against = {file = args.against}
+  for a, arm in ipairs(arms) do
+    local d = {}
+    for i = 1, tasks do
+      d[i] = log_ratio(results.scores, seeds, a, i, "with") - log_ratio(against.scores, against.config.seeds, a, i, "with")
+    end
+    local change = stats.relative_change(d)
+    print(string.format("%-28s %s", arm.name, change.text))
+    change.text = nil
+    results.against[arm.name] = change
+  end
+end
 orrery.write_json(dir .. "/covariate_injection.json", results)
 print("results: " .. dir .. "/covariate_injection.json")

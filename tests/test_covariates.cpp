@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "orrery/host/covariate_lags.h"
 #include "orrery/host/covariate_regression.h"
 #include "orrery/one_hot.h"
 #include "orrery/batch.h"
@@ -285,6 +286,94 @@ TEST_CASE("known-future values reach the forecast patch by patch") {
   const at::Tensor back = m->forecast(x, obs, at::zeros({1, 2}, at::kLong), H, o).median.select(1, 0);
   CHECK(at::equal(back.narrow(-1, 0, P), blocks.narrow(-1, 0, P)));
   CHECK(!at::allclose(back.narrow(-1, P, P), blocks.narrow(-1, P, P)));
+}
+
+namespace {
+// A random walk of T steps (float64), and y[t] = sign * x[t - lag] plus noise a tenth of a step's.
+at::Tensor walk(int64_t T) { return at::randn({T}, at::kDouble).cumsum(0); }
+at::Tensor follower(const at::Tensor& x, int64_t lag, double sign = 1) {
+  const int64_t T = x.size(0);
+  at::Tensor y = at::randn({T}, at::kDouble) * 0.1;
+  y.narrow(0, lag, T - lag).add_(x.narrow(0, 0, T - lag) * sign);
+  return y;
+}
+}  // namespace
+
+TEST_CASE("covariate_lags: each known-future row's lag, found on what the model is shown, moves it") {
+  at::manual_seed(11);
+  const int64_t T = 160;
+  // Series 0: a target, a known-future row it follows 5 steps late, and a past-only row (never
+  // moved). Series 1 (batch row 2): a target following its known-future row negated, 11 late, and
+  // a known-future row of a series with no target (id 7).
+  const at::Tensor x0 = walk(T), x1 = walk(T), w = walk(T);
+  const at::Tensor values = at::stack({at::stack({follower(x0, 5), x0, walk(T)}),
+                                       at::stack({follower(x1, 11, -1), x1, w})});
+  const at::Tensor roles = at::tensor({0, 2, 1, 0, 2, 2}, at::kLong).view({2, 3});
+  const at::Tensor ids = at::tensor({0, 0, 0, 1, 1, 7}, at::kLong).view({2, 3});
+  at::Tensor seen = at::ones({2, 3, T}, at::kBool);
+  const at::Tensor lags = orrery::covariate_lags(values, seen, roles, ids, 16);
+  CHECK(at::equal(lags, at::tensor({0, 5, 0, 0, 11, 0}, at::kLong).view({2, 3})));
+  // Moved: step t holds step t - lag, the first lag steps unobserved.
+  const auto [moved, observed] = orrery::delay_rows(values, seen, lags);
+  CHECK(at::equal(moved[1][1].narrow(0, 11, T - 11), x1.narrow(0, 0, T - 11)));
+  CHECK(!observed[1][1].narrow(0, 0, 11).any().item<bool>());
+  CHECK(observed[1][1].narrow(0, 11, T - 11).all().item<bool>());
+  CHECK(at::equal(moved[0][0], values[0][0]));
+  // What the model is not shown never enters: the targets' last 40 steps hidden, then changed.
+  seen.narrow(2, T - 40, 40).select(1, 0).fill_(false);
+  at::Tensor other = values.clone();
+  other.narrow(2, T - 40, 40).select(1, 0).copy_(at::randn({2, 40}, at::kDouble) * 100);
+  CHECK(at::equal(orrery::covariate_lags(other, seen, roles, ids, 16), lags));
+  // Beyond max_lag the lag is not found; with no lags asked for, or too few paired steps, nothing moves.
+  CHECK(orrery::covariate_lags(values, seen, roles, ids, 8)[1][1].item<int64_t>() != 11);
+  CHECK(!orrery::covariate_lags(values, seen, roles, ids, 0).any().item<bool>());
+  CHECK(!orrery::covariate_lags(values.narrow(2, 0, 7), seen.narrow(2, 0, 7), roles, ids, 3).any().item<bool>());
+}
+
+TEST_CASE("a model with covariate_lags forecasts as one given its covariate moved by the lag") {
+  at::manual_seed(12);
+  const int64_t T = 128, H = 2 * P, lag = 7;
+  orrery::ModelSpec spec = test::tiny_spec(8);
+  spec.arch.options["variate_roles"] = true;
+  orrery::Model plain(spec, orrery::Registry::global());
+  spec.covariate_lags = 16;
+  orrery::Model aligned(spec, orrery::Registry::global());
+  CHECK(aligned.describe()["covariate_lags"] == 16);
+  CHECK(!plain.describe().contains("covariate_lags"));  // specs without it stay as they were
+  {
+    at::NoGradGuard no_grad;  // the same weights (one seed), and role embeddings away from zero
+    const at::Tensor roles = at::randn({orrery::kVariateRoles, 32}) * 0.5;
+    for (auto* m : {&plain, &aligned})
+      for (auto& q : m->params())
+        if (q.info.name == "role_embedding") q.tensor.copy_(roles);
+  }
+  const at::Tensor x = walk(T + H) + 50;
+  const at::Tensor y = follower(x, lag);
+  at::Tensor values = at::stack({y.narrow(0, 0, T), x.narrow(0, 0, T)}).unsqueeze(0);
+  const at::Tensor observed = at::ones({1, 2, T}, at::kBool), ids = at::zeros({1, 2}, at::kLong);
+  orrery::ForecastOptions o;
+  o.roles = roles_of({0, 2});
+  o.future = at::stack({at::zeros({H}, at::kDouble), x.narrow(0, T, H)}).unsqueeze(0);
+  // By hand: the covariate's step t is its step t - 7, the first 7 missing.
+  at::Tensor by_hand = values.clone();
+  by_hand[0][1].narrow(0, lag, T - lag).copy_(x.narrow(0, 0, T - lag));
+  at::Tensor seen = observed.clone();
+  seen[0][1].narrow(0, 0, lag).fill_(false);
+  orrery::ForecastOptions moved = o;
+  moved.future = at::stack({at::zeros({H}, at::kDouble), x.narrow(0, T - lag, H)}).unsqueeze(0);
+  // The target's quantiles (a covariate row's are NaN: no forecast of it).
+  const auto target = [](const orrery::Forecast& f) { return f.quantiles.select(2, 0); };
+  const at::Tensor a = target(aligned.forecast(values, observed, ids, H, o));
+  CHECK(at::equal(a, target(plain.forecast(by_hand, seen, ids, H, moved))));
+  CHECK(!at::allclose(a, target(plain.forecast(values, observed, ids, H, o))));  // the covariate as given differs
+  // Decoded in blocks, the lag found on the history serves every block.
+  o.decode_block_size = P, moved.decode_block_size = P;
+  CHECK(at::equal(target(aligned.forecast(values, observed, ids, H, o)), target(plain.forecast(by_hand, seen, ids, H, moved))));
+  CHECK_THROWS_WITH([] {
+    orrery::ModelSpec bad = test::tiny_spec();
+    bad.covariate_lags = -1;
+    orrery::Model m(bad, orrery::Registry::global());
+  }(), Catch::Contains("covariate_lags must be 0 (covariates as given) or the largest lag in steps, got -1"));
 }
 
 TEST_CASE("a forecast's covariate arguments are checked, each mismatch named") {

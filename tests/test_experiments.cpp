@@ -588,6 +588,11 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   refused("prior=easy", "prior must be mixed, simple or injection, got easy");
   refused("max_effect=-2", "max_effect must be a positive number, got '-2'");
   refused("signs=negative", "signs must be positive or both, got negative");
+  refused("variate_attention=both", "variate_attention must be patch or joint, got 'both'");
+  refused("prior=injection injection_noise=1", "injection_noise must be a share in [0, 1), got '1'");
+  refused("injection_noise=0.2", "injection_noise is for prior=injection");
+  refused("against=missing.json", "against=missing.json: ");
+  refused("covariate_lags=-1", "covariate_lags must be a whole number, at least 0, got '-1'");
   refused("prior=injection max_lag=4", "max_lag shapes the mixed prior's covariate tasks; prior=injection fixes its own");
   // A tiny run into runs_dir `under`: the saved spec of its one model.
   auto tiny = [&](const std::string& args, const std::string& under) {
@@ -609,8 +614,9 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   CHECK(wide["options"]["max_effect"] == 30);
   CHECK(wide["describe"]["covariate_tasks"]["max_lag"] == 20);
   // Fewer tasks, all of lag 0; or of lags 0, 8 and 16 (a step of 8, to twice the horizon): each
-  // task's y is its x that many steps before, plus noise of a tenth of x's spread.
-  auto check_lags = [&](const std::string& under, int tasks, const std::vector<int>& lags) {
+  // task's y is its x that many steps before, plus noise of a tenth of x's spread. How many tasks
+  // follow their covariate so.
+  auto following = [&](const std::string& under, int tasks, const std::vector<int>& lags) {
     const std::string text = test::read_text(dir + "/" + under + "/covariate_injection/injection_tasks.csv");
     CHECK(std::count(text.begin(), text.end(), '\n') == 1 + tasks * (2 * 32 + 2 * 8));
     std::istringstream rows(text);
@@ -624,20 +630,25 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
       by_task[id].emplace_back(y, x);
     }
     REQUIRE(by_task.size() == static_cast<size_t>(tasks));
+    int n = 0;
     for (const auto& [id, r] : by_task) {  // y[t] - x[t - lag]: noise, its variance a hundredth of x's
       const size_t lag = static_cast<size_t>(lags[static_cast<size_t>(id - 1) % lags.size()]);
       double mean = 0, var = 0, gap = 0;
       for (const auto& [y, x] : r) mean += x / static_cast<double>(r.size());
       for (const auto& [y, x] : r) var += (x - mean) * (x - mean);
       for (size_t t = lag; t < r.size(); ++t) gap += (r[t].first - r[t - lag].second) * (r[t].first - r[t - lag].second);
-      INFO("task " << id << ", lag " << lag);
-      CHECK(gap < 0.05 * var);
+      n += gap < 0.05 * var;
     }
+    return n;
   };
   tiny("prior=injection injection_tasks=40 injection_lag=0", "lag0");
-  check_lags("lag0", 40, {0});
+  CHECK(following("lag0", 40, {0}) == 40);
   tiny("prior=injection injection_tasks=40 injection_lag_step=8", "step8");
-  check_lags("step8", 40, {0, 8, 16});
+  CHECK(following("step8", 40, {0, 8, 16}) == 40);
+  // Half of them, drawn at random, follow another path: their covariate is noise.
+  tiny("prior=injection injection_tasks=40 injection_lag=0 injection_noise=0.5", "noisy");
+  const int followers = following("noisy", 40, {0});
+  CHECK((followers >= 10 && followers <= 30));
   // Two variate layers, opening their groups: the model says so in its saved spec; and a deeper
   // model with variate layers alternating.
   const std::string two = tiny("variate_layers=2 variate_first=true", "two").dump();
@@ -646,6 +657,24 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   const std::string deep = tiny("layers=6 variate_layers=3", "deep").dump();
   CHECK(deep.find("\"num_layers\":6") != std::string::npos);
   CHECK(deep.find("\"layer_group_size\":2") != std::string::npos);
+  // Variate layers that attend along time too.
+  CHECK(tiny("variate_attention=joint", "joint").dump().find("\"variate_attention\":\"joint\"") != std::string::npos);
+  // Known-future rows aligned by lag: part of the model.
+  CHECK(tiny("covariate_lags=12", "lags").dump().find("\"covariate_lags\":12") != std::string::npos);
+  // Paired against another run on the same tasks: per arm, how much further this run's ratio goes.
+  const std::string other = "joint/covariate_injection/covariate_injection.json";
+  const auto paired = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "
+                               "runs_dir=against against=" + other);
+  INFO(paired.output);
+  CHECK(paired.status == 0);
+  CHECK_THAT(paired.output, Catch::Contains("against " + other + " (1 seeds): this run's with / without over that run's"));
+  const Json against = Json::parse(test::read_text(dir + "/against/covariate_injection/covariate_injection.json"))["against"];
+  CHECK(against["file"] == other);
+  CHECK(against["noise covariate"].contains("verdict"));
+  const auto mismatched = run(dir, "scripts/covariate_injection.lua tasks=5 horizon=8 context=32 against=" + other);
+  CHECK(mismatched.status == 1);
+  CHECK_THAT(mismatched.output, Catch::Contains("against=" + other + " was scored with tasks=4, this run has 5: only runs "
+                                                "on the same tasks pair"));
 }
 
 TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-future covariates, window by window") {

@@ -88,15 +88,68 @@ TEST_CASE("different series ids do not see each other; the same id does") {
 }
 
 namespace {
+// The toto2 architecture alone, patch size 16, on patch tokens given directly.
+std::unique_ptr<orrery::Architecture> toto2_arch(const Json& options) {
+  auto& reg = orrery::Registry::global();
+  static const auto param = reg.create<orrery::PluginKind::parametrisation>("sp", Json::object());
+  orrery::ParamFactory factory(*param, at::make_generator<at::CPUGeneratorImpl>(1), at::TensorOptions());
+  orrery::ArchitectureContext ctx{factory, 16};
+  return reg.create<orrery::PluginKind::architecture>("toto2", options, ctx);
+}
+}  // namespace
+
+// One layer, a variate layer, so nothing else carries information between rows or patches.
+TEST_CASE("joint variate layers read other rows' earlier patches, never later ones or another series'") {
+  const std::string mode = GENERATE("patch", "joint");
+  INFO("variate_attention " << mode);
+  const auto arch = toto2_arch({{"d_model", 32}, {"num_layers", 1}, {"num_heads", 2}, {"variate_attention", mode}});
+  at::NoGradGuard no_grad;
+  at::manual_seed(2);
+  const int64_t V = 3, N = 6;
+  orrery::PatchInput in{at::randn({1, V, N, 32}), at::tensor({0, 0, 1}, at::kLong).view({1, V}),
+                        at::ones({1, V, N}, at::kBool)};
+  const at::Tensor h = arch->forward(in, {});
+  orrery::PatchInput changed = in;
+  changed.tokens = in.tokens.clone();
+  changed.tokens[0][1][2].add_(at::randn({32}));  // row 1 (series 0), patch 2
+  const at::Tensor hc = arch->forward(changed, {});
+  const double size = h.abs().max().item<double>();
+  auto moved = [&](int64_t row, int64_t from, int64_t n) {
+    return (h[0][row].narrow(0, from, n) - hc[0][row].narrow(0, from, n)).abs().max().item<double>();
+  };
+  CHECK(moved(0, 0, 2) < 1e-6 * size);  // earlier patches never see a later one
+  CHECK(moved(2, 0, N) < 1e-6 * size);  // another series never
+  CHECK(moved(0, 2, 1) > 1e-2 * size);  // the same patch: both kinds
+  if (mode == "joint")
+    CHECK(moved(0, 3, 3) > 1e-2 * size);  // and every later patch
+  else
+    CHECK(moved(0, 3, 3) < 1e-6 * size);
+}
+
+TEST_CASE("joint variate layers keep variates of one series permutation-equivariant") {
+  orrery::ModelSpec spec = test::tiny_spec(4);
+  spec.arch.options["variate_attention"] = "joint";
+  orrery::Model model(spec, orrery::Registry::global());
+  orrery::Batch b = batch(3, {0, 0, 0});
+  at::NoGradGuard g;
+  at::Tensor h = model.hidden(b);
+  at::Tensor perm = at::tensor({2, 0, 1}, at::kLong);
+  orrery::Batch p = b;
+  p.values = b.values.index_select(1, perm);
+  p.observed = b.observed.index_select(1, perm);
+  CHECK(at::allclose(model.hidden(p), h.index_select(1, perm), 1e-5, 1e-6));
+}
+
+namespace {
 // A umup toto2 model with variate layers, on three variates of two series with a missing patch
 // (200 steps are left-padded to 224: a padded start, then patch 3 of variate 1 unobserved).
 struct DecodeCase {
   std::unique_ptr<orrery::Model> model;
   at::Tensor values, observed, ids;
-  explicit DecodeCase(const std::string& xpos_centre = "per_call") {
+  explicit DecodeCase(const std::string& xpos_centre = "per_call", const std::string& variate_attention = "patch") {
     orrery::ModelSpec spec;
     spec.arch = {"toto2", {{"d_model", 128}, {"num_layers", 4}, {"num_heads", 2}, {"layer_group_size", 2},
-                           {"xpos_centre", xpos_centre}}};
+                           {"xpos_centre", xpos_centre}, {"variate_attention", variate_attention}}};
     spec.param = {"umup", Json::object()};
     spec.seed = 3;
     model = std::make_unique<orrery::Model>(spec, orrery::Registry::global());
@@ -116,7 +169,9 @@ struct DecodeCase {
 }  // namespace
 
 TEST_CASE("block decoding with the KV cache equals block decoding without it") {
-  DecodeCase c("session");  // one xPos centre per forecast: the cache is then exact
+  const std::string variate_attention = GENERATE("patch", "joint");
+  INFO("variate_attention " << variate_attention);
+  DecodeCase c("session", variate_attention);  // one xPos centre per forecast: the cache is then exact
   for (int64_t block : {32, 64, 96}) {
     INFO("decode_block_size " << block);
     at::Tensor cached = c.run(300, block, true).quantiles;

@@ -29,17 +29,18 @@ std::shared_ptr<Model> self(lua_State* L, const char* method) {
   return check_box<Model>(L, 1, kModelMeta, std::string("model:") + method + "'s self (call it with ':')");
 }
 
-// orrery.model{arch=, head=, param=, patch_size=, scaler_window=, seed=, device=}
+// orrery.model{arch=, head=, param=, patch_size=, scaler_window=, covariate_lags=, seed=, device=}
 int l_model(lua_State* L) {
   const char* fn = "orrery.model";
   luaL_checktype(L, 1, LUA_TTABLE);
-  check_fields(L, 1, fn, {"arch", "head", "param", "patch_size", "scaler_window", "seed", "device"});
+  check_fields(L, 1, fn, {"arch", "head", "param", "patch_size", "scaler_window", "covariate_lags", "seed", "device"});
   ModelSpec spec;
   if (field(L, 1, "arch")) spec.arch = to_plugin_spec(L, -1, "orrery.model: arch"), lua_pop(L, 1);
   if (field(L, 1, "head")) spec.head = to_plugin_spec(L, -1, "orrery.model: head"), lua_pop(L, 1);
   if (field(L, 1, "param")) spec.param = to_plugin_spec(L, -1, "orrery.model: param"), lua_pop(L, 1);
   if (auto p = integer_field(L, 1, "patch_size", fn)) spec.patch_size = *p;
   if (auto w = integer_field(L, 1, "scaler_window", fn)) spec.scaler_window = *w;
+  if (auto k = integer_field(L, 1, "covariate_lags", fn)) spec.covariate_lags = *k;
   if (auto s = integer_field(L, 1, "seed", fn)) {
     if (*s < 0) throw Error("orrery.model: seed must be >= 0, got " + std::to_string(*s));
     spec.seed = static_cast<uint64_t>(*s);

@@ -11,6 +11,7 @@
 
 #include "orrery/options.h"
 #include "orrery/error.h"
+#include "orrery/host/covariate_lags.h"
 #include "orrery/host/graphed_call.h"
 #include "orrery/ops.h"
 #include "orrery/host/patching.h"
@@ -31,6 +32,7 @@ ModelSpec ModelSpec::from_json(const Json& j) {
   s.arch = plugin("arch"), s.head = plugin("head"), s.param = plugin("param");
   s.patch_size = j.value("patch_size", s.patch_size);
   s.scaler_window = j.value("scaler_window", s.scaler_window);  // absent in specs saved before it
+  s.covariate_lags = j.value("covariate_lags", s.covariate_lags);
   s.seed = j.value("seed", s.seed);
   s.device = j.value("device", s.device);
   return s;
@@ -40,6 +42,7 @@ Json ModelSpec::to_json() const {
   Json j = {{"arch", arch.to_json()}, {"head", head.to_json()}, {"param", param.to_json()},
             {"patch_size", patch_size}, {"seed", seed}, {"device", device}};
   if (scaler_window) j["scaler_window"] = scaler_window;  // only when set: Toto 2.0's specs stay as they were
+  if (covariate_lags) j["covariate_lags"] = covariate_lags;
   return j;
 }
 
@@ -76,6 +79,7 @@ void pin_changed_defaults(ModelSpec& spec, const Registry& registry, SavedBefore
 struct Model::Prepared {
   PatchInput in;
   at::Tensor loc, scale, count;  // (B, V, N)
+  at::Tensor lags;               // (B, V) the known-future rows' lags; undefined without covariate_lags
 };
 
 Model::Model(const ModelSpec& spec, const Registry& registry)
@@ -84,6 +88,9 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
   if (spec.scaler_window < 0)
     throw Error("scaler_window must be 0 (the whole history) or a number of patches, got " +
                 std::to_string(spec.scaler_window));
+  if (spec.covariate_lags < 0)
+    throw Error("covariate_lags must be 0 (covariates as given) or the largest lag in steps, got " +
+                std::to_string(spec.covariate_lags));
   pin_changed_defaults(spec_, registry, SavedBefore::no);
   param_ = registry.create<PluginKind::parametrisation>(spec_.param.name, spec_.param.options);
   ParamFactory factory(*param_, at::make_generator<at::CPUGeneratorImpl>(spec.seed),
@@ -158,15 +165,24 @@ at::Tensor Model::static_input(const at::Tensor& statics, const at::Tensor& valu
 
 Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& observed_in,
                                const at::Tensor& series_ids, const at::Tensor& keep, const at::Tensor& roles,
-                               const at::Tensor& statics) const {
+                               const at::Tensor& statics, const at::Tensor& lags_in) const {
   const int64_t P = spec_.patch_size;
   if (roles.defined() && !arch_->reads_roles() && (roles != static_cast<int64_t>(VariateRole::target)).any().item<bool>())
     throw Error("architecture plugin '" + spec_.arch.name + "', as this model was built, does not read variate roles, so "
                 "it cannot tell covariates from targets (see its options in orrery plugins)");
-  const auto [values, observed] = lead_known_future(values_in, observed_in, roles, P);
-  at::Tensor seen = observed;
-  if (keep.defined()) seen = observed & expand_patch_mask(keep, P);
+  const at::Tensor kept = keep.defined() ? expand_patch_mask(keep, P) : at::Tensor();
+  // Known-future rows moved by their lags (found on what the model is shown), then led by a patch.
   Prepared p;
+  at::Tensor delayed_values = values_in, delayed_observed = observed_in;
+  if (spec_.covariate_lags > 0 && roles.defined()) {
+    p.lags = lags_in.defined() ? lags_in
+                               : covariate_lags(values_in, keep.defined() ? observed_in & kept : observed_in, roles,
+                                                series_ids, spec_.covariate_lags);
+    std::tie(delayed_values, delayed_observed) = delay_rows(values_in, observed_in, p.lags);
+  }
+  const auto [values, observed] = lead_known_future(delayed_values, delayed_observed, roles, P);
+  at::Tensor seen = observed;
+  if (keep.defined()) seen = observed & kept;
   if (head_->predicts_raw_values()) {  // class ids: no scaler, no asinh; unobserved steps read 0
     p.in.tokens = patch_tokens(at::where(seen, values, at::zeros({}, values.options())).to(at::kFloat), seen, P);
   } else {
@@ -648,6 +664,7 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   // medians become observed data and the scaler runs again over the whole series.
   std::unique_ptr<DecodeCache> cache = block < K && o.kv_cache ? arch_->new_cache(n_ctx + K) : nullptr;
   std::vector<at::Tensor> blocks;  // (A, B, V, n*P) in data units, at the `asked` levels
+  at::Tensor lags;  // the known-future rows' lags, from the history alone (the first block's)
   for (int64_t done = 0; done < K;) {
     check_interrupt(o.interrupt);
     const int64_t n = std::min(block, K - done), known = n_ctx + done;
@@ -656,7 +673,8 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     const at::Tensor next_future = future.defined() ? future.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, dopts);
     const at::Tensor next_seen = future.defined() ? future_seen.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, bopts);
     Prepared p = prepare(at::cat({values, at::where(lead_rows, next_future, 0.0)}, -1),
-                         at::cat({observed, next_seen}, -1), ids, keep, roles, o.statics);
+                         at::cat({observed, next_seen}, -1), ids, keep, roles, o.statics, lags);
+    lags = p.lags;
     at::Tensor out;  // the head's output for the n patches
     {
       AutocastGuard autocast(device_.type(), o.precision);

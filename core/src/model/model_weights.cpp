@@ -107,10 +107,14 @@ void Model::check_weights(const SafetensorsFile& file, const std::string& path, 
   // forecast something else.
   if (auto it = file.metadata.find("orrery_model"); it != file.metadata.end()) {
     const Json saved = Json::parse(it->second, nullptr, /*allow_exceptions=*/false);
-    const Json window = saved.is_object() ? saved.value("scaler_window", Json(0)) : Json(0);
-    if (window.is_number_integer() && window.get<int64_t>() != spec_.scaler_window)
-      problems.push_back("saved with scaler_window " + window.dump() + ", the model has " +
-                         std::to_string(spec_.scaler_window) + " (orrery.load builds a model as it was saved)");
+    // Host settings that change what the weights were trained to read.
+    for (const auto& [key, mine] : {std::pair<const char*, int64_t>{"scaler_window", spec_.scaler_window},
+                                    std::pair<const char*, int64_t>{"covariate_lags", spec_.covariate_lags}}) {
+      const Json was = saved.is_object() ? saved.value(key, Json(0)) : Json(0);
+      if (was.is_number_integer() && was.get<int64_t>() != mine)
+        problems.push_back(std::string("saved with ") + key + " " + was.dump() + ", the model has " + std::to_string(mine) +
+                           " (orrery.load builds a model as it was saved)");
+    }
   }
   if (!problems.empty()) {
     std::string msg = path + " does not match this model:";

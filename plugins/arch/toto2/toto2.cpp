@@ -7,7 +7,12 @@
 // Two kinds of layer share one block. Time layers attend causally over the patches of one
 // variate, with partial rotary embeddings (xPos) on the first half of each head. Variate layers
 // attend fully across the variates at the same patch, only between equal series ids. Patches
-// with no observation get group id -1 and are seen only by their own kind. Every scale (init,
+// with no observation get group id -1 and are seen only by their own kind.
+//
+// An extension beyond the paper (`variate_attention = "joint"`): variate layers that attend across
+// the variates and along time at once, causally, with the time layers' rotary positions. A
+// target's patch then reads a covariate's earlier patches directly (a lagged effect) instead of
+// only through the covariate row's own time layers; the cost is (V N)^2 per series group. Every scale (init,
 // linear multipliers, gradient scales, residual weights, attention softmax scale) comes from the
 // parametrisation through the shared ops, so this file holds no branch on which one is active.
 #include <ATen/ATen.h>
@@ -67,13 +72,15 @@ at::Tensor rotary(const at::Tensor& x, const RotaryTable& t) {
   return at::cat({out, tail}, -1);
 }
 
-// Keys and values of one time layer for every committed patch: (S, H, max_patches, d_head).
+// Keys and values of one layer for every committed patch: a time layer's (S, H, max_patches,
+// d_head) by row; a joint variate layer's (B, H, max_patches V, d_head), patch-major (the V rows
+// of patch 0, then of patch 1, ...), so the committed tokens are always a prefix.
 struct LayerCache {
   at::Tensor k, v;
 };
 
 struct Toto2Cache final : DecodeCache {
-  std::vector<LayerCache> layers;  // one per time layer, by layer index (variate layers: empty)
+  std::vector<LayerCache> layers;  // by layer index (variate layers across one patch: empty)
   at::Tensor group;                // (S, max_patches) group ids of the committed patches
   double centre = 0;               // xPos centre of the session, fixed by its first call
   int64_t capacity = 0;
@@ -83,8 +90,8 @@ struct Toto2Cache final : DecodeCache {
 struct TimePositions {
   RotaryTable queries, keys;  // undefined without rotary dimensions
   LayerCache* cache = nullptr;
-  int64_t cached = 0;   // committed patches before this call
-  int64_t commit = 0;   // patches of this call that join the cache
+  int64_t cached = 0;   // committed tokens before this call
+  int64_t commit = 0;   // tokens of this call that join the cache
 };
 
 struct Attention {
@@ -140,6 +147,7 @@ struct SwiGLU {
 
 struct Layer {
   bool variate = false;
+  bool joint = false;  // a variate layer that also attends to earlier patches (variate_attention)
   Attention attn;
   SwiGLU ffn;
 };
@@ -181,6 +189,7 @@ class Toto2 final : public Architecture {
       auto scope = f.scope("transformer.layers." + std::to_string(i));
       Layer layer;
       layer.variate = variate_first ? (i % G < n_v) : (i % G >= G - n_v);
+      layer.joint = layer.variate && o["variate_attention"].get<std::string>() == "joint";
       Attention& a = layer.attn;
       a.in_proj = Linear(f, "attn.in_proj", d_, 3 * d_, Role::hidden, o["attn_bias"], i);
       a.out_proj = Linear(f, "attn.out_proj", d_, d_, Role::hidden, o["attn_bias"], i);
@@ -191,6 +200,7 @@ class Toto2 final : public Architecture {
       layer.ffn = SwiGLU{Linear(f, "ffn.fc1", d_, 2 * d_ff, Role::hidden, o["mlp_bias"], i),
                          Linear(f, "ffn.fc2", d_ff, d_, Role::hidden, o["mlp_bias"], i),
                          Residual(f, "ffn.residual", 2 * i + 1, branches)};
+      has_joint_ = has_joint_ || layer.joint;
       layers_.push_back(std::move(layer));
     }
     f.set_stack_depth(0);
@@ -220,18 +230,20 @@ class Toto2 final : public Architecture {
   std::vector<std::string> static_covariates() const override { return static_names_; }
 
   // Every matrix once per patch token; attention at the full S^2: a time layer over the N
-  // patches of each variate, a variate layer over the V variates at each patch.
+  // patches of each variate, a variate layer over the V variates at each patch, a joint one over
+  // all V N tokens of a window.
   std::optional<StepFlops> step_flops(int64_t batch, int64_t variates, int64_t patches) const override {
-    double matrices = 0, time = 0, across = 0;
+    double matrices = 0, time = 0, across = 0, joint = 0;
     for (const Linear* l : {&patch_proj_.linear1, &patch_proj_.linear2, &patch_proj_.skip_proj})
       matrices += static_cast<double>(l->weight.numel());
     for (const Layer& l : layers_) {
       for (const Linear* m : {&l.attn.in_proj, &l.attn.out_proj, &l.ffn.fc1, &l.ffn.fc2})
         matrices += static_cast<double>(m->weight.numel());
-      (l.variate ? across : time) += 1;
+      (l.joint ? joint : l.variate ? across : time) += 1;
     }
     const double B = static_cast<double>(batch), V = static_cast<double>(variates), N = static_cast<double>(patches);
-    return StepFlops{6 * matrices * B * V * N, 3 * 4 * static_cast<double>(d_) * (time * B * V * N * N + across * B * N * V * V)};
+    return StepFlops{6 * matrices * B * V * N, 3 * 4 * static_cast<double>(d_) *
+                                                   (time * B * V * N * N + across * B * N * V * V + joint * B * V * N * V * N)};
   }
 
   at::Tensor forward(const PatchInput& in, const ForwardContext& ctx) override {
@@ -255,7 +267,7 @@ class Toto2 final : public Architecture {
   at::Tensor run(const PatchInput& in, Toto2Cache* cache, int64_t commit, const ForwardContext& ctx) {
     const int64_t B = in.tokens.size(0), V = in.tokens.size(1), N = in.tokens.size(2);
     const int64_t cached = cache ? cache->length : 0;
-    if (cache) prepare_cache(*cache, B * V, N, commit, in.tokens);
+    if (cache) prepare_cache(*cache, B, V, N, commit, in.tokens);
     at::Tensor x = patch_proj_(in.tokens, ctx);  // (B, V, N, d)
     if (role_embedding_.defined()) {  // every row a target unless roles say otherwise
       const at::Tensor roles = in.roles.defined() ? in.roles : at::zeros({B, V}, in.series_ids.options());
@@ -280,9 +292,27 @@ class Toto2 final : public Architecture {
     time.cached = cached, time.commit = commit;
     at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true, ctx.host_sync);
     at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false, ctx.host_sync);
+    // Joint variate layers: the window's tokens patch-major, (B, N V), each at its patch's position.
+    TimePositions joint = time;
+    at::Tensor joint_mask;
+    if (has_joint_) {
+      if (rope_dims_ > 0) {
+        joint.queries = {time.queries.cos.repeat_interleave(V, 0), time.queries.sin.repeat_interleave(V, 0)};
+        joint.keys = {time.keys.cos.repeat_interleave(V, 0), time.keys.sin.repeat_interleave(V, 0)};
+      }
+      joint.cached = cached * V, joint.commit = commit * V;
+      joint_mask = joint_time_mask(gid, cache, cached);
+    }
     for (size_t i = 0; i < layers_.size(); ++i) {
       const Layer& l = layers_[i];
-      if (l.variate) {  // (B*N, V, d): across variates at one patch
+      if (l.joint) {  // (B, N*V, d): across variates and causally along time
+        joint.cache = cache ? &cache->layers[i] : nullptr;
+        at::Tensor xj = x.permute({0, 2, 1, 3}).reshape({B, N * V, d_});
+        xj = l.attn.residual(xj, [&](const at::Tensor& h) {
+          return l.attn(rms_norm(h, eps_), joint_mask, &joint, ctx);
+        }, ctx);
+        x = xj.reshape({B, N, V, d_}).permute({0, 2, 1, 3});
+      } else if (l.variate) {  // (B*N, V, d): across variates at one patch
         at::Tensor xv = x.permute({0, 2, 1, 3}).reshape({B * N, V, d_});
         xv = l.attn.residual(xv, [&](const at::Tensor& h) {
           return l.attn(rms_norm(h, eps_), variate_mask, nullptr, ctx);
@@ -307,7 +337,8 @@ class Toto2 final : public Architecture {
 
   // Allocates the cache on its first call (the batch shape is known only then) and checks that
   // later calls fit it.
-  void prepare_cache(Toto2Cache& c, int64_t S, int64_t N, int64_t commit, const at::Tensor& like) {
+  void prepare_cache(Toto2Cache& c, int64_t B, int64_t V, int64_t N, int64_t commit, const at::Tensor& like) {
+    const int64_t S = B * V;
     if (commit < 0 || commit > N)
       throw Error("architecture plugin 'toto2': cannot commit " + std::to_string(commit) + " of " +
                   std::to_string(N) + " patches");
@@ -317,9 +348,11 @@ class Toto2 final : public Architecture {
     if (!c.group.defined()) {
       const int64_t H = layers_.front().attn.heads, dh = layers_.front().attn.d_head;
       for (size_t i = 0; i < layers_.size(); ++i) {
-        if (layers_[i].variate) continue;
-        c.layers[i].k = at::empty({S, H, c.capacity, dh}, like.options());
-        c.layers[i].v = at::empty({S, H, c.capacity, dh}, like.options());
+        if (layers_[i].variate && !layers_[i].joint) continue;
+        const std::vector<int64_t> shape = layers_[i].joint ? std::vector<int64_t>{B, H, c.capacity * V, dh}
+                                                            : std::vector<int64_t>{S, H, c.capacity, dh};
+        c.layers[i].k = at::empty(shape, like.options());
+        c.layers[i].v = at::empty(shape, like.options());
       }
       c.group = at::empty({S, c.capacity}, like.options().dtype(at::kLong));
       c.centre = std::floor(N / 2.0);  // as a single pass over the first call's patches
@@ -348,7 +381,26 @@ class Toto2 final : public Architecture {
     return (same & causal).unsqueeze(1);
   }
 
+  // (B, 1, N V, (cached + N) V) bool for joint layers: token (v, n) sees token (v', n') of this
+  // call or the cache iff their group ids agree and n' <= n. Always built: causality along time
+  // is not causality along the patch-major token order, so the fused path cannot serve.
+  static at::Tensor joint_time_mask(const at::Tensor& gid, const Toto2Cache* c, int64_t cached) {
+    const int64_t B = gid.size(0), V = gid.size(1), N = gid.size(2);
+    at::Tensor queries = gid.permute({0, 2, 1}).reshape({B, N * V});
+    at::Tensor keys = queries;
+    if (c && cached > 0) {
+      at::Tensor past = c->group.view({B, V, c->capacity}).narrow(2, 0, cached).permute({0, 2, 1}).reshape({B, cached * V});
+      keys = at::cat({past, queries}, 1);
+    }
+    const auto opts = gid.options();
+    at::Tensor t_q = at::arange(cached, cached + N, opts).repeat_interleave(V);
+    at::Tensor t_k = at::arange(0, cached + N, opts).repeat_interleave(V);
+    at::Tensor same = queries.unsqueeze(2) == keys.unsqueeze(1);
+    return (same & (t_k.unsqueeze(0) <= t_q.unsqueeze(1))).unsqueeze(1);
+  }
+
   int64_t d_ = 0;
+  bool has_joint_ = false;  // some variate layer attends along time too
   bool session_centre_ = false;
   int64_t rope_dims_ = 0;  // rotated dimensions of each head, the same in every time layer
   double rope_base_ = 1e4;
@@ -371,6 +423,11 @@ OptionSchema schema() {
       .integer("num_heads", 0, "attention heads; 0 = from the preset, else 4", 0, 1024)
       .integer("layer_group_size", 0, "layers per group; 0 = num_layers (one group)", 0)
       .integer("num_variate_layers_per_group", 1, "variate layers in each group", 0)
+      .string("variate_attention", "patch",
+              "what a variate layer attends to: patch (the variates at the same patch, as Toto 2.0) or joint "
+              "(the variates at this and every earlier patch, with the time layers' rotary positions: a lagged "
+              "covariate is read directly; decoding caches its keys as time layers do)",
+              {"patch", "joint"})
       .boolean("variate_layer_first", false, "variate layers open the group (else close it)")
       .integer("d_ff", 0, "SwiGLU hidden width; 0 = 8*d_model/3 rounded up to a multiple of 8", 0)
       .number("norm_eps", 1e-4, "RMSNorm epsilon", 0.0)

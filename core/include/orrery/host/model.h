@@ -195,8 +195,11 @@ class Model {
                                   const std::vector<double>& levels, const ForecastOptions& options);
   Forecast context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
+  // `lags`: the known-future rows' lags (spec covariate_lags), found from what the model is shown
+  // when undefined; a forecast keeps those of its history for every block.
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
-                   const at::Tensor& keep, const at::Tensor& roles = {}, const at::Tensor& statics = {}) const;
+                   const at::Tensor& keep, const at::Tensor& roles = {}, const at::Tensor& statics = {},
+                   const at::Tensor& lags = {}) const;
   // PatchInput::statics from the given static covariates (data units), checked against the model's.
   at::Tensor static_input(const at::Tensor& statics, const at::Tensor& values) const;
 

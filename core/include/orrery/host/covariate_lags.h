@@ -1,0 +1,28 @@
+#pragma once
+// Known-future covariates aligned to their series' target by lag, before a model reads them.
+//
+// A covariate that drives its target k steps later (a price this week, sales next week) is of
+// most use to a patch model when it is moved k steps on: the target's next patch then sits beside
+// the covariate's values that made it, and reading it is copying. What k is, the model would have
+// to find by comparing the rows' histories, which it learns poorly (docs/covariates.md, the
+// injection test); the host finds it here instead, in context, from the data the model is given.
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace orrery {
+
+// For each known-future row (role 2) of a series with a target row (role 0), the lag k in
+// [0, max_lag] at which the row's values best correlate with those of its series' first target
+// (the largest |Pearson correlation| of levels, over the steps `seen` in both; the smallest k on
+// a tie; 0 where fewer than 8 steps pair up). Every other row: 0. (B, V) int64. Only steps the
+// model is shown enter, so a forecast's horizon, whose targets are unseen, never does.
+at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
+                          const at::Tensor& series_ids, int64_t max_lag);
+
+// Each row moved on by its lag (B, V): step t takes the row's step t - lag, the first lag steps
+// unobserved (value 0).
+std::pair<at::Tensor, at::Tensor> delay_rows(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& lags);
+
+}  // namespace orrery
