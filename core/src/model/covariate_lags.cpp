@@ -25,8 +25,9 @@ at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, cons
   const at::Tensor none = at::zeros({B, V}, values.options().dtype(at::kLong));
   if (!roles.defined() || max_lag <= 0) return none;
   const at::Tensor r = roles.to(values.device());
+  // No shortcut on the host when no row moves: that would read the roles back, which a recorded
+  // (CUDA-graphed) training step cannot; rows that do not move get lag 0 below.
   const at::Tensor moves = r == static_cast<int64_t>(VariateRole::future);
-  if (!moves.any().item<bool>()) return none;
   // Each row's reference: the first target row of its series.
   const at::Tensor ids = series_ids.to(values.device());
   const at::Tensor is_target = r == static_cast<int64_t>(VariateRole::target);
