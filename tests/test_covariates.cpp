@@ -12,6 +12,7 @@
 
 #include "orrery/host/covariate_lags.h"
 #include "orrery/host/covariate_regression.h"
+#include "orrery/host/load_model.h"
 #include "orrery/one_hot.h"
 #include "orrery/batch.h"
 #include "orrery/data_source.h"
@@ -369,6 +370,12 @@ TEST_CASE("a model with covariate_lags forecasts as one given its covariate move
   // Decoded in blocks, the lag found on the history serves every block.
   o.decode_block_size = P, moved.decode_block_size = P;
   CHECK(at::equal(target(aligned.forecast(values, observed, ids, H, o)), target(plain.forecast(by_hand, seen, ids, H, moved))));
+  // Part of the model: saved with its weights, rebuilt by load_model, refused by another K.
+  const std::string dir = test::temp_dir("covariate-lags");
+  aligned.save_weights(dir + "/m.safetensors");
+  CHECK(orrery::load_model(dir + "/m.safetensors", orrery::Registry::global())->spec().covariate_lags == 16);
+  CHECK_THROWS_WITH(plain.load_weights(dir + "/m.safetensors"),
+                    Catch::Contains("saved with covariate_lags 16, the model has 0"));
   CHECK_THROWS_WITH([] {
     orrery::ModelSpec bad = test::tiny_spec();
     bad.covariate_lags = -1;
