@@ -9,8 +9,9 @@
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
 --       [context=128] [covariate_prob=0.5] [max_effect=E] [max_lag=L] [batch=32]
 --       [layers=4] [variate_layers=1|2] [injection_tasks=1024] [injection_lag=2*horizon]
---       [injection_lag_step=1] [injection_noise=0] [variate_first=true] [variate_attention=patch|joint]
---       [covariate_lags=0]
+--       [injection_lag_step=1] [injection_noise=0] [injection_plain=0] [variate_first=true]
+--       [variate_attention=patch|joint]
+--       [covariate_lags=0] [covariate_match=true]
 --       [prior=mixed|simple|injection] [signs=positive|both]
 --       [device=cpu|cuda] [runs_dir=runs] [against=OTHER/covariate_injection.json]
 --
@@ -46,6 +47,12 @@ local variate_attention = args.variate_attention or "patch"
 -- covariate_lags=K: the model's known-future rows moved, before it reads them, by the lag up to K
 -- at which they best match the target in context (orrery.model's covariate_lags).
 local covariate_lags = whole("covariate_lags", 0, 0)
+-- covariate_match=true: each aligned row also tells the model how well it matches the target so
+-- far (toto2's covariate_match), so the model can tell a covariate that drives it from noise.
+local covariate_match = args.covariate_match == true
+if covariate_match and covariate_lags == 0 then
+  error("covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too", 0)
+end
 if variate_attention ~= "patch" and variate_attention ~= "joint" then
   error("variate_attention must be patch or joint, got '" .. tostring(variate_attention) .. "'", 0)
 end
@@ -83,7 +90,13 @@ local injection_noise = tonumber(args.injection_noise or 0)
 if not injection_noise or injection_noise < 0 or injection_noise >= 1 then
   error("injection_noise must be a share in [0, 1), got '" .. tostring(args.injection_noise) .. "'", 0)
 end
-for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise"}) do
+-- injection_plain: the share of training samples that are those tasks' targets alone, without their
+-- covariate, so a forecast without a covariate is as familiar to the model as one with it.
+local injection_plain = tonumber(args.injection_plain or 0)
+if not injection_plain or injection_plain < 0 or injection_plain >= 1 then
+  error("injection_plain must be a share in [0, 1), got '" .. tostring(args.injection_plain) .. "'", 0)
+end
+for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise", "injection_plain"}) do
   if args[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end
 end
 assert(signs == "positive" or signs == "both", "signs must be positive or both, got " .. tostring(signs))
@@ -184,7 +197,12 @@ local function training_data()
       end
     end
     f:close()
-    return {"csv", files = file, layout = "long", timestamp_format = "unix", value = "y", future_covariates = "x"}
+    local tasks_csv = {"csv", files = file, layout = "long", timestamp_format = "unix", value = "y", future_covariates = "x"}
+    if injection_plain == 0 then return tasks_csv end
+    -- The same targets read without their covariate column, mixed in by weight.
+    tasks_csv.weight = 1 - injection_plain
+    return {"mixture", sources = {tasks_csv, {"csv", files = file, layout = "long", timestamp_format = "unix", value = "y",
+                                              weight = injection_plain}}}
   end
   return {"synthetic", covariate_prob = covariate_prob, max_effect = max_effect, max_lag = max_lag}
 end
@@ -195,17 +213,20 @@ local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon 
                            variate_first = variate_first,
                            variate_attention = variate_attention ~= "patch" and variate_attention or nil,
                            covariate_lags = covariate_lags > 0 and covariate_lags or nil, max_effect = max_effect, max_lag = max_lag,
+                           covariate_match = covariate_match or nil,
                            signs = prior == "injection" and signs or nil,
                            injection_tasks = prior == "injection" and injection_tasks or nil,
                            injection_lag = prior == "injection" and injection_lag or nil,
                            injection_lag_step = prior == "injection" and injection_lag_step or nil,
-                           injection_noise = injection_noise > 0 and injection_noise or nil}, scores = {}}
+                           injection_noise = injection_noise > 0 and injection_noise or nil,
+                           injection_plain = injection_plain > 0 and injection_plain or nil}, scores = {}}
 local training = training_data()
 for seed = 0, seeds - 1 do
   local arch = {"toto2", d_model = 128, num_layers = layers, num_heads = 4, variate_roles = true}
   if variate_layers > 1 or layers ~= 4 then arch.layer_group_size = layers // variate_layers end  -- else the model as it was
   if variate_first then arch.variate_layer_first = true end
   if variate_attention ~= "patch" then arch.variate_attention = variate_attention end
+  if covariate_match then arch.covariate_match = true end
   local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu",
                          covariate_lags = covariate_lags > 0 and covariate_lags or nil}

@@ -593,6 +593,9 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   refused("injection_noise=0.2", "injection_noise is for prior=injection");
   refused("against=missing.json", "against=missing.json: ");
   refused("covariate_lags=-1", "covariate_lags must be a whole number, at least 0, got '-1'");
+  refused("covariate_match=true", "covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too");
+  refused("prior=injection injection_plain=1", "injection_plain must be a share in [0, 1), got '1'");
+  refused("injection_plain=0.5", "injection_plain is for prior=injection");
   refused("prior=injection max_lag=4", "max_lag shapes the mixed prior's covariate tasks; prior=injection fixes its own");
   // A tiny run into runs_dir `under`: the saved spec of its one model.
   auto tiny = [&](const std::string& args, const std::string& under) {
@@ -661,6 +664,19 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   CHECK(tiny("variate_attention=joint", "joint").dump().find("\"variate_attention\":\"joint\"") != std::string::npos);
   // Known-future rows aligned by lag: part of the model.
   CHECK(tiny("covariate_lags=12", "lags").dump().find("\"covariate_lags\":12") != std::string::npos);
+  // ... reading how well each row matches once aligned.
+  CHECK(tiny("covariate_lags=12 covariate_match=true", "match").dump().find("\"covariate_match\":true") != std::string::npos);
+  // Injection tasks mixed with their targets alone: a mixture of the tasks' CSV read with and
+  // without its covariate column, weighted by the share.
+  const Json plain = tiny("prior=injection injection_plain=0.25", "plain")["data"]["describe"]["sources"];
+  INFO(plain.dump());
+  REQUIRE(plain.size() == 2);
+  CHECK(plain[0]["share"] == 0.75);
+  CHECK(plain[0]["source"]["future_covariates"] == 1);
+  CHECK(plain[0]["source"]["variates"] == 2);
+  CHECK(plain[1]["share"] == 0.25);
+  CHECK(plain[1]["source"]["future_covariates"] == 0);
+  CHECK(plain[1]["source"]["variates"] == 1);
   // Paired against another run on the same tasks: per arm, how much further this run's ratio goes.
   const std::string other = "joint/covariate_injection/covariate_injection.json";
   const auto paired = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "

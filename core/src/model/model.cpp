@@ -97,6 +97,10 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
                        at::TensorOptions().dtype(at::kFloat).device(device_));
   ArchitectureContext actx{factory, spec.patch_size};
   arch_ = registry.create<PluginKind::architecture>(spec_.arch.name, spec_.arch.options, actx);
+  if (arch_->reads_covariate_match() && spec_.covariate_lags == 0)
+    throw Error("architecture plugin '" + spec_.arch.name + "' reads how well each known-future covariate matches its "
+                "target once aligned by lag (option covariate_match), which the host finds only for a model with "
+                "covariate_lags = K: give the model covariate_lags, or drop covariate_match");
   head_params_ = factory.params().size();
   HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope
   head_ = registry.create<PluginKind::head>(spec_.head.name, spec_.head.options, hctx);
@@ -165,7 +169,7 @@ at::Tensor Model::static_input(const at::Tensor& statics, const at::Tensor& valu
 
 Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& observed_in,
                                const at::Tensor& series_ids, const at::Tensor& keep, const at::Tensor& roles,
-                               const at::Tensor& statics, const at::Tensor& lags_in) const {
+                               const at::Tensor& statics, const Prepared* first_block) const {
   const int64_t P = spec_.patch_size;
   if (roles.defined() && !arch_->reads_roles() && (roles != static_cast<int64_t>(VariateRole::target)).any().item<bool>())
     throw Error("architecture plugin '" + spec_.arch.name + "', as this model was built, does not read variate roles, so "
@@ -175,10 +179,19 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
   Prepared p;
   at::Tensor delayed_values = values_in, delayed_observed = observed_in;
   if (spec_.covariate_lags > 0 && roles.defined()) {
-    p.lags = lags_in.defined() ? lags_in
-                               : covariate_lags(values_in, keep.defined() ? observed_in & kept : observed_in, roles,
-                                                series_ids, spec_.covariate_lags);
+    const at::Tensor shown = keep.defined() ? observed_in & kept : observed_in;
+    p.lags = first_block ? first_block->lags : covariate_lags(values_in, shown, roles, series_ids, spec_.covariate_lags);
     std::tie(delayed_values, delayed_observed) = delay_rows(values_in, observed_in, p.lags);
+    if (arch_->reads_covariate_match()) {
+      if (first_block) {  // the history's matches, the last carried on over the patches added since
+        const at::Tensor& m = first_block->in.covariate_match;
+        const int64_t more = values_in.size(-1) / P - m.size(-1);
+        p.in.covariate_match = more > 0 ? at::cat({m, m.narrow(-1, m.size(-1) - 1, 1).expand({-1, -1, more})}, -1) : m;
+      } else {
+        p.in.covariate_match = covariate_match(delayed_values, keep.defined() ? delayed_observed & kept : delayed_observed,
+                                               roles, series_ids, P);
+      }
+    }
   }
   const auto [values, observed] = lead_known_future(delayed_values, delayed_observed, roles, P);
   at::Tensor seen = observed;
@@ -664,7 +677,7 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
   // medians become observed data and the scaler runs again over the whole series.
   std::unique_ptr<DecodeCache> cache = block < K && o.kv_cache ? arch_->new_cache(n_ctx + K) : nullptr;
   std::vector<at::Tensor> blocks;  // (A, B, V, n*P) in data units, at the `asked` levels
-  at::Tensor lags;  // the known-future rows' lags, from the history alone (the first block's)
+  std::optional<Prepared> first;  // the first block's: its lags and matches, from the history alone, serve every block
   for (int64_t done = 0; done < K;) {
     check_interrupt(o.interrupt);
     const int64_t n = std::min(block, K - done), known = n_ctx + done;
@@ -673,15 +686,16 @@ Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& obs
     const at::Tensor next_future = future.defined() ? future.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, dopts);
     const at::Tensor next_seen = future.defined() ? future_seen.narrow(2, done * P, n * P) : at::zeros({B, V, n * P}, bopts);
     Prepared p = prepare(at::cat({values, at::where(lead_rows, next_future, 0.0)}, -1),
-                         at::cat({observed, next_seen}, -1), ids, keep, roles, o.statics, lags);
-    lags = p.lags;
+                         at::cat({observed, next_seen}, -1), ids, keep, roles, o.statics, first ? &*first : nullptr);
+    if (!first) first = p;
     at::Tensor out;  // the head's output for the n patches
     {
       AutocastGuard autocast(device_.type(), o.precision);
       if (cache) {  // feed only what the cache has not seen; commit the known patches
         const int64_t from = cache->length, count = known + n - from;
         PatchInput part{p.in.tokens.narrow(2, from, count), p.in.series_ids,
-                        p.in.patch_valid.narrow(2, from, count), p.in.roles, p.in.statics};
+                        p.in.patch_valid.narrow(2, from, count), p.in.roles, p.in.statics,
+                        p.in.covariate_match.defined() ? p.in.covariate_match.narrow(2, from, count) : at::Tensor()};
         at::Tensor h = arch_->forward_cached(part, *cache, known - from, ctx).narrow(2, known - 1 - from, n);
         out = head_->forward(h, ctx);
       } else if (o.graph) {
@@ -727,7 +741,7 @@ struct Model::ForwardGraph {
 
 at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_t n, const ForwardContext& ctx) {
   const std::string key = c10::str(in.tokens.sizes(), in.series_ids.sizes(), in.roles.defined() ? "roles" : "",
-                                   in.statics.defined() ? "statics" : "", from,
+                                   in.statics.defined() ? "statics" : "", in.covariate_match.defined() ? "match" : "", from,
                                    "+", n, precision_name(ctx.precision));
   static_assert(kMaxForwardGraphs > 0);
   uint64_t newest = 0;
@@ -739,9 +753,9 @@ at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_
         return a.second->last_used < b.second->last_used;
       }));
     auto g = std::make_unique<ForwardGraph>();
-    g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone(),
-                       in.roles.defined() ? in.roles.clone() : at::Tensor(),
-                       in.statics.defined() ? in.statics.clone() : at::Tensor()};
+    const auto copy = [](const at::Tensor& t) { return t.defined() ? t.clone() : at::Tensor(); };
+    g->in = PatchInput{in.tokens.clone(), in.series_ids.clone(), in.patch_valid.clone(), copy(in.roles),
+                       copy(in.statics), copy(in.covariate_match)};
     g->call = make_graphed_call(device_);
     ForwardContext recorded = ctx;
     recorded.host_sync = false, recorded.probe = nullptr;
@@ -757,6 +771,7 @@ at::Tensor Model::graphed_head_output(const PatchInput& in, int64_t from, int64_
   g.in.tokens.copy_(in.tokens), g.in.series_ids.copy_(in.series_ids), g.in.patch_valid.copy_(in.patch_valid);
   if (in.roles.defined()) g.in.roles.copy_(in.roles);
   if (in.statics.defined()) g.in.statics.copy_(in.statics);
+  if (in.covariate_match.defined()) g.in.covariate_match.copy_(in.covariate_match);
   g.call->replay();
   return g.out.clone();  // the next replay writes over `out`
 }

@@ -221,6 +221,15 @@ class Toto2 final : public Architecture {
     if (!static_names_.empty())
       static_embedding_ = f.make("static_embedding", Role::bias, {static_cast<int64_t>(static_names_.size()), d_}, 1, d_,
                                  -1, ParamFactory::Init::zeros);
+    // How well each known-future row matches its target once the host has aligned it by lag
+    // (the model's covariate_lags): its running correlation r as [r, |r|], each times a learned
+    // vector added to the row's patches. A covariate that explains the target says so, and by
+    // its sign which way; one that does not (noise) says that too, which the patches alone tell
+    // the model poorly (docs/covariates.md). Zero at init, as the role embedding.
+    if (o["covariate_match"]) {
+      if (!role_embedding_.defined()) throw fail("covariate_match reads known-future covariates: it needs variate_roles = true");
+      match_embedding_ = f.make("match_embedding", Role::bias, {2, d_}, 1, d_, -1, ParamFactory::Init::zeros);
+    }
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
     rope_dims_ = rope_dims, rope_base_ = o["rope_base"], xpos_ = o["use_xpos"];
   }
@@ -228,6 +237,7 @@ class Toto2 final : public Architecture {
   int64_t d_model() const override { return d_; }
   bool reads_roles() const override { return role_embedding_.defined(); }
   std::vector<std::string> static_covariates() const override { return static_names_; }
+  bool reads_covariate_match() const override { return match_embedding_.defined(); }
 
   // Every matrix once per patch token; attention at the full S^2: a time layer over the N
   // patches of each variate, a variate layer over the V variates at each patch, a joint one over
@@ -275,6 +285,10 @@ class Toto2 final : public Architecture {
     }
     if (static_embedding_.defined())  // (B, V, S) x (S, d): the same vector at every patch of a row
       x = x + at::matmul(in.statics.to(x.scalar_type()), static_embedding_.to(x.scalar_type())).unsqueeze(2);
+    if (match_embedding_.defined() && in.covariate_match.defined()) {  // (B, V, N, 2) x (2, d); none without covariates
+      const at::Tensor r = in.covariate_match.to(x.scalar_type()).unsqueeze(-1);
+      x = x + at::matmul(at::cat({r, r.abs()}, -1), match_embedding_.to(x.scalar_type()));
+    }
     // Group ids: the series id, or -1 for a patch with no observation.
     at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
                                at::full({}, -1, in.series_ids.options()));
@@ -410,6 +424,7 @@ class Toto2 final : public Architecture {
   at::Tensor role_embedding_;  // (3, d) by VariateRole; undefined without variate_roles
   std::vector<std::string> static_names_;
   at::Tensor static_embedding_;  // (S, d) by static covariate; undefined without static_covariates
+  at::Tensor match_embedding_;   // (2, d) for [r, |r|]; undefined without covariate_match
   std::vector<Layer> layers_;
 };
 
@@ -445,6 +460,10 @@ OptionSchema schema() {
       .boolean("variate_roles", false,
                "covariates: a learned embedding of each row's role (target, past-only or known-future "
                "covariate) added to its patches; the variate layers mix covariates into the targets")
+      .boolean("covariate_match", false,
+               "covariates aligned by lag (the model's covariate_lags): each known-future row also reads how well "
+               "it matches its target so far (its running correlation, causal), as a learned vector added to its "
+               "patches (zero at init; needs variate_roles)")
       .strings("static_covariates", "",
                "static covariates the model reads, by name (a list or comma-separated): one value per series, "
                "each a learned vector scaled by asinh of the value and added to the series' patches (zero at "

@@ -21,6 +21,16 @@ namespace orrery {
 at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
                           const at::Tensor& series_ids, int64_t max_lag);
 
+// How well each row matches its series' first target so far (B, V, N), for the rows that
+// covariate_lags aligns (known-future rows of a series with a target; 0 elsewhere): at patch n
+// (of `patch_size` steps), the Pearson correlation of the row's values with the target's over the
+// steps seen in both up to the end of patch n, signed; 0 while fewer than 8 steps pair up. Causal:
+// patch n reads no step after it, so a model may be shown it at every patch, as it forecasts.
+// Called on the rows already moved by their lags, it says how far the lag found explains the
+// target: near +-1 for a covariate the target follows, near 0 for one it does not.
+at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
+                           const at::Tensor& series_ids, int64_t patch_size);
+
 // Each row moved on by its lag (B, V): step t takes the row's step t - lag, the first lag steps
 // unobserved (value 0).
 std::pair<at::Tensor, at::Tensor> delay_rows(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& lags);

@@ -195,11 +195,12 @@ class Model {
                                   const std::vector<double>& levels, const ForecastOptions& options);
   Forecast context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
-  // `lags`: the known-future rows' lags (spec covariate_lags), found from what the model is shown
-  // when undefined; a forecast keeps those of its history for every block.
+  // With covariate_lags, the known-future rows' lags and matches are found from what the model is
+  // shown, unless `first_block` gives them: a forecast keeps those of its history for every block
+  // (each later patch's match the history's last).
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                    const at::Tensor& keep, const at::Tensor& roles = {}, const at::Tensor& statics = {},
-                   const at::Tensor& lags = {}) const;
+                   const Prepared* first_block = nullptr) const;
   // PatchInput::statics from the given static covariates (data units), checked against the model's.
   at::Tensor static_input(const at::Tensor& statics, const at::Tensor& values) const;
 
