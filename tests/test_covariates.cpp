@@ -383,14 +383,15 @@ TEST_CASE("a model with covariate_lags forecasts as one given its covariate move
   }(), Catch::Contains("covariate_lags must be 0 (covariates as given) or the largest lag in steps, got -1"));
 }
 
-TEST_CASE("covariate_match: each aligned row's running correlation with its target, never a later step") {
+TEST_CASE("covariate_match: each covariate row's running correlation with its target as the model reads it, never a later step") {
   at::manual_seed(13);
   const int64_t T = 8 * P;
   // Series 0: a target, a known-future row it follows (already moved by its lag), a known-future
-  // row it does not follow, a past-only row. Series 1: a target following its known-future row
-  // negated, and a known-future row of a series with no target (id 7), padded to four rows.
-  const at::Tensor x0 = walk(T), x1 = walk(T);
-  const at::Tensor values = at::stack({at::stack({follower(x0, 0), x0, walk(T), walk(T)}),
+  // row of white noise it does not follow, a past-only row it also follows, a patch late.
+  // Series 1: a target following its known-future row negated, a known-future row of a series
+  // with no target (id 7) and a target of its own series (id 8).
+  const at::Tensor x0 = walk(T), x1 = walk(T), x2 = walk(T);
+  const at::Tensor values = at::stack({at::stack({follower(x0, 0) + follower(x2, P), x0, at::randn({T}, at::kDouble), x2}),
                                        at::stack({follower(x1, 0, -1), x1, walk(T), walk(T)})});
   const at::Tensor roles = at::tensor({0, 2, 2, 1, 0, 2, 2, 0}, at::kLong).view({2, 4});
   const at::Tensor ids = at::tensor({0, 0, 0, 0, 1, 1, 7, 8}, at::kLong).view({2, 4});
@@ -408,11 +409,14 @@ TEST_CASE("covariate_match: each aligned row's running correlation with its targ
     CHECK(match[0][1][n].item<double>() == Approx(r_by_hand(values[0][1].narrow(0, 0, upto), values[0][0].narrow(0, 0, upto))).epsilon(1e-5).margin(1e-6));
     CHECK(match[0][2][n].item<double>() == Approx(r_by_hand(values[0][2].narrow(0, 0, upto), values[0][0].narrow(0, 0, upto))).epsilon(1e-5).margin(1e-6));
     CHECK(match[1][1][n].item<double>() == Approx(r_by_hand(values[1][1].narrow(0, 0, upto), values[1][0].narrow(0, 0, upto))).epsilon(1e-5).margin(1e-6));
+    if (n > 0)  // the past-only row's steps a patch before the target's; none pair in patch 0
+      CHECK(match[0][3][n].item<double>() == Approx(r_by_hand(values[0][3].narrow(0, 0, upto - P), values[0][0].narrow(0, P, upto - P))).epsilon(1e-5).margin(1e-6));
   }
-  CHECK(match[0][1][7].item<double>() > 0.99);   // the covariate the target follows
-  CHECK(match[1][1][7].item<double>() < -0.99);  // negated
-  // Targets, past-only rows and a row of a series with no target read 0.
-  for (const auto& [b, v] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {0, 3}, {1, 0}, {1, 2}, {1, 3}})
+  CHECK(match[0][3][0].item<double>() == 0);
+  CHECK(match[1][1][7].item<double>() < -0.99);  // the covariate the target follows, negated
+  CHECK(std::fabs(match[0][2][7].item<double>()) < std::fabs(match[0][1][7].item<double>()));  // one it does not
+  // Targets and a row of a series with no target read 0.
+  for (const auto& [b, v] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 0}, {1, 2}, {1, 3}})
     CHECK(!match[b][v].any().item<bool>());
   // Causal: the steps after patch 3 changed, or hidden, leave patches 0 .. 3 as they were.
   at::Tensor other = values.clone();

@@ -17,17 +17,19 @@ at::Tensor delayed(const at::Tensor& x, int64_t k, const at::Scalar& fill) {
 
 constexpr int64_t kFewestPairs = 8;  // fewer paired steps than this say nothing about a lag
 
-// The rows covariate_lags aligns and, for each row, its series' first target row.
+// Each row's role, whether its series has a target, and that series' first target row.
 struct Reference {
-  at::Tensor aligned;  // (B, V) bool: a known-future row of a series with a target
-  at::Tensor first;    // (B, V) int64: the row of its series' first target
+  at::Tensor roles;        // (B, V) int64 VariateRole
+  at::Tensor with_target;  // (B, V) bool: a row of a series with a target
+  at::Tensor first;        // (B, V) int64: the row of its series' first target
+  at::Tensor is(VariateRole role) const { return (roles == static_cast<int64_t>(role)) & with_target; }
 };
 Reference reference_rows(const at::Tensor& roles, const at::Tensor& series_ids, int64_t V, const at::Device& device) {
   const at::Tensor r = roles.to(device), ids = series_ids.to(device);
   const at::Tensor is_target = r == static_cast<int64_t>(VariateRole::target);
   const at::Tensor same = (ids.unsqueeze(2) == ids.unsqueeze(1)) & is_target.unsqueeze(1);  // (B, V, V)
   const at::Tensor first = (same.to(at::kLong) * at::arange(V, 0, -1, ids.options().dtype(at::kLong))).argmax(-1);
-  return {(r == static_cast<int64_t>(VariateRole::future)) & same.any(-1), first};
+  return {r, same.any(-1), first};
 }
 
 // x's rows' first-target rows, (B, V, T).
@@ -73,7 +75,7 @@ at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, cons
     fit.push_back(pearson(n, zero, zero, (dx * dx).sum(-1), (dy * dy).sum(-1), (dx * dy).sum(-1)).abs());
   }
   const at::Tensor best = at::stack(fit, -1).argmax(-1);  // the first of equal maxima: the smallest lag
-  return at::where(ref.aligned, best, none);
+  return at::where(ref.is(VariateRole::future), best, none);
 }
 
 at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
@@ -82,19 +84,25 @@ at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, con
   if (!roles.defined()) return at::zeros({B, V, N}, values.options().dtype(at::kFloat));
   const Reference ref = reference_rows(roles, series_ids, V, values.device());
   const auto dt = stats_type(values);
-  const at::Tensor m = seen & target_of(seen, ref.first);
+  // A past-only row's patch n informs the target's patch n + 1, as a known-future row's led
+  // patch does: it is paired with the target one patch later.
+  const at::Tensor past = ref.is(VariateRole::past).unsqueeze(-1);
+  const at::Tensor x_seen = at::where(past, delayed(seen, patch_size, false), seen);
+  const at::Tensor m = x_seen & target_of(seen, ref.first);
   const at::Tensor md = m.to(dt);
   // Each pair's first paired values as its origin (known at that step, so the sums stay causal),
   // then running sums sampled at each patch's last step.
   const at::Tensor start = m.to(at::kLong).argmax(-1, true);
-  const at::Tensor x = values.to(dt), y = target_of(values, ref.first).to(dt);
+  const at::Tensor x = at::where(past, delayed(values, patch_size, 0), values).to(dt);
+  const at::Tensor y = target_of(values, ref.first).to(dt);
   const at::Tensor dx = (x - x.gather(-1, start)) * md, dy = (y - y.gather(-1, start)) * md;
   const auto at_patch_ends = [&](const at::Tensor& v) {
     return v.cumsum(-1).unflatten(-1, {N, patch_size}).select(-1, patch_size - 1);
   };
   const at::Tensor r = pearson(at_patch_ends(md), at_patch_ends(dx), at_patch_ends(dy), at_patch_ends(dx * dx),
                                at_patch_ends(dy * dy), at_patch_ends(dx * dy));
-  return at::where(ref.aligned.unsqueeze(-1), r.clamp(-1, 1), at::zeros_like(r)).to(at::kFloat);
+  const at::Tensor matched = (ref.is(VariateRole::future) | ref.is(VariateRole::past)).unsqueeze(-1);
+  return at::where(matched, r.clamp(-1, 1), at::zeros_like(r)).to(at::kFloat);
 }
 
 std::pair<at::Tensor, at::Tensor> delay_rows(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& lags) {

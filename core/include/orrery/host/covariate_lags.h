@@ -21,13 +21,14 @@ namespace orrery {
 at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
                           const at::Tensor& series_ids, int64_t max_lag);
 
-// How well each row matches its series' first target so far (B, V, N), for the rows that
-// covariate_lags aligns (known-future rows of a series with a target; 0 elsewhere): at patch n
-// (of `patch_size` steps), the Pearson correlation of the row's values with the target's over the
-// steps seen in both up to the end of patch n, signed; 0 while fewer than 8 steps pair up. Causal:
-// patch n reads no step after it, so a model may be shown it at every patch, as it forecasts.
-// Called on the rows already moved by their lags, it says how far the lag found explains the
-// target: near +-1 for a covariate the target follows, near 0 for one it does not.
+// How well each covariate row matches its series' first target so far (B, V, N), as the model
+// reads it: at patch n (of `patch_size` steps), the Pearson correlation, signed, of the target's
+// steps up to the end of patch n with a known-future row's steps at the same times, or a past-only
+// row's one patch earlier (its patch n informs the target's patch n + 1), over the steps seen in
+// both; 0 while fewer than 8 steps pair up, and for targets and rows of a series without one.
+// Causal: patch n reads no step after it, so a model may be shown it at every patch, as it
+// forecasts. Called on the rows already moved by their lags, it says how far the lag found
+// explains the target: near +-1 for a covariate the target follows, near 0 for one it does not.
 at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
                            const at::Tensor& series_ids, int64_t patch_size);
 
