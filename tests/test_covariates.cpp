@@ -298,6 +298,31 @@ at::Tensor follower(const at::Tensor& x, int64_t lag, double sign = 1) {
   y.narrow(0, lag, T - lag).add_(x.narrow(0, 0, T - lag) * sign);
   return y;
 }
+
+// The same role embeddings, away from zero, in each model, so that its rows differ by role.
+void same_random_roles(std::initializer_list<orrery::Model*> models) {
+  at::NoGradGuard no_grad;
+  const at::Tensor roles = at::randn({orrery::kVariateRoles, 32}) * 0.5;
+  for (auto* m : models)
+    for (auto& q : m->params())
+      if (q.info.name == "role_embedding") q.tensor.copy_(roles);
+}
+
+// One series of T steps: a target following a known-future covariate `lag` steps late, the
+// covariate (a walk near 50) given over a horizon of H steps too.
+struct LaggedCovariate {
+  at::Tensor x, values, observed, ids;
+  orrery::ForecastOptions options;
+  LaggedCovariate(int64_t T, int64_t H, int64_t lag) : x(walk(T + H) + 50) {
+    values = at::stack({follower(x, lag).narrow(0, 0, T), x.narrow(0, 0, T)}).unsqueeze(0);
+    observed = at::ones({1, 2, T}, at::kBool), ids = at::zeros({1, 2}, at::kLong);
+    options.roles = roles_of({0, 2});
+    options.future = at::stack({at::zeros({H}, at::kDouble), x.narrow(0, T, H)}).unsqueeze(0);
+  }
+};
+
+// The target's quantiles (a covariate row's are NaN: no forecast of it).
+at::Tensor target_quantiles(const orrery::Forecast& f) { return f.quantiles.select(2, 0); }
 }  // namespace
 
 TEST_CASE("covariate_lags: each known-future row's lag, found on what the model is shown, moves it") {
@@ -341,20 +366,10 @@ TEST_CASE("a model with covariate_lags forecasts as one given its covariate move
   orrery::Model aligned(spec, orrery::Registry::global());
   CHECK(aligned.describe()["covariate_lags"] == 16);
   CHECK(!plain.describe().contains("covariate_lags"));  // specs without it stay as they were
-  {
-    at::NoGradGuard no_grad;  // the same weights (one seed), and role embeddings away from zero
-    const at::Tensor roles = at::randn({orrery::kVariateRoles, 32}) * 0.5;
-    for (auto* m : {&plain, &aligned})
-      for (auto& q : m->params())
-        if (q.info.name == "role_embedding") q.tensor.copy_(roles);
-  }
-  const at::Tensor x = walk(T + H) + 50;
-  const at::Tensor y = follower(x, lag);
-  at::Tensor values = at::stack({y.narrow(0, 0, T), x.narrow(0, 0, T)}).unsqueeze(0);
-  const at::Tensor observed = at::ones({1, 2, T}, at::kBool), ids = at::zeros({1, 2}, at::kLong);
-  orrery::ForecastOptions o;
-  o.roles = roles_of({0, 2});
-  o.future = at::stack({at::zeros({H}, at::kDouble), x.narrow(0, T, H)}).unsqueeze(0);
+  same_random_roles({&plain, &aligned});  // the same weights (one seed) otherwise
+  const LaggedCovariate c(T, H, lag);
+  const at::Tensor &x = c.x, &values = c.values, &observed = c.observed, &ids = c.ids;
+  orrery::ForecastOptions o = c.options;
   // By hand: the covariate's step t is its step t - 7, the first 7 missing.
   at::Tensor by_hand = values.clone();
   by_hand[0][1].narrow(0, lag, T - lag).copy_(x.narrow(0, 0, T - lag));
@@ -362,8 +377,7 @@ TEST_CASE("a model with covariate_lags forecasts as one given its covariate move
   seen[0][1].narrow(0, 0, lag).fill_(false);
   orrery::ForecastOptions moved = o;
   moved.future = at::stack({at::zeros({H}, at::kDouble), x.narrow(0, T - lag, H)}).unsqueeze(0);
-  // The target's quantiles (a covariate row's are NaN: no forecast of it).
-  const auto target = [](const orrery::Forecast& f) { return f.quantiles.select(2, 0); };
+  const auto target = target_quantiles;
   const at::Tensor a = target(aligned.forecast(values, observed, ids, H, o));
   CHECK(at::equal(a, target(plain.forecast(by_hand, seen, ids, H, moved))));
   CHECK(!at::allclose(a, target(plain.forecast(values, observed, ids, H, o))));  // the covariate as given differs
@@ -440,21 +454,11 @@ TEST_CASE("covariate_match starts at zero, reaches the forecast once learned, an
   spec.arch.options["covariate_match"] = true;
   orrery::Model matched(spec, orrery::Registry::global());
   CHECK(matched.params().size() == aligned.params().size() + 1);
-  {
-    at::NoGradGuard no_grad;  // role embeddings away from zero, the same in both
-    const at::Tensor roles = at::randn({orrery::kVariateRoles, 32}) * 0.5;
-    for (auto* m : {&aligned, &matched})
-      for (auto& q : m->params())
-        if (q.info.name == "role_embedding") q.tensor.copy_(roles);
-  }
-  const at::Tensor x = walk(T + H) + 50;
-  const at::Tensor y = follower(x, lag);
-  const at::Tensor values = at::stack({y.narrow(0, 0, T), x.narrow(0, 0, T)}).unsqueeze(0);
-  const at::Tensor observed = at::ones({1, 2, T}, at::kBool), ids = at::zeros({1, 2}, at::kLong);
-  orrery::ForecastOptions o;
-  o.roles = roles_of({0, 2});
-  o.future = at::stack({at::zeros({H}, at::kDouble), x.narrow(0, T, H)}).unsqueeze(0);
-  const auto target = [](const orrery::Forecast& f) { return f.quantiles.select(2, 0); };
+  same_random_roles({&aligned, &matched});
+  const LaggedCovariate c(T, H, lag);
+  const at::Tensor &values = c.values, &observed = c.observed, &ids = c.ids;
+  orrery::ForecastOptions o = c.options;
+  const auto target = target_quantiles;
   const at::Tensor before = target(matched.forecast(values, observed, ids, H, o));
   CHECK(at::equal(before, target(aligned.forecast(values, observed, ids, H, o))));  // zero at init: as without
   {
