@@ -487,7 +487,7 @@ TEST_CASE("covariate_match starts at zero, reaches the forecast once learned, an
     orrery::ModelSpec bad = spec;
     bad.arch.options.erase("variate_roles");
     orrery::Model m(bad, orrery::Registry::global());
-  }(), Catch::Contains("covariate_match reads known-future covariates: it needs variate_roles = true"));
+  }(), Catch::Contains("covariate_match reads covariate rows: it needs variate_roles = true"));
 }
 
 TEST_CASE("a forecast's covariate arguments are checked, each mismatch named") {

@@ -26,9 +26,9 @@ struct PatchInput {
   // (B, V, S): each row's series' static covariates as asinh of their data values (Model::prepare),
   // in static_covariates() order; undefined for an architecture that reads none.
   at::Tensor statics = {};
-  // (B, V, N) float: each known-future row's match with its series' target so far, once moved by
-  // its lag (host/covariate_lags.h covariate_match), for a model with covariate_lags whose
-  // architecture reads_covariate_match(); undefined otherwise.
+  // (B, V, N) float: each covariate row's match with its series' target so far, as the model
+  // reads the row (known-future rows moved by their lags; host/covariate_lags.h covariate_match),
+  // for a model with covariate_lags whose architecture reads_covariate_match(); undefined otherwise.
   at::Tensor covariate_match = {};
 };
 
@@ -66,7 +66,7 @@ class Architecture {
   // (the default) for one that reads none, to which the host gives none.
   virtual std::vector<std::string> static_covariates() const { return {}; }
   // Whether forward() reads PatchInput::covariate_match, which the host computes only for a model
-  // whose covariate_lags aligns its known-future rows (and refuses to build otherwise).
+  // whose covariate_lags aligns its known-future rows (and refuses to build one without).
   virtual bool reads_covariate_match() const { return false; }
   // Hidden states (B, V, N, d_model); position n may depend only on patches <= n of the
   // same series. `ctx` goes to every shared op (ops.h) the architecture calls.

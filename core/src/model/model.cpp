@@ -98,8 +98,8 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
   ArchitectureContext actx{factory, spec.patch_size};
   arch_ = registry.create<PluginKind::architecture>(spec_.arch.name, spec_.arch.options, actx);
   if (arch_->reads_covariate_match() && spec_.covariate_lags == 0)
-    throw Error("architecture plugin '" + spec_.arch.name + "' reads how well each known-future covariate matches its "
-                "target once aligned by lag (option covariate_match), which the host finds only for a model with "
+    throw Error("architecture plugin '" + spec_.arch.name + "' reads how well each covariate matches its target once "
+                "known-future ones are aligned by lag (option covariate_match), which the host finds only for a model with "
                 "covariate_lags = K: give the model covariate_lags, or drop covariate_match");
   head_params_ = factory.params().size();
   HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope

@@ -221,13 +221,13 @@ class Toto2 final : public Architecture {
     if (!static_names_.empty())
       static_embedding_ = f.make("static_embedding", Role::bias, {static_cast<int64_t>(static_names_.size()), d_}, 1, d_,
                                  -1, ParamFactory::Init::zeros);
-    // How well each known-future row matches its target once the host has aligned it by lag
-    // (the model's covariate_lags): its running correlation r as [r, |r|], each times a learned
-    // vector added to the row's patches. A covariate that explains the target says so, and by
+    // How well each covariate row matches its target so far, as the host measures it once the
+    // known-future rows are aligned by lag (the model's covariate_lags): its running correlation
+    // r as [r, |r|], each times a learned vector added to the row's patches. A covariate that explains the target says so, and by
     // its sign which way; one that does not (noise) says that too, which the patches alone tell
     // the model poorly (docs/covariates.md). Zero at init, as the role embedding.
     if (o["covariate_match"]) {
-      if (!role_embedding_.defined()) throw fail("covariate_match reads known-future covariates: it needs variate_roles = true");
+      if (!role_embedding_.defined()) throw fail("covariate_match reads covariate rows: it needs variate_roles = true");
       match_embedding_ = f.make("match_embedding", Role::bias, {2, d_}, 1, d_, -1, ParamFactory::Init::zeros);
     }
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
@@ -461,9 +461,9 @@ OptionSchema schema() {
                "covariates: a learned embedding of each row's role (target, past-only or known-future "
                "covariate) added to its patches; the variate layers mix covariates into the targets")
       .boolean("covariate_match", false,
-               "covariates aligned by lag (the model's covariate_lags): each known-future row also reads how well "
-               "it matches its target so far (its running correlation, causal), as a learned vector added to its "
-               "patches (zero at init; needs variate_roles)")
+               "with the model's covariate_lags: each covariate row also reads how well it matches its target so "
+               "far (its running correlation, causal, known-future rows once aligned by lag), as a learned vector "
+               "added to its patches (zero at init; needs variate_roles)")
       .strings("static_covariates", "",
                "static covariates the model reads, by name (a list or comma-separated): one value per series, "
                "each a learned vector scaled by asinh of the value and added to the series' patches (zero at "
