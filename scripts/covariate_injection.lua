@@ -40,7 +40,14 @@ if layers % variate_layers ~= 0 or layers // variate_layers < 2 then
   error(string.format("variate_layers must divide layers into groups of at least 2 (one along time), got %d of %d",
                       variate_layers, layers), 0)
 end
-local variate_first = args.variate_first == true
+-- A switch: true or false (absent: false); anything else is refused rather than read as false.
+local function switch(name)
+  if args[name] ~= nil and type(args[name]) ~= "boolean" then
+    error(name .. " must be true or false, got '" .. tostring(args[name]) .. "'", 0)
+  end
+  return args[name] == true
+end
+local variate_first = switch("variate_first")
 -- variate_attention=joint: the variate layers attend across rows and causally along time at once
 -- (toto2's option), so a target reads a covariate's earlier patches, a lag, directly.
 local variate_attention = args.variate_attention or "patch"
@@ -49,7 +56,7 @@ local variate_attention = args.variate_attention or "patch"
 local covariate_lags = whole("covariate_lags", 0, 0)
 -- covariate_match=true: each aligned row also tells the model how well it matches the target so
 -- far (toto2's covariate_match), so the model can tell a covariate that drives it from noise.
-local covariate_match = args.covariate_match == true
+local covariate_match = switch("covariate_match")
 if covariate_match and covariate_lags == 0 then
   error("covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too", 0)
 end

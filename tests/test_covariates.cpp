@@ -442,6 +442,15 @@ TEST_CASE("covariate_match: each covariate row's running correlation with its ta
   CHECK(at::equal(held.narrow(2, 4, 4), held.narrow(2, 3, 1).expand({2, 4, 4})));
   // Fewer than 8 paired steps say nothing.
   CHECK(!orrery::covariate_match(values.narrow(2, 0, 4), seen.narrow(2, 0, 4), roles, ids, 4).any().item<bool>());
+  // A correlation has no units: the same series near the largest values a forecast takes, or
+  // tiny ones, match as they did, and their lags are the same.
+  at::Tensor all_seen = at::ones({2, 4, T}, at::kBool);
+  for (double scale : {1e140, 1e-140}) {
+    INFO("scale " << scale);
+    CHECK(at::allclose(orrery::covariate_match(values * scale, all_seen, roles, ids, P), match, 1e-5, 1e-6));
+    CHECK(at::equal(orrery::covariate_lags(values * scale, all_seen, roles, ids, 4),
+                    orrery::covariate_lags(values, all_seen, roles, ids, 4)));
+  }
 }
 
 TEST_CASE("covariate_match starts at zero, reaches the forecast once learned, and serves every block of it") {

@@ -593,6 +593,8 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   refused("injection_noise=0.2", "injection_noise is for prior=injection");
   refused("against=missing.json", "against=missing.json: ");
   refused("covariate_lags=-1", "covariate_lags must be a whole number, at least 0, got '-1'");
+  refused("covariate_match=yes", "covariate_match must be true or false, got 'yes'");
+  refused("variate_first=1", "variate_first must be true or false, got '1'");
   refused("covariate_match=true", "covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too");
   refused("prior=injection injection_plain=1", "injection_plain must be a share in [0, 1), got '1'");
   refused("injection_plain=0.5", "injection_plain is for prior=injection");

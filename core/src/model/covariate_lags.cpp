@@ -46,8 +46,10 @@ at::Tensor pearson(const at::Tensor& n, const at::Tensor& sx, const at::Tensor& 
                    const at::Tensor& syy, const at::Tensor& sxy) {
   const at::Tensor safe_n = n.clamp_min(1);
   const at::Tensor cov = sxy - sx * sy / safe_n;
-  const at::Tensor var = (sxx - sx * sx / safe_n).clamp_min(0) * (syy - sy * sy / safe_n).clamp_min(0);
-  const at::Tensor c = at::where(var > 0, cov / var.clamp_min(1e-300).sqrt(), at::zeros_like(cov));
+  // The spreads' product from their roots: a product of the variances would overflow for series
+  // near +-1e150 (the largest a forecast takes) and underflow to 0 for tiny ones.
+  const at::Tensor spread = (sxx - sx * sx / safe_n).clamp_min(0).sqrt() * (syy - sy * sy / safe_n).clamp_min(0).sqrt();
+  const at::Tensor c = at::where(spread > 0, cov / spread.clamp_min(1e-300), at::zeros_like(cov));
   return at::where(n >= kFewestPairs, c, at::zeros_like(c));
 }
 
