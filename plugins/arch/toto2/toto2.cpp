@@ -222,13 +222,15 @@ class Toto2 final : public Architecture {
       static_embedding_ = f.make("static_embedding", Role::bias, {static_cast<int64_t>(static_names_.size()), d_}, 1, d_,
                                  -1, ParamFactory::Init::zeros);
     // How well each covariate row matches its target so far, as the host measures it once the
-    // known-future rows are aligned by lag (the model's covariate_lags): its running correlation
-    // r as [r, |r|], each times a learned vector added to the row's patches. A covariate that explains the target says so, and by
-    // its sign which way; one that does not (noise) says that too, which the patches alone tell
-    // the model poorly (docs/covariates.md). Zero at init, as the role embedding.
+    // known-future rows are aligned by lag (the model's covariate_lags): its running correlations
+    // with the target, of levels and of step-to-step changes, each r as [r, |r|], times a learned
+    // (4, d) matrix added to the row's patches. A covariate that explains the target says so, and
+    // by its sign which way; one that does not (noise) says that too, which the patches alone tell
+    // the model poorly; and the changes tell a driver from a series that only wanders alike
+    // (docs/covariates.md). Zero at init, as the role embedding.
     if (o["covariate_match"]) {
       if (!role_embedding_.defined()) throw fail("covariate_match reads covariate rows: it needs variate_roles = true");
-      match_embedding_ = f.make("match_embedding", Role::bias, {2, d_}, 1, d_, -1, ParamFactory::Init::zeros);
+      match_embedding_ = f.make("match_embedding", Role::bias, {4, d_}, 1, d_, -1, ParamFactory::Init::zeros);
     }
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
     rope_dims_ = rope_dims, rope_base_ = o["rope_base"], xpos_ = o["use_xpos"];
@@ -285,8 +287,8 @@ class Toto2 final : public Architecture {
     }
     if (static_embedding_.defined())  // (B, V, S) x (S, d): the same vector at every patch of a row
       x = x + at::matmul(in.statics.to(x.scalar_type()), static_embedding_.to(x.scalar_type())).unsqueeze(2);
-    if (match_embedding_.defined() && in.covariate_match.defined()) {  // (B, V, N, 2) x (2, d); none without covariates
-      const at::Tensor r = in.covariate_match.to(x.scalar_type()).unsqueeze(-1);
+    if (match_embedding_.defined() && in.covariate_match.defined()) {  // (B, V, N, 4) x (4, d); none without covariates
+      const at::Tensor r = in.covariate_match.to(x.scalar_type());
       x = x + at::matmul(at::cat({r, r.abs()}, -1), match_embedding_.to(x.scalar_type()));
     }
     // Group ids: the series id, or -1 for a patch with no observation.
@@ -424,7 +426,7 @@ class Toto2 final : public Architecture {
   at::Tensor role_embedding_;  // (3, d) by VariateRole; undefined without variate_roles
   std::vector<std::string> static_names_;
   at::Tensor static_embedding_;  // (S, d) by static covariate; undefined without static_covariates
-  at::Tensor match_embedding_;   // (2, d) for [r, |r|]; undefined without covariate_match
+  at::Tensor match_embedding_;   // (4, d) for [r, |r|] of levels and changes; undefined without covariate_match
   std::vector<Layer> layers_;
 };
 
@@ -462,8 +464,8 @@ OptionSchema schema() {
                "covariate) added to its patches; the variate layers mix covariates into the targets")
       .boolean("covariate_match", false,
                "with the model's covariate_lags: each covariate row also reads how well it matches its target so "
-               "far (its running correlation, causal, known-future rows once aligned by lag), as a learned vector "
-               "added to its patches (zero at init; needs variate_roles)")
+               "far (its running correlations of levels and of changes, causal, known-future rows once aligned by "
+               "lag), through a learned matrix added to its patches (zero at init; needs variate_roles)")
       .strings("static_covariates", "",
                "static covariates the model reads, by name (a list or comma-separated): one value per series, "
                "each a learned vector scaled by asinh of the value and added to the series' patches (zero at "
