@@ -234,7 +234,6 @@ for seed = 0, seeds - 1 do
   if variate_first then arch.variate_layer_first = true end
   if variate_attention ~= "patch" then arch.variate_attention = variate_attention end
   if covariate_match then arch.covariate_match = true end
-  if args.covariate_gate == true then arch.covariate_gate = true end
   local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu",
                          covariate_lags = covariate_lags > 0 and covariate_lags or nil}

@@ -26,7 +26,7 @@ struct PatchInput {
   // (B, V, S): each row's series' static covariates as asinh of their data values (Model::prepare),
   // in static_covariates() order; undefined for an architecture that reads none.
   at::Tensor statics = {};
-  // (B, V, N, 2) float: each covariate row's match (levels, changes) with its series' target so far, as the model
+  // (B, V, N) float: each covariate row's match with its series' target so far, as the model
   // reads the row (known-future rows moved by their lags; host/covariate_lags.h covariate_match),
   // for a model with covariate_lags whose architecture reads_covariate_match(); undefined otherwise.
   at::Tensor covariate_match = {};

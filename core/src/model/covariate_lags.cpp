@@ -83,35 +83,27 @@ at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, cons
 at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
                            const at::Tensor& series_ids, int64_t patch_size) {
   const int64_t B = values.size(0), V = values.size(1), T = values.size(2), N = T / patch_size;
-  if (!roles.defined()) return at::zeros({B, V, N, 2}, values.options().dtype(at::kFloat));
+  if (!roles.defined()) return at::zeros({B, V, N}, values.options().dtype(at::kFloat));
   const Reference ref = reference_rows(roles, series_ids, V, values.device());
   const auto dt = stats_type(values);
   // A past-only row's patch n informs the target's patch n + 1, as a known-future row's led
   // patch does: it is paired with the target one patch later.
   const at::Tensor past = ref.is(VariateRole::past).unsqueeze(-1);
   const at::Tensor x_seen = at::where(past, delayed(seen, patch_size, false), seen);
+  const at::Tensor m = x_seen & target_of(seen, ref.first);
+  const at::Tensor md = m.to(dt);
+  // Each pair's first paired values as its origin (known at that step, so the sums stay causal),
+  // then running sums sampled at each patch's last step.
+  const at::Tensor start = m.to(at::kLong).argmax(-1, true);
   const at::Tensor x = at::where(past, delayed(values, patch_size, 0), values).to(dt);
-  const at::Tensor y = target_of(values, ref.first).to(dt), y_seen = target_of(seen, ref.first);
-  // The running correlation of x with y over the steps where `m` pairs them, sampled at each
-  // patch's last step (each pair's first paired values as its origin: known at that step, so
-  // the sums stay causal).
-  const auto running_r = [&](const at::Tensor& xv, const at::Tensor& yv, const at::Tensor& m) {
-    const at::Tensor md = m.to(dt), start = m.to(at::kLong).argmax(-1, true);
-    const at::Tensor dx = (xv - xv.gather(-1, start)) * md, dy = (yv - yv.gather(-1, start)) * md;
-    const auto at_patch_ends = [&](const at::Tensor& v) {
-      return v.cumsum(-1).unflatten(-1, {N, patch_size}).select(-1, patch_size - 1);
-    };
-    return pearson(at_patch_ends(md), at_patch_ends(dx), at_patch_ends(dy), at_patch_ends(dx * dx),
-                   at_patch_ends(dy * dy), at_patch_ends(dx * dy));
+  const at::Tensor y = target_of(values, ref.first).to(dt);
+  const at::Tensor dx = (x - x.gather(-1, start)) * md, dy = (y - y.gather(-1, start)) * md;
+  const auto at_patch_ends = [&](const at::Tensor& v) {
+    return v.cumsum(-1).unflatten(-1, {N, patch_size}).select(-1, patch_size - 1);
   };
-  // Levels, and step-to-step changes (a step and the one before it both seen): two series that
-  // wander or trend correlate in levels by chance, but not in their steps, as the in-context
-  // regression's selection also reads them (host/covariate_regression.h).
-  const auto change = [](const at::Tensor& v) { return v - delayed(v, 1, 0); };
-  const auto both_steps = [](const at::Tensor& s) { return s & delayed(s, 1, false); };
-  const at::Tensor r = at::stack({running_r(x, y, x_seen & y_seen),
-                                  running_r(change(x), change(y), both_steps(x_seen) & both_steps(y_seen))}, -1);
-  const at::Tensor matched = (ref.is(VariateRole::future) | ref.is(VariateRole::past)).view({B, V, 1, 1});
+  const at::Tensor r = pearson(at_patch_ends(md), at_patch_ends(dx), at_patch_ends(dy), at_patch_ends(dx * dx),
+                               at_patch_ends(dy * dy), at_patch_ends(dx * dy));
+  const at::Tensor matched = (ref.is(VariateRole::future) | ref.is(VariateRole::past)).unsqueeze(-1);
   return at::where(matched, r.clamp(-1, 1), at::zeros_like(r)).to(at::kFloat);
 }
 

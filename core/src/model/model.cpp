@@ -185,8 +185,8 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
     if (arch_->reads_covariate_match()) {
       if (first_block) {  // the history's matches, the last carried on over the patches added since
         const at::Tensor& m = first_block->in.covariate_match;
-        const int64_t more = values_in.size(-1) / P - m.size(2);
-        p.in.covariate_match = more > 0 ? at::cat({m, m.narrow(2, m.size(2) - 1, 1).expand({-1, -1, more, -1})}, 2) : m;
+        const int64_t more = values_in.size(-1) / P - m.size(-1);
+        p.in.covariate_match = more > 0 ? at::cat({m, m.narrow(-1, m.size(-1) - 1, 1).expand({-1, -1, more})}, -1) : m;
       } else {
         p.in.covariate_match = covariate_match(delayed_values, keep.defined() ? delayed_observed & kept : delayed_observed,
                                                roles, series_ids, P);

@@ -222,19 +222,13 @@ class Toto2 final : public Architecture {
       static_embedding_ = f.make("static_embedding", Role::bias, {static_cast<int64_t>(static_names_.size()), d_}, 1, d_,
                                  -1, ParamFactory::Init::zeros);
     // How well each covariate row matches its target so far, as the host measures it once the
-    // known-future rows are aligned by lag (the model's covariate_lags): its running correlations
-    // with the target, of levels and of step-to-step changes, each r as [r, |r|], times a learned
-    // (4, d) matrix added to the row's patches. A covariate that explains the target says so, and
-    // by its sign which way; one that does not (noise) says that too, which the patches alone tell
-    // the model poorly; and the changes tell a driver from a series that only wanders alike
-    // (docs/covariates.md). Zero at init, as the role embedding.
+    // known-future rows are aligned by lag (the model's covariate_lags): its running correlation
+    // r as [r, |r|], each times a learned vector added to the row's patches. A covariate that explains the target says so, and by
+    // its sign which way; one that does not (noise) says that too, which the patches alone tell
+    // the model poorly (docs/covariates.md). Zero at init, as the role embedding.
     if (o["covariate_match"]) {
       if (!role_embedding_.defined()) throw fail("covariate_match reads covariate rows: it needs variate_roles = true");
-      match_embedding_ = f.make("match_embedding", Role::bias, {4, d_}, 1, d_, -1, ParamFactory::Init::zeros);
-    }
-    if (o["covariate_gate"]) {
-      if (!match_embedding_.defined()) throw fail("covariate_gate reads the match: it needs covariate_match = true");
-      match_gate_ = f.make("match_gate", Role::bias, {5}, 1, 5, -1, ParamFactory::Init::zeros);
+      match_embedding_ = f.make("match_embedding", Role::bias, {2, d_}, 1, d_, -1, ParamFactory::Init::zeros);
     }
     session_centre_ = o["xpos_centre"].get<std::string>() == "session";
     rope_dims_ = rope_dims, rope_base_ = o["rope_base"], xpos_ = o["use_xpos"];
@@ -291,16 +285,9 @@ class Toto2 final : public Architecture {
     }
     if (static_embedding_.defined())  // (B, V, S) x (S, d): the same vector at every patch of a row
       x = x + at::matmul(in.statics.to(x.scalar_type()), static_embedding_.to(x.scalar_type())).unsqueeze(2);
-    if (match_embedding_.defined() && in.covariate_match.defined()) {  // (B, V, N, 4) x (4, d); none without covariates
-      const at::Tensor r = in.covariate_match.to(x.scalar_type());
+    if (match_embedding_.defined() && in.covariate_match.defined()) {  // (B, V, N, 2) x (2, d); none without covariates
+      const at::Tensor r = in.covariate_match.to(x.scalar_type()).unsqueeze(-1);
       x = x + at::matmul(at::cat({r, r.abs()}, -1), match_embedding_.to(x.scalar_type()));
-    }
-    at::Tensor gate;  // (B*N, 1, 1, V) logit bias on each covariate row as a key of the variate layers
-    if (match_gate_.defined() && in.covariate_match.defined() && in.roles.defined()) {
-      const at::Tensor r = in.covariate_match.to(at::kFloat);
-      const at::Tensor is_cov = (in.roles != 0).to(at::kFloat).view({B, V, 1, 1}).expand({B, V, N, 1});
-      const at::Tensor feat = at::cat({r, r.abs(), at::ones_like(is_cov)}, -1) * is_cov;  // (B, V, N, 5)
-      gate = (at::matmul(feat, match_gate_.to(at::kFloat)) * 8.0).permute({0, 2, 1}).reshape({B * N, 1, 1, V});
     }
     // Group ids: the series id, or -1 for a patch with no observation.
     at::Tensor gid = at::where(in.patch_valid, in.series_ids.unsqueeze(-1).expand({B, V, N}),
@@ -319,10 +306,6 @@ class Toto2 final : public Architecture {
     time.cached = cached, time.commit = commit;
     at::Tensor time_mask = cache ? cached_time_mask(time_gid, *cache) : group_mask(time_gid, true, ctx.host_sync);
     at::Tensor variate_mask = group_mask(gid.permute({0, 2, 1}).reshape({B * N, V}), false, ctx.host_sync);
-    if (gate.defined()) {
-      const at::Tensor allowed = variate_mask.defined() ? variate_mask : at::ones({B * N, 1, V, V}, gate.options().dtype(at::kBool));
-      variate_mask = at::where(allowed, gate, at::full({}, -INFINITY, gate.options())).to(x.scalar_type());
-    }
     // Joint variate layers: the window's tokens patch-major, (B, N V), each at its patch's position.
     TimePositions joint = time;
     at::Tensor joint_mask;
@@ -441,8 +424,7 @@ class Toto2 final : public Architecture {
   at::Tensor role_embedding_;  // (3, d) by VariateRole; undefined without variate_roles
   std::vector<std::string> static_names_;
   at::Tensor static_embedding_;  // (S, d) by static covariate; undefined without static_covariates
-  at::Tensor match_gate_;        // (5,) attention logit bias of a covariate row from [r, |r|, rc, |rc|, 1]
-  at::Tensor match_embedding_;   // (4, d) for [r, |r|] of levels and changes; undefined without covariate_match
+  at::Tensor match_embedding_;   // (2, d) for [r, |r|]; undefined without covariate_match
   std::vector<Layer> layers_;
 };
 
@@ -478,11 +460,10 @@ OptionSchema schema() {
       .boolean("variate_roles", false,
                "covariates: a learned embedding of each row's role (target, past-only or known-future "
                "covariate) added to its patches; the variate layers mix covariates into the targets")
-      .boolean("covariate_gate", false, "experimental: match gates variate attention")
       .boolean("covariate_match", false,
                "with the model's covariate_lags: each covariate row also reads how well it matches its target so "
-               "far (its running correlations of levels and of changes, causal, known-future rows once aligned by "
-               "lag), through a learned matrix added to its patches (zero at init; needs variate_roles)")
+               "far (its running correlation, causal, known-future rows once aligned by lag), as a learned vector "
+               "added to its patches (zero at init; needs variate_roles)")
       .strings("static_covariates", "",
                "static covariates the model reads, by name (a list or comma-separated): one value per series, "
                "each a learned vector scaled by asinh of the value and added to the series' patches (zero at "

@@ -21,17 +21,14 @@ namespace orrery {
 at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
                           const at::Tensor& series_ids, int64_t max_lag);
 
-// How well each covariate row matches its series' first target so far (B, V, N, 2), as the model
-// reads it: at patch n (of `patch_size` steps), the Pearson correlations, signed, of the target's
+// How well each covariate row matches its series' first target so far (B, V, N), as the model
+// reads it: at patch n (of `patch_size` steps), the Pearson correlation, signed, of the target's
 // steps up to the end of patch n with a known-future row's steps at the same times, or a past-only
 // row's one patch earlier (its patch n informs the target's patch n + 1), over the steps seen in
-// both: [..., 0] of their levels, [..., 1] of their step-to-step changes (a step and the one
-// before it seen). 0 while fewer than 8 steps pair up, and for targets and rows of a series
-// without one. Causal: patch n reads no step after it, so a model may be shown it at every patch,
-// as it forecasts. Called on the rows already moved by their lags, it says how far the lag found
-// explains the target: near +-1 for a covariate the target follows, near 0 for one it does not;
-// two unrelated smooth or trending series can match in levels (often 0.5 to 0.8 at the best of
-// 33 lags) but hardly in changes.
+// both; 0 while fewer than 8 steps pair up, and for targets and rows of a series without one.
+// Causal: patch n reads no step after it, so a model may be shown it at every patch, as it
+// forecasts. Called on the rows already moved by their lags, it says how far the lag found
+// explains the target: near +-1 for a covariate the target follows, near 0 for one it does not.
 at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
                            const at::Tensor& series_ids, int64_t patch_size);
 
