@@ -40,13 +40,7 @@ if layers % variate_layers ~= 0 or layers // variate_layers < 2 then
   error(string.format("variate_layers must divide layers into groups of at least 2 (one along time), got %d of %d",
                       variate_layers, layers), 0)
 end
--- A switch: true or false (absent: false); anything else is refused rather than read as false.
-local function switch(name)
-  if args[name] ~= nil and type(args[name]) ~= "boolean" then
-    error(name .. " must be true or false, got '" .. tostring(args[name]) .. "'", 0)
-  end
-  return args[name] == true
-end
+local function switch(name) return require("lib.args").switch(args, name) end
 local variate_first = switch("variate_first")
 -- variate_attention=joint: the variate layers attend across rows and causally along time at once
 -- (toto2's option), so a target reads a covariate's earlier patches, a lag, directly.

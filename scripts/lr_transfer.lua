@@ -68,11 +68,10 @@ local objective = args.objective or "val"
 local val_batches = tonumber(args.val_batches) or 8
 local jobs = args.jobs == nil and 1 or tonumber(args.jobs)
 assert(jobs and jobs >= 1 and jobs == math.floor(jobs), "jobs must be a whole number of processes, at least 1, got " .. tostring(args.jobs))
-local graph = args.graph == true
+local graph = require("lib.args").switch(args, "graph")
 local span = args.span == nil and 0 or tonumber(args.span)
 assert(span and span >= 0 and span <= 8 and span * 2 == math.floor(span * 2),
        "span must be a number of octaves in half-octave steps from 0 to 8 (0, 0.5, 1, ...), got " .. tostring(args.span))
-assert(args.graph == nil or type(args.graph) == "boolean", "graph must be true or false, got " .. tostring(args.graph))
 assert(not graph or device == "cuda", "graph=true records CUDA graphs: it needs device=cuda")
 assert(objective == "val" or objective == "train", "objective must be val or train, got " .. objective)
 assert(#widths == 1 or #depths == 1, "sweep widths or depths, not both at once (or give shape=)")

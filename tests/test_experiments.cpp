@@ -520,6 +520,9 @@ TEST_CASE("lr_transfer.lua jobs=2 trains runs side by side with jobs=1's results
   const auto graph = run(dir, cmd + " graph=true");
   CHECK(graph.status == 1);
   CHECK_THAT(graph.output, Catch::Contains("graph=true records CUDA graphs: it needs device=cuda"));
+  const auto graph_yes = run(dir, cmd + " graph=yes");
+  CHECK(graph_yes.status == 1);
+  CHECK_THAT(graph_yes.output, Catch::Contains("graph must be true or false, got 'yes'"));
 
   // A process that stops without an answer is the caller's error, with its output; the run beside
   // it is stopped rather than left training.

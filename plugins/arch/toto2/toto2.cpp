@@ -223,9 +223,10 @@ class Toto2 final : public Architecture {
                                  -1, ParamFactory::Init::zeros);
     // How well each covariate row matches its target so far, as the host measures it once the
     // known-future rows are aligned by lag (the model's covariate_lags): its running correlation
-    // r as [r, |r|], each times a learned vector added to the row's patches. A covariate that explains the target says so, and by
-    // its sign which way; one that does not (noise) says that too, which the patches alone tell
-    // the model poorly (docs/covariates.md). Zero at init, as the role embedding.
+    // r as [r, |r|], each times a learned vector added to the row's patches. A covariate that
+    // explains the target says so, and by its sign which way; one that does not (noise) says that
+    // too, which the patches alone tell the model poorly (docs/covariates.md). Zero at init, as
+    // the role embedding.
     if (o["covariate_match"]) {
       if (!role_embedding_.defined()) throw fail("covariate_match reads covariate rows: it needs variate_roles = true");
       match_embedding_ = f.make("match_embedding", Role::bias, {2, d_}, 1, d_, -1, ParamFactory::Init::zeros);
