@@ -20,8 +20,8 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
-        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--device cpu|cuda]\n"
-        "                   [--out DIR]\n\n"
+        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--regression-lags K]\n"
+        "                   [--device cpu|cuda] [--out DIR]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
         "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
@@ -49,6 +49,9 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --batch-size N       windows per forward pass (default 64)\n"
         "  --sign-average       average each model's forecast with the negated forecast of the negated\n"
         "                       history (two passes; for models trained with sign flips)\n"
+        "  --regression-lags K  on known-future covariates, also score each forecaster through the\n"
+        "                       regression over the covariates' lags 0..K (NAME/lagged-regression),\n"
+        "                       beside NAME/regression (lag 0)\n"
         "  --out DIR            where eval.json and eval.csv go (default: a new runs/eval folder;\n"
         "                       nothing already there is overwritten)\n");
     return 0;
@@ -96,6 +99,11 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
+    else if (a == "--regression-lags") {
+      r.regression_lags = parse_whole_number("eval: --regression-lags", value());
+      if (r.regression_lags < 0)
+        throw Error("eval: --regression-lags must be 0 or the largest lag in steps, got " + std::to_string(r.regression_lags));
+    }
     else if (a == "--device") device = value();
     else if (a == "--out") r.out = value();
     else throw Error("eval: unknown argument '" + a + "' (see orrery eval --help)");

@@ -3,16 +3,20 @@
 -- bootstrap over the windows (docs/covariates.md).
 --
 --   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [baselines=seasonal_naive,ets,arima]
---                                              [runs_dir=runs]
+--                                              [regression_lags=6] [runs_dir=runs]
 --
 -- The data, R's (assets/data, assets/covariates): the seat-belt series (drivers, front- and
 -- rear-seat casualties) with the petrol price, the distance driven and the 1983 seat-belt law as
 -- known-future covariates; New York's ozone with the temperature and the wind; two beavers' body
 -- temperatures with their activity outside the retreat; Freeny's quarterly revenue with its
--- price index, income level and market potential. The windows: GIFT-Eval's
+-- price index, income level and market potential; Box and Jenkins's sales with their leading
+-- indicator; the real price of frozen orange juice with Orlando's freezing degree days (Stock and
+-- Watson's, from R's AER package; assets/README.md). The windows: GIFT-Eval's
 -- test windows and the rolling validation origins before them. The forecasters: seasonal naive,
 -- ETS and ARIMA, each also through the in-context regression (BASELINE/regression), ARIMA also
--- with the covariates as regressors (arima/xreg, a regression with ARIMA errors), and with
+-- with the covariates as regressors (arima/xreg, a regression with ARIMA errors), each through
+-- the regression over the covariates' lags 0..regression_lags too (BASELINE/lagged-regression: a
+-- leading indicator, an effect that arrives late; 0 leaves it out), and with
 -- model=PATH a model: through the regression, and, if it reads variate roles, with its
 -- covariates as rows (NAME) against without them (NAME/no-covariates). Several paths (the seeds
 -- of one recipe) are pooled: each window's change is the mean over them of the log ratio.
@@ -49,7 +53,16 @@ local data_sets = {
   {name = "beaver2", data = {"csv", files = "assets/covariates/beaver2.csv", columns = "temp", future_covariates = "activ"}},
   {name = "freeny", data = {"csv", files = "assets/covariates/freeny.csv", timestamp_format = "year", columns = "revenue",
                             future_covariates = "price_index,income_level,market_potential"}},
+  -- No calendar: read in file order and scored as a yearly series is (a horizon of 6, no season).
+  {name = "bjsales", data = {"csv", files = "assets/covariates/bjsales.csv", timestamp = "none", frequency = "A",
+                             columns = "sales", future_covariates = "lead"}},
+  {name = "frozen_juice", data = {"csv", files = "assets/covariates/frozen_juice.csv", timestamp_format = "year",
+                                  columns = "real_price", future_covariates = "fdd"}},
 }
+local regression_lags = tonumber(args.regression_lags or 6)
+if not regression_lags or regression_lags < 0 or regression_lags ~= math.floor(regression_lags) then
+  error("regression_lags must be a whole number, at least 0, got '" .. tostring(args.regression_lags) .. "'", 0)
+end
 local baselines = {}
 for b in tostring(args.baselines or "seasonal_naive,ets,arima"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
 local models, seeds = {}, {}
@@ -64,7 +77,7 @@ end
 local scores, names, windows = {}, {}, {}
 for _, set in ipairs(data_sets) do
   for _, split in ipairs({"test", "validation"}) do
-    local r = orrery.eval{models = models, data = set.data, baselines = baselines, split = split,
+    local r = orrery.eval{models = models, data = set.data, baselines = baselines, split = split, regression_lags = regression_lags,
                           validation_windows = split == "validation" and 20 or nil, windows = true, quiet = true}
     for _, s in ipairs(r.summary) do names[s.model] = true end
     for _, w in ipairs(r.windows) do
@@ -80,6 +93,11 @@ end
 local pairs_of = {}
 for _, b in ipairs(baselines) do
   pairs_of[#pairs_of + 1] = {label = b .. "/regression vs " .. b, each = {{b .. "/regression", b}}}
+  if regression_lags > 0 then
+    pairs_of[#pairs_of + 1] = {label = b .. "/lagged-regression vs " .. b, each = {{b .. "/lagged-regression", b}}}
+    pairs_of[#pairs_of + 1] = {label = b .. "/lagged-regression vs " .. b .. "/regression",
+                               each = {{b .. "/lagged-regression", b .. "/regression"}}}
+  end
   -- A baseline that takes the covariates as regressors itself (ARIMA: statsforecast's AutoARIMA with X).
   if names[b .. "/xreg"] then pairs_of[#pairs_of + 1] = {label = b .. "/xreg vs " .. b, each = {{b .. "/xreg", b}}} end
 end
@@ -91,13 +109,17 @@ local function over_seeds(label, with, without)
   if #each > 0 then pairs_of[#pairs_of + 1] = {label = label .. (#each > 1 and " (" .. #each .. " models)" or ""), each = each} end
 end
 over_seeds("model/regression vs model/no-covariates", "/regression", "/no-covariates")
+over_seeds("model/lagged-regression vs model/no-covariates", "/lagged-regression", "/no-covariates")
 over_seeds("model vs model/no-covariates", "", "/no-covariates")
-if seeds[1] and not names[seeds[1] .. "/no-covariates"] then over_seeds("model/regression vs model", "/regression", "") end
+if seeds[1] and not names[seeds[1] .. "/no-covariates"] then
+  over_seeds("model/regression vs model", "/regression", "")
+  over_seeds("model/lagged-regression vs model", "/lagged-regression", "")
+end
 
 local results = {windows = {}, summary = {}}
 for _, key in ipairs(windows) do results.windows[#results.windows + 1] = {window = key, crps = scores[key]} end
 -- Each comparison over all windows, then data set by data set (an interval needs 5 windows).
-print(string.format("%-48s %8s   %s", "with covariates / without - 1 (CRPS)", "windows", "90% bootstrap over windows"))
+print(string.format("%-64s %8s   %s", "with covariates / without - 1 (CRPS)", "windows", "90% bootstrap over windows"))
 for _, p in ipairs(pairs_of) do
   for _, set in ipairs({{name = "all"}, table.unpack(data_sets)}) do
     local d = {}
@@ -114,13 +136,13 @@ for _, p in ipairs(pairs_of) do
     local label = set.name == "all" and p.label or ("  " .. set.name)
     if #d >= 5 then
       local change = stats.relative_change(d)
-      print(string.format("%-48s %8d   %s", label, #d, change.text))
+      print(string.format("%-64s %8d   %s", label, #d, change.text))
       change.text, change.windows = nil, #d
       results.summary[p.label .. " (" .. set.name .. ")"] = change
     elseif #d > 0 then
       local mean = 0
       for _, v in ipairs(d) do mean = mean + v / #d end
-      print(string.format("%-48s %8d   %+.1f%% (too few windows for an interval)", label, #d, 100 * (math.exp(mean) - 1)))
+      print(string.format("%-64s %8d   %+.1f%% (too few windows for an interval)", label, #d, 100 * (math.exp(mean) - 1)))
       results.summary[p.label .. " (" .. set.name .. ")"] = {change = math.exp(mean) - 1, windows = #d}
     end
   end

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -926,6 +927,32 @@ TEST_CASE("the covariate regression leaves alone a covariate the target does not
   const CovariateRegression related = CovariateRegression::fit(follows, {x});
   REQUIRE(related.fitted);
   CHECK(related.coef[0] == Approx(2.984).margin(0.01));
+}
+
+TEST_CASE("the covariate regression over lags finds a leading indicator the contemporaneous one misses") {
+  using orrery::CovariateRegression;
+  // Sales that follow an indicator 3 steps late, y_t = 10 + 2 x_{t-3} + e_t (x a random walk,
+  // 300 steps and a horizon of 6), beside a noise covariate: at lag 0 their changes are unrelated
+  // and the fit takes nothing in; over lags 0..6 it takes in x at lag 3, its coefficient 2, and
+  // nothing else, and forecasts the horizon from x's values 3 steps back.
+  std::mt19937 g(29);
+  auto step = [&] { return static_cast<double>(g()) / 4294967296.0 - 0.5; };
+  std::vector<double> x{0}, noise{step()}, y;
+  for (int t = 1; t < 306; ++t) x.push_back(x.back() + step()), noise.push_back(step());
+  for (int t = 0; t < 300; ++t) y.push_back(10 + 2 * x[std::max(t - 3, 0)] + 0.05 * step());
+  CHECK(!CovariateRegression::fit(y, {x, noise}).fitted);
+  const CovariateRegression f = CovariateRegression::fit(y, {x, noise}, 6);
+  REQUIRE(f.fitted);
+  CHECK(f.lags == 6);
+  REQUIRE(f.coef.size() == 14);  // two covariates at lags 0..6
+  CHECK(f.steps == 294);        // the first 6 steps have no lagged values
+  for (size_t c = 0; c < f.coef.size(); ++c) {
+    INFO("covariate " << c / 7 + 1 << " at lag " << c % 7);
+    if (c == 3) CHECK(f.coef[c] == Approx(2).margin(0.02));
+    else CHECK(f.coef[c] == 0);
+  }
+  for (size_t h = 0; h < 6; ++h) CHECK(f.at({x, noise}, 300 + h) == Approx(10 + 2 * x[297 + h]).margin(0.05));
+  CHECK(std::isnan(f.at({x, noise}, 2)));  // x 3 steps back is not there
 }
 
 TEST_CASE("the covariate regression takes one of two covariates that move together, and drops straight lines") {

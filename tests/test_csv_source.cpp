@@ -434,6 +434,12 @@ TEST_CASE("gaps in the timestamps become unobserved steps, rows in any order") {
   auto untimed = csv({{"files", dir + "/g.csv"}, {"holdout", 0.0}, {"timestamp", "none"}, {"cache_dir", dir + "/u"}});
   CHECK(whole_series(*untimed) == std::set<std::string>{"6,1,2,3,8"});
   CHECK(untimed->describe()["frequency"].is_null());
+  // ... and a given frequency names their steps: an untimed monthly file has a season of 12.
+  auto monthly = csv({{"files", dir + "/g.csv"}, {"holdout", 0.0}, {"timestamp", "none"}, {"frequency", "M"},
+                      {"cache_dir", dir + "/m"}});
+  CHECK(whole_series(*monthly) == std::set<std::string>{"6,1,2,3,8"});
+  CHECK(monthly->describe()["frequency"] == "M");
+  CHECK(monthly->describe()["season"] == 12);
 }
 
 TEST_CASE("frequencies are inferred per series and give the source's season") {

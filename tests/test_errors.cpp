@@ -197,6 +197,8 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --validation-windows 5"; }},
       {"cli-eval-sign-average", 1, "orrery: eval: --sign-average averages models' forecasts: give --model",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --sign-average"; }},
+      {"cli-eval-regression-lags", 1, "orrery: eval: --regression-lags must be 0 or the largest lag in steps, got -2",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --regression-lags -2"; }},
       {"eval-constant-series", 1,
        "orrery: data set 'flat': series 'flat' does not change (at lag 12) in the 24 steps before test window 1, so its "
        "MASE is undefined (its seasonal error is 0); leave the series out of the data set",

@@ -712,19 +712,31 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(belts.find("\n1983,") != std::string::npos);
   CHECK(belts.find(",0\n1983.083333") != std::string::npos);  // January 1983: not yet
   const Json j = Json::parse(test::read_text(dir + "/runs/covariate_benchmark/covariate_benchmark.json"));
-  // Three seat-belt targets, the ozone, two beavers and Freeny's revenue, each on its test and
-  // validation windows.
-  REQUIRE(j["windows"].size() == 20);
+  // Three seat-belt targets, the ozone, two beavers, Freeny's revenue, the sales with their
+  // leading indicator and the orange juice price, each on its test and validation windows.
+  REQUIRE(j["windows"].size() == 37);
   for (const auto& w : j["windows"]) {
     CHECK(w["crps"].contains("ets"));
     CHECK(w["crps"].contains("ets/regression"));
   }
-  CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 20);
+  CHECK(j["summary"]["ets/regression vs ets (all)"]["windows"] == 37);
   for (const char* set : {"beaver1", "beaver2", "freeny"})
     CHECK(j["summary"][std::string("ets/regression vs ets (") + set + ")"]["windows"] == 2);
+  // 150 untimed steps scored as a yearly series: 3 test windows of 6 and 3 validation ones; 612
+  // months: 6 test windows of 12 and 5 validation ones. Both enough for an interval.
+  CHECK(j["summary"]["ets/regression vs ets (bjsales)"]["windows"] == 6);
+  CHECK(j["summary"]["ets/regression vs ets (frozen_juice)"]["windows"] == 11);
+  CHECK(j["summary"]["ets/regression vs ets (frozen_juice)"].contains("verdict"));
   CHECK(j["summary"]["ets/regression vs ets (all)"].contains("verdict"));
   CHECK(j["summary"]["seasonal_naive/regression vs seasonal_naive (seatbelts)"]["windows"] == 12);
   CHECK(!j["windows"][0]["crps"].contains("arima"));  // baselines= chose them
+  // The regression over the covariates' lags 0..6 (the default) beside the one at lag 0.
+  CHECK(j["windows"][0]["crps"].contains("ets/lagged-regression"));
+  CHECK(j["summary"]["ets/lagged-regression vs ets/regression (bjsales)"]["windows"] == 6);
+  CHECK(j["summary"]["ets/lagged-regression vs ets (all)"]["windows"] == 37);
+  const auto bad = run(dir, "scripts/covariate_benchmark.lua regression_lags=-1 runs_dir=bad");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("regression_lags must be a whole number, at least 0, got '-1'"));
 
   // With a model that reads variate roles: with its covariates as rows, without, and through the regression.
   const std::string model = dir + "/roles.safetensors";
@@ -737,14 +749,16 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   const Json jm = Json::parse(test::read_text(dir + "/with_model/covariate_benchmark/covariate_benchmark.json"));
   CHECK(jm["summary"].contains("model vs model/no-covariates (all)"));
   CHECK(jm["summary"].contains("model/regression vs model/no-covariates (all)"));
+  CHECK(jm["summary"].contains("model/lagged-regression vs model/no-covariates (all)"));
   CHECK(jm["windows"][0]["crps"].contains("model1/regression"));
   // Two paths (seeds of one recipe) are pooled window by window.
   const auto two = run(dir, "scripts/covariate_benchmark.lua model=" + model + "," + model +
-                             " baselines=seasonal_naive runs_dir=two_models");
+                             " baselines=seasonal_naive regression_lags=0 runs_dir=two_models");
   INFO(two.output);
   REQUIRE(two.status == 0);
   const Json j2 = Json::parse(test::read_text(dir + "/two_models/covariate_benchmark/covariate_benchmark.json"));
   REQUIRE(j2["summary"].contains("model vs model/no-covariates (2 models) (all)"));
+  CHECK(!j2["windows"][0]["crps"].contains("model1/lagged-regression"));  // regression_lags=0: lag 0 only
   // The same model twice: the pooled change is the one model's.
   CHECK(j2["summary"]["model vs model/no-covariates (2 models) (all)"]["change"].get<double>() ==
         Approx(jm["summary"]["model vs model/no-covariates (all)"]["change"].get<double>()).epsilon(1e-9));

@@ -1,8 +1,9 @@
 # Exports the covariate benchmark's own series from R's built-in `datasets` package (Debian
-# bookworm's r-base-core, R 4.2.2), the ones whose covariates the zero-shot benchmark in
-# ../data leaves out (scripts/covariate_benchmark.lua reads these and ../data's seatbelts and
-# airquality). Licence: part of R 4.2.2, GPL-2 | GPL-3; the data come from the public sources on
-# each object's R help page. Run from this folder:
+# bookworm's r-base-core, R 4.2.2) and, for the orange juice, the AER package (r-cran-aer): the
+# ones whose covariates the zero-shot benchmark in ../data leaves out (scripts/covariate_benchmark.lua
+# reads these and ../data's seatbelts and airquality). Licence: part of R 4.2.2, GPL-2 | GPL-3
+# (AER: GPL-2+); the data come from the public sources on each object's R help page. Run from
+# this folder (apt-get install r-base-core r-cran-aer):
 #   Rscript --vanilla export.R
 options(digits = 15)
 
@@ -29,3 +30,22 @@ write.csv(data.frame(time = round(as.numeric(time(f$y)), 6), revenue = as.numeri
                      price_index = f$price.index, income_level = f$income.level,
                      market_potential = f$market.potential),
           "freeny.csv", row.names = FALSE, na = "", quote = FALSE)
+
+# Box and Jenkins's sales with their leading indicator (R's BJsales and BJsales.lead, series M):
+# 150 steps without a calendar, so no time column (the benchmark reads them in file order as a
+# yearly series would be scored: a horizon of 6, no season). The indicator's changes lead the
+# sales' by 3 steps (their cross-correlation at lag 3 is 0.72).
+write.csv(data.frame(sales = as.numeric(BJsales), lead = as.numeric(BJsales.lead)),
+          "bjsales.csv", row.names = FALSE, na = "", quote = FALSE)
+
+# Stock and Watson's frozen orange juice (the AER package's FrozenJuice, Debian's r-cran-aer
+# 1.2-10, GPL-2+; from Stock and Watson's Introduction to Econometrics, 2007): the producer price
+# of frozen concentrate deflated by the producer price index for finished goods (x 100, so
+# 1950-2000's real price), with the month's freezing degree days at Orlando airport, the freezes
+# that cut Florida's orange crop: nonzero in 51 of the 612 months.
+suppressPackageStartupMessages(library(AER))
+data("FrozenJuice", package = "AER")
+j <- FrozenJuice
+write.csv(data.frame(time = round(as.numeric(time(j)), 6), real_price = 100 * as.numeric(j[, "price"] / j[, "ppi"]),
+                     fdd = as.numeric(j[, "fdd"])),
+          "frozen_juice.csv", row.names = FALSE, na = "", quote = FALSE)

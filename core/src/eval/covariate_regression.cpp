@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "orrery/error.h"
+#include "orrery/host/scoring.h"
 
 namespace orrery {
 
@@ -120,13 +121,31 @@ struct Design {
 
 }  // namespace
 
-CovariateRegression CovariateRegression::fit(const std::vector<double>& y, const std::vector<std::vector<double>>& x) {
+CovariateRegression CovariateRegression::fit(const std::vector<double>& y, const std::vector<std::vector<double>>& given,
+                                             size_t max_lag) {
   CovariateRegression f;
-  f.coef.assign(x.size(), 0.0);
-  for (size_t j = 0; j < x.size(); ++j)
-    if (x[j].size() < y.size())
-      throw Error("covariate regression: covariate " + std::to_string(j + 1) + " has " + std::to_string(x[j].size()) +
+  f.lags = max_lag;
+  for (size_t j = 0; j < given.size(); ++j)
+    if (given[j].size() < y.size())
+      throw Error("covariate regression: covariate " + std::to_string(j + 1) + " has " + std::to_string(given[j].size()) +
                   " steps, the target " + std::to_string(y.size()));
+  // The candidates: each covariate at each lag k in [0, max_lag], moved k steps on (step t holds
+  // its step t - k, the first k unknown), so that a driver whose effect arrives k steps later
+  // lines up with it. Without lags they are the covariates as given.
+  std::vector<std::vector<double>> x;
+  x.reserve(given.size() * (max_lag + 1));
+  for (const auto& g : given)
+    for (size_t k = 0; k <= max_lag; ++k) {
+      std::vector<double> moved(g.size(), std::numeric_limits<double>::quiet_NaN());
+      std::copy(g.begin(), g.end() - static_cast<std::ptrdiff_t>(std::min(k, g.size())),
+                moved.begin() + static_cast<std::ptrdiff_t>(std::min(k, g.size())));
+      x.push_back(std::move(moved));
+    }
+  // Each covariate's test is at 1% over its lags (Bonferroni): |t| >= the normal quantile of
+  // 1 - 0.005 / (max_lag + 1), 2.58 for one lag, 3.36 for 13; a noise covariate is as rarely
+  // taken in at every max_lag.
+  const double min_t = max_lag == 0 ? kMinT : normal_quantile(1 - 0.005 / static_cast<double>(max_lag + 1));
+  f.coef.assign(x.size(), 0.0);
   std::vector<size_t> rows;
   for (size_t t = 0; t < y.size(); ++t) {
     bool complete = std::isfinite(y[t]);
@@ -146,7 +165,7 @@ CovariateRegression CovariateRegression::fit(const std::vector<double>& y, const
   std::optional<Design::Solution> on_changes;
   for (;;) {
     size_t best = x.size();
-    double best_t = kMinT;
+    double best_t = min_t;
     std::optional<Design::Solution> best_fit;
     for (size_t j = 0; j < x.size(); ++j) {
       if (!changes.varies(j) || std::find(kept.begin(), kept.end(), j) != kept.end()) continue;
@@ -204,8 +223,12 @@ CovariateRegression CovariateRegression::fit(const std::vector<double>& y, const
 double CovariateRegression::at(const std::vector<std::vector<double>>& x, size_t t) const {
   if (!fitted) return 0;
   double v = intercept;
-  for (size_t j = 0; j < coef.size(); ++j)
-    if (coef[j] != 0) v += coef[j] * x[j][t];
+  for (size_t c = 0; c < coef.size(); ++c) {
+    if (coef[c] == 0) continue;
+    const size_t j = c / (lags + 1), k = c % (lags + 1);
+    if (t < k) return std::numeric_limits<double>::quiet_NaN();
+    v += coef[c] * x[j][t - k];
+  }
   return v;
 }
 

@@ -355,8 +355,8 @@ class BaselineForecaster final : public EvalForecaster {
 
 class RegressionForecaster final : public EvalForecaster {
  public:
-  explicit RegressionForecaster(std::unique_ptr<EvalForecaster> inner) : inner_(std::move(inner)) {}
-  std::string name() const override { return inner_->name() + "/regression"; }
+  RegressionForecaster(std::unique_ptr<EvalForecaster> inner, size_t max_lag) : inner_(std::move(inner)), max_lag_(max_lag) {}
+  std::string name() const override { return inner_->name() + (max_lag_ > 0 ? "/lagged-regression" : "/regression"); }
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
@@ -372,7 +372,7 @@ class RegressionForecaster final : public EvalForecaster {
     std::vector<CovariateRegression> fits;
     std::vector<std::vector<double>> residuals;
     for (size_t i = 0; i < histories.size(); ++i) {
-      fits.push_back(CovariateRegression::fit(histories[i], covariates[i].future));
+      fits.push_back(CovariateRegression::fit(histories[i], covariates[i].future, max_lag_));
       residuals.push_back(fits.back().residual(histories[i], covariates[i].future));
     }
     // The inner forecaster reads no covariate over time (it forecasts the residual from the history
@@ -388,12 +388,14 @@ class RegressionForecaster final : public EvalForecaster {
 
  private:
   std::unique_ptr<EvalForecaster> inner_;
+  size_t max_lag_;
 };
 
 }  // namespace
 
-std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner) {
-  return std::make_unique<RegressionForecaster>(std::move(inner));
+std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner, int64_t max_lag) {
+  if (max_lag < 0) throw Error("regression: the largest lag must be at least 0, got " + std::to_string(max_lag));
+  return std::make_unique<RegressionForecaster>(std::move(inner), static_cast<size_t>(max_lag));
 }
 
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
@@ -780,6 +782,12 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
                       s.name + "': evaluate it on data that names the same ones (static_covariates)");
       known_future = known_future || !s.future.empty();
     }
+  if (r.regression_lags < 0)
+    throw Error("evaluation: regression_lags must be 0 (the covariates as given) or the largest lag in steps, got " +
+                std::to_string(r.regression_lags));
+  std::vector<int64_t> regression_lag_sets;  // the regressions each forecaster is also scored through
+  if (known_future) regression_lag_sets.push_back(0);
+  if (known_future && r.regression_lags > 0) regression_lag_sets.push_back(r.regression_lags);
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
@@ -789,13 +797,15 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
       owned.push_back(model_forecaster(*model, name + "/no-covariates", r.contexts, r.batch_size, interrupt,
                                        r.sign_average));
     // And through an in-context regression on the known-future ones, which any model can use.
-    if (known_future)
+    // With regression_lags, also over the covariates' lags (NAME/lagged-regression).
+    for (const int64_t lags : regression_lag_sets)
       owned.push_back(regression_forecaster(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt,
-                                                             r.sign_average)));
+                                                             r.sign_average), lags));
   }
   for (const auto& b : r.baselines) {
     owned.push_back(baseline_forecaster(b));
-    if (known_future) owned.push_back(regression_forecaster(baseline_forecaster(b)));  // regression, b's errors
+    for (const int64_t lags : regression_lag_sets)  // regression, b's errors
+      owned.push_back(regression_forecaster(baseline_forecaster(b), lags));
     // A baseline that takes regressors itself (ARIMA): fitted jointly with them.
     if (auto joint = make_baseline(b); known_future && joint->reads_covariates())
       owned.push_back(std::make_unique<BaselineForecaster>(std::move(joint), true));
@@ -822,6 +832,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   Json result = run_eval(datasets, forecasters, r.protocol, progress, interrupt);
   if (!r.models.empty()) {
     result["protocol"]["sign_average"] = r.sign_average;
+    result["protocol"]["regression_lags"] = r.regression_lags;
     result["protocol"]["contexts"] = r.contexts;
   }
   result["table"] = format_eval_table(result);

@@ -40,13 +40,14 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
 //             validation_windows = 1, windows = false,
-//             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, out = "runs/x",
-//             quiet = false}
+//             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, regression_lags = 0,
+//             out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
-                          "batch_size", "sign_average", "validation_windows", "windows", "out", "quiet"});
+                          "batch_size", "sign_average", "regression_lags", "validation_windows", "windows", "out",
+                          "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
   if (field(L, 1, "model")) {
@@ -99,6 +100,10 @@ int l_eval(lua_State* L) {
   if (field(L, 1, "context")) r.contexts = to_integers(L, -1, fn + ": context"), lua_pop(L, 1);
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
+  if (auto v = integer_field(L, 1, "regression_lags", fn)) {
+    if (*v < 0) throw Error(fn + ": regression_lags must be 0 or the largest lag in steps, got " + std::to_string(*v));
+    r.regression_lags = *v;
+  }
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;
   if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");

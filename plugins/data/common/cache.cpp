@@ -23,8 +23,8 @@ namespace orrery::data {
 namespace {
 
 // 2: the file's state includes its inode and ctime; 3: series count their covariates; 4: an entry
-// names its static covariates' categories.
-constexpr int kCacheVersion = 4;
+// names its static covariates' categories; 5: untimed series carry a given frequency.
+constexpr int kCacheVersion = 5;
 
 std::string hex(uint64_t v, int digits) {
   char buf[20];

@@ -104,6 +104,7 @@ std::vector<int64_t> SeriesBuilder::positions(const Group& g, std::vector<double
   std::vector<int64_t> pos(n);
   if (settings_.time_column.empty()) {
     std::iota(pos.begin(), pos.end(), 0);
+    frequency = settings_.frequency;  // a given frequency names the file's steps (and its season)
     return pos;
   }
   const std::string series = g.key.empty() && groups_.size() == 1 ? "" : " (series " + quote_input(g.key) + ")";

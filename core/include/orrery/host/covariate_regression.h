@@ -11,7 +11,10 @@ namespace orrery {
 
 struct CovariateRegression {
   double intercept = 0;
-  std::vector<double> coef;  // one per covariate; 0 for one not taken in
+  // One per covariate and lag, covariate by covariate: coef[j * (lags + 1) + k] multiplies
+  // x_j[t - k]; 0 for one not taken in. Without lags, one per covariate.
+  std::vector<double> coef;
+  size_t lags = 0;           // the largest lag it tried
   bool fitted = false;       // no covariate taken in (or too few steps): the fit is 0 everywhere
   size_t steps = 0;          // the steps it was fitted on (target and every covariate observed)
 
@@ -30,9 +33,16 @@ struct CovariateRegression {
   // covariates leave of the target. Testing a covariate needs two more pairs of consecutive
   // complete steps than covariates in the test (three for the first): with fewer, or none taken
   // in, it stays unfitted. Each x_j must be at least as long as y.
-  static CovariateRegression fit(const std::vector<double>& y, const std::vector<std::vector<double>>& x);
+  //
+  // With max_lag = K > 0 the candidates are each covariate at every lag k in [0, K], x_j[t - k]
+  // (a leading indicator, an effect that takes k steps to arrive, or spreads over several): the
+  // same selection over them, each covariate's test at 1% over its K + 1 lags (Bonferroni), and
+  // the first K steps left out of the fit (their lagged values are unknown). A known-future
+  // covariate's lagged values over the horizon are known too.
+  static CovariateRegression fit(const std::vector<double>& y, const std::vector<std::vector<double>>& x,
+                                 size_t max_lag = 0);
 
-  // a + sum_j b_j x_j[t]: NaN where a covariate in use is, 0 when unfitted.
+  // a + sum_jk b_jk x_j[t - k]: NaN where a covariate in use is (or t < k), 0 when unfitted.
   double at(const std::vector<std::vector<double>>& x, size_t t) const;
   // y - fit over y's steps: the residual a forecaster forecasts (NaN where either is).
   std::vector<double> residual(const std::vector<double>& y, const std::vector<std::vector<double>>& x) const;

@@ -81,8 +81,9 @@ std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 // history alone and the fit over the horizon is added to every quantile
 // (covariate_regression.h). A window without known-future covariates, or where the fit takes
 // none in, is forecast as `inner` forecasts it (so on a data set without covariates the two
-// score alike).
-std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner);
+// score alike). max_lag > 0: the fit's candidates are the covariates at lags 0..max_lag, and it is
+// named "INNER/lagged-regression".
+std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner, int64_t max_lag = 0);
 
 struct EvalProtocol {
   std::vector<Term> terms{Term::short_term};
@@ -144,6 +145,10 @@ struct EvalRequest {
   int64_t batch_size = 64;
   bool sign_average = false;         // the models' forecasts sign-averaged (ForecastOptions), recorded
                                      // in the result's protocol
+  // > 0: on known-future covariates every forecaster is also scored through the regression over
+  // the covariates' lags 0..regression_lags (NAME/lagged-regression; CovariateRegression::fit's
+  // max_lag), beside NAME/regression (lag 0). Recorded in the result's protocol.
+  int64_t regression_lags = 0;
   std::string out;                   // folder for eval.json and eval.csv; "" = none
   bool quiet = false;                // no progress lines and no table
 };
