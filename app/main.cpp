@@ -188,7 +188,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
-        "                       [--categorical COL,...] [--regression] [--static-covariates COL,...]\n\n"
+        "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
+        "                       [--static-covariates COL,...]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
         "model.safetensors written by model:save (it carries the model's spec), or a released\n"
         "checkpoint folder a plugin reads (Hugging Face Toto 2.0: config.json + model.safetensors\n"
@@ -213,7 +214,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "--future-covariates through an in-context linear regression instead, for any model: each\n"
         "target is fitted over its whole history on those it follows (chosen by a test on their\n"
         "changes; none, and the forecast is the model's own), the model forecasts the residual\n"
-        "alone, and the fit over the horizon is added to every quantile.\n"
+        "alone, and the fit over the horizon is added to every quantile. --regression-lags K fits\n"
+        "it over the covariates' lags 0..K (a leading indicator, an effect that arrives late).\n"
         "--static-covariates names the columns that hold one value per series (the same on every\n"
         "row, or empty): exactly the static covariates the model reads, in any order; one also\n"
         "named by --categorical holds a category, which the model reads as its 0/1 values\n"
@@ -238,6 +240,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
     else if (a == "--regression") o.regression = true;
+    else if (a == "--regression-lags") o.regression_lags = number(a);
     else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical" ||
              a == "--static-covariates") {
       const auto names = comma_list(value());

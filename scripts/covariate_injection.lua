@@ -11,7 +11,7 @@
 --       [layers=4] [variate_layers=1|2] [injection_tasks=1024] [injection_lag=2*horizon]
 --       [injection_lag_step=1] [injection_noise=0] [injection_plain=0] [variate_first=true]
 --       [variate_attention=patch|joint]
---       [covariate_lags=0] [covariate_match=true]
+--       [covariate_lags=0] [covariate_match=true] [regression_lags=0]
 --       [prior=mixed|simple|injection] [signs=positive|both]
 --       [device=cpu|cuda] [runs_dir=runs] [against=OTHER/covariate_injection.json]
 --
@@ -51,6 +51,9 @@ local covariate_lags = whole("covariate_lags", 0, 0)
 -- covariate_match=true: each aligned row also tells the model how well it matches the target so
 -- far (toto2's covariate_match), so the model can tell a covariate that drives it from noise.
 local covariate_match = switch("covariate_match")
+-- regression_lags=K: also score the known-future arms through the in-context regression over the
+-- covariate's lags 0..K (model:forecast's regression_lags), beside the one at lag 0.
+local regression_lags = whole("regression_lags", 0, 0)
 if covariate_match and covariate_lags == 0 then
   error("covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too", 0)
 end
@@ -215,6 +218,7 @@ local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon 
                            variate_attention = variate_attention ~= "patch" and variate_attention or nil,
                            covariate_lags = covariate_lags > 0 and covariate_lags or nil, max_effect = max_effect, max_lag = max_lag,
                            covariate_match = covariate_match or nil,
+                           regression_lags = regression_lags > 0 and regression_lags or nil,
                            signs = prior == "injection" and signs or nil,
                            injection_tasks = prior == "injection" and injection_tasks or nil,
                            injection_lag = prior == "injection" and injection_lag or nil,
@@ -249,6 +253,10 @@ for seed = 0, seeds - 1 do
       if arm.role == "future" then  -- the same covariate through an in-context linear regression
         per_arm[a][i].regression = crps(m:forecast{values = history, future_covariates = {d.x}, horizon = horizon,
                                                    regression = true}, truth)
+        if regression_lags > 0 then
+          per_arm[a][i].lagged = crps(m:forecast{values = history, future_covariates = {d.x}, horizon = horizon,
+                                                 regression = true, regression_lags = regression_lags}, truth)
+        end
       end
     end
   end
@@ -284,19 +292,26 @@ local function change_of(a, key)
   return change, mean_of(a, key), text
 end
 results.summary = {}
-print(string.format("\n\n%-28s %10s %10s   %-46s %s", "arm", "with", "without", "model: with / without - 1 (90% bootstrap)",
-                    "regression: the same"))
+local function row(...) print((string.format("%-28s %10s %10s   %-46s %-46s %s", ...):gsub("%s+$", ""))) end
+print("\n")
+row("arm", "with", "without", "model: with / without - 1 (90% bootstrap)", "regression: the same",
+    regression_lags > 0 and "over lags 0.." .. regression_lags .. ": the same" or "")
 for a, arm in ipairs(arms) do
   local change, with, text = change_of(a, "with")
   local without = mean_of(a, "without")
   results.summary[arm.name] = {change = change, crps_with = with, crps_without = without}
-  local through = "-"
+  local through, lagged = "-", regression_lags > 0 and "-" or ""
   if arm.role == "future" then
     local rc, rmean, rtext = change_of(a, "regression")
     results.summary[arm.name].regression = {change = rc, crps = rmean}
     through = rtext
+    if regression_lags > 0 then
+      local lc, lmean, ltext = change_of(a, "lagged")
+      results.summary[arm.name].lagged_regression = {change = lc, crps = lmean}
+      lagged = ltext
+    end
   end
-  print(string.format("%-28s %10.4f %10.4f   %-46s %s", arm.name, with, without, text, through))
+  row(arm.name, string.format("%.4f", with), string.format("%.4f", without), text, through, lagged)
 end
 print(string.format("(CRPS in the data's units, mean over %d tasks and %d seeds; %d training steps)", tasks, seeds, steps))
 if against then

@@ -424,6 +424,31 @@ TEST_CASE("orrery forecast --regression: the model forecasts the residual, the f
                          "/future.csv --regression");
   CHECK(past.status != 0);
   CHECK_THAT(past.output, Catch::Contains("--regression reads known-future covariates only"));
+
+  // --regression-lags K: the fit over the covariates' lags 0..K, added back the same way.
+  auto lagged = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression "
+                           "--regression-lags 3");
+  INFO(lagged.output);
+  REQUIRE(lagged.status == 0);
+  const std::vector<double> lagged_median = csv_column(lagged.output, "sales_q0.5");
+  const orrery::CovariateRegression over_lags = orrery::CovariateRegression::fit(f.sales, {f.promo}, 3);
+  REQUIRE(over_lags.fitted);
+  CHECK(over_lags.coef[0] > 5);  // the promotion acts on its own day
+  const at::Tensor lagged_residual = at::tensor(over_lags.residual(f.sales, {f.promo}), at::kDouble).view({1, 1, T});
+  // Where a lag reaches before the history the residual is unknown: unobserved steps.
+  const orrery::Forecast direct_lagged = f.model->forecast(at::nan_to_num(lagged_residual, 0.0), at::isfinite(lagged_residual),
+                                                           at::zeros({1, 1}, at::kLong), H, orrery::ForecastOptions{});
+  for (int64_t h = 0; h < H; ++h) {
+    const double expected = direct_lagged.median[0][0][h].item<double>() + over_lags.at({f.promo}, static_cast<size_t>(T + h));
+    CHECK(lagged_median[h] == Approx(expected).epsilon(1e-8));
+  }
+  auto unasked = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression-lags 3");
+  CHECK(unasked.status != 0);
+  CHECK_THAT(unasked.output, Catch::Contains("--regression-lags needs --regression"));
+  auto negative = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression "
+                             "--regression-lags -1");
+  CHECK(negative.status != 0);
+  CHECK_THAT(negative.output, Catch::Contains("--regression-lags must be 0 or the largest lag in steps, got -1"));
 }
 
 TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag") {

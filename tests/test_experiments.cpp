@@ -669,6 +669,19 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   CHECK(tiny("variate_attention=joint", "joint").dump().find("\"variate_attention\":\"joint\"") != std::string::npos);
   // Known-future rows aligned by lag: part of the model.
   CHECK(tiny("covariate_lags=12", "lags").dump().find("\"covariate_lags\":12") != std::string::npos);
+  // The known-future arms also through the regression over lags 0..8: it finds the lags of 1 and
+  // 8 that the regression at lag 0 cannot see, and the past-only arm has none.
+  tiny("regression_lags=8", "lagged");
+  const Json lagged = Json::parse(test::read_text(dir + "/lagged/covariate_injection/covariate_injection.json"));
+  CHECK(lagged["config"]["regression_lags"] == 8);
+  for (const char* arm : {"lag 1, known-future", "lag 8, known-future"}) {
+    INFO(arm << ": " << lagged["summary"][arm].dump());
+    CHECK(lagged["summary"][arm]["lagged_regression"]["crps"].get<double>() <
+          0.5 * lagged["summary"][arm]["crps_without"].get<double>());
+  }
+  CHECK(!lagged["summary"]["lag 8, past-only"].contains("lagged_regression"));
+  CHECK(!r["summary"]["lag 1, known-future"].contains("lagged_regression"));  // not asked for
+  refused("regression_lags=-3", "regression_lags must be a whole number, at least 0, got '-3'");
   // ... reading how well each row matches once aligned.
   CHECK(tiny("covariate_lags=12 covariate_match=true", "match").dump().find("\"covariate_match\":true") != std::string::npos);
   // Injection tasks mixed with their targets alone: a mixture of the tasks' CSV read with and

@@ -248,6 +248,10 @@ const std::vector<Exercise> kExercises = {
      "--future-covariates PetrolPrice,kms --future seatbelts_1983.csv --horizon 12 --regression "
      "--out drivers_1983_regression.csv",
      "", "file:drivers_1983_regression.csv"},
+    {"build/bin/orrery forecast --model runs/covariates --input seatbelts_history.csv --target drivers "
+     "--future-covariates PetrolPrice,kms --future seatbelts_1983.csv --horizon 12 --regression --regression-lags 12 "
+     "--out drivers_1983_lagged.csv",
+     "", "file:drivers_1983_lagged.csv"},
     {"build/bin/orrery run scripts/covariate_injection.lua",
      "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
      "results: runs/covariate_injection/covariate_injection.json"},

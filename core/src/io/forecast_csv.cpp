@@ -252,6 +252,9 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
 
   if (o.regression && o.future_covariates.empty())
     throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
+  if (o.regression_lags < 0)
+    throw Error("forecast: --regression-lags must be 0 or the largest lag in steps, got " + std::to_string(o.regression_lags));
+  if (o.regression_lags > 0 && !o.regression) throw Error("forecast: --regression-lags needs --regression");
   if (o.regression && !o.past_covariates.empty())
     throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "
                 "the horizon to regress on");
@@ -272,7 +275,8 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
       regressors.back().insert(regressors.back().end(), row.ahead.begin(), row.ahead.end());
     }
     for (int64_t s = 0; s < S; ++s) {
-      fits.push_back(CovariateRegression::fit(series[static_cast<size_t>(s)], regressors));
+      fits.push_back(CovariateRegression::fit(series[static_cast<size_t>(s)], regressors,
+                                              static_cast<size_t>(o.regression_lags)));
       series[static_cast<size_t>(s)] = fits.back().residual(series[static_cast<size_t>(s)], regressors);
     }
     rows.clear();

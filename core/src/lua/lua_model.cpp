@@ -130,14 +130,14 @@ std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model,
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
 //                sign_average=, contexts=, past_covariates=, future_covariates=, regression=,
-//                static_covariates=}
+//                regression_lags=, static_covariates=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
                           "sign_average", "contexts", "past_covariates", "future_covariates", "regression",
-                          "static_covariates"});
+                          "regression_lags", "static_covariates"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -199,16 +199,22 @@ int m_forecast(lua_State* L) {
     }
   };
   // regression = true: the known-future covariates enter through an in-context linear fit
-  // (covariate_regression.h), the model forecasting the residual from the history alone.
+  // (covariate_regression.h), the model forecasting the residual from the history alone;
+  // regression_lags = K fits it over their lags 0..K.
   std::optional<CovariateRegression> regression;
-  if (boolean_field(L, 2, "regression", fn).value_or(false)) {
+  const bool regress = boolean_field(L, 2, "regression", fn).value_or(false);
+  const int64_t regression_lags = integer_field(L, 2, "regression_lags", fn).value_or(0);
+  if (regression_lags < 0)
+    throw Error(fn + ": regression_lags must be 0 or the largest lag in steps, got " + std::to_string(regression_lags));
+  if (regression_lags > 0 && !regress) throw Error(fn + ": regression_lags needs regression = true");
+  if (regress) {
     if (!single || future.empty())
       throw Error(fn + ": regression = true fits values = {...} on its future_covariates; give both");
     if (!past.empty())
       throw Error(fn + ": regression = true reads known-future covariates only; past_covariates have no values "
                   "over the horizon to regress on");
     for (size_t i = 0; i < future.size(); ++i) check_future(i, series[0].size());
-    regression = CovariateRegression::fit(series[0], future);
+    regression = CovariateRegression::fit(series[0], future, static_cast<size_t>(regression_lags));
     series[0] = regression->residual(series[0], future);
   }
   if (!regression && (!past.empty() || !future.empty())) {

@@ -27,6 +27,7 @@ struct ForecastCsvOptions {
   // follows, and the model forecasts the residual alone, so any model can use them. No past-only
   // covariates with it.
   bool regression = false;
+  int64_t regression_lags = 0;  // with regression: fitted over the covariates' lags 0..K
   // Columns that hold one value per series (the same on every row where given): exactly the
   // static covariates the model reads, in any order. They apply to every target of the file.
   std::vector<std::string> static_covariates;
