@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/error.h"
+#include "orrery/host/covariate_regression.h"
 #include "orrery/host/eval_protocol.h"
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
@@ -101,8 +102,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     else if (a == "--sign-average") r.sign_average = true;
     else if (a == "--regression-lags") {
       r.regression_lags = parse_whole_number("eval: --regression-lags", value());
-      if (r.regression_lags < 0)
-        throw Error("eval: --regression-lags must be 0 or the largest lag in steps, got " + std::to_string(r.regression_lags));
+      check_regression_lags(r.regression_lags, "eval: --regression-lags");
     }
     else if (a == "--device") device = value();
     else if (a == "--out") r.out = value();

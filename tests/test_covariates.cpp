@@ -953,6 +953,16 @@ TEST_CASE("the covariate regression over lags finds a leading indicator the cont
   }
   for (size_t h = 0; h < 6; ++h) CHECK(f.at({x, noise}, 300 + h) == Approx(10 + 2 * x[297 + h]).margin(0.05));
   CHECK(std::isnan(f.at({x, noise}, 2)));  // x 3 steps back is not there
+  // A lag past the history tries no more than the history's length (and allocates nothing more).
+  const CovariateRegression huge = CovariateRegression::fit(y, {x, noise}, size_t{1} << 60);
+  CHECK(huge.lags == y.size());
+  CHECK(!huge.fitted);
+  CHECK(huge.at({x, noise}, 300) == 0);
+  CHECK_THROWS_WITH(orrery::check_regression_lags(-4, "model:forecast: regression_lags"),
+                    "model:forecast: regression_lags must be 0 or the largest lag in steps, got -4");
+  CHECK_THROWS_WITH(orrery::check_regression_lags(99999999999, "eval: --regression-lags"),
+                    "eval: --regression-lags must be at most 1024 steps, got 99999999999");
+  CHECK_NOTHROW(orrery::check_regression_lags(1024, "eval: --regression-lags"));
 }
 
 TEST_CASE("the covariate regression takes one of two covariates that move together, and drops straight lines") {

@@ -124,6 +124,9 @@ struct Design {
 CovariateRegression CovariateRegression::fit(const std::vector<double>& y, const std::vector<std::vector<double>>& given,
                                              size_t max_lag) {
   CovariateRegression f;
+  // A lag past the history leaves no step with every candidate known: nothing to try there (and
+  // a huge max_lag allocates nothing).
+  max_lag = std::min(max_lag, y.size());
   f.lags = max_lag;
   for (size_t j = 0; j < given.size(); ++j)
     if (given[j].size() < y.size())
@@ -240,6 +243,14 @@ std::vector<double> CovariateRegression::residual(const std::vector<double>& y,
     out[t] = std::isfinite(v) ? y[t] - v : std::numeric_limits<double>::quiet_NaN();
   }
   return out;
+}
+
+void check_regression_lags(int64_t lags, const std::string& what) {
+  if (lags < 0) throw Error(what + " must be 0 or the largest lag in steps, got " + std::to_string(lags));
+  // Each lag is a candidate column of the whole history; past this many, a covariate's 1% test
+  // over its lags asks |t| >= 4.4, and the columns of a long history would fill memory.
+  if (lags > kMaxRegressionLags)
+    throw Error(what + " must be at most " + std::to_string(kMaxRegressionLags) + " steps, got " + std::to_string(lags));
 }
 
 }  // namespace orrery

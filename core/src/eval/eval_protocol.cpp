@@ -394,7 +394,7 @@ class RegressionForecaster final : public EvalForecaster {
 }  // namespace
 
 std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner, int64_t max_lag) {
-  if (max_lag < 0) throw Error("regression: the largest lag must be at least 0, got " + std::to_string(max_lag));
+  check_regression_lags(max_lag, "regression: the largest lag");
   return std::make_unique<RegressionForecaster>(std::move(inner), static_cast<size_t>(max_lag));
 }
 
@@ -782,9 +782,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
                       s.name + "': evaluate it on data that names the same ones (static_covariates)");
       known_future = known_future || !s.future.empty();
     }
-  if (r.regression_lags < 0)
-    throw Error("evaluation: regression_lags must be 0 (the covariates as given) or the largest lag in steps, got " +
-                std::to_string(r.regression_lags));
+  check_regression_lags(r.regression_lags, "evaluation: regression_lags");
   std::vector<int64_t> regression_lag_sets;  // the regressions each forecaster is also scored through
   if (known_future) regression_lag_sets.push_back(0);
   if (known_future && r.regression_lags > 0) regression_lag_sets.push_back(r.regression_lags);

@@ -252,8 +252,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
 
   if (o.regression && o.future_covariates.empty())
     throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
-  if (o.regression_lags < 0)
-    throw Error("forecast: --regression-lags must be 0 or the largest lag in steps, got " + std::to_string(o.regression_lags));
+  check_regression_lags(o.regression_lags, "forecast: --regression-lags");
   if (o.regression_lags > 0 && !o.regression) throw Error("forecast: --regression-lags needs --regression");
   if (o.regression && !o.past_covariates.empty())
     throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "

@@ -9,6 +9,7 @@
 #include "orrery/host/backtest.h"
 #include "orrery/host/bootstrap.h"
 #include "orrery/host/data_mixture.h"
+#include "orrery/host/covariate_regression.h"
 #include "orrery/host/eval_protocol.h"
 #include "orrery/host/load_model.h"
 #include "orrery/host/model.h"
@@ -101,7 +102,7 @@ int l_eval(lua_State* L) {
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
   if (auto v = integer_field(L, 1, "regression_lags", fn)) {
-    if (*v < 0) throw Error(fn + ": regression_lags must be 0 or the largest lag in steps, got " + std::to_string(*v));
+    check_regression_lags(*v, fn + ": regression_lags");
     r.regression_lags = *v;
   }
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;

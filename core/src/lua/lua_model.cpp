@@ -204,8 +204,7 @@ int m_forecast(lua_State* L) {
   std::optional<CovariateRegression> regression;
   const bool regress = boolean_field(L, 2, "regression", fn).value_or(false);
   const int64_t regression_lags = integer_field(L, 2, "regression_lags", fn).value_or(0);
-  if (regression_lags < 0)
-    throw Error(fn + ": regression_lags must be 0 or the largest lag in steps, got " + std::to_string(regression_lags));
+  check_regression_lags(regression_lags, fn + ": regression_lags");
   if (regression_lags > 0 && !regress) throw Error(fn + ": regression_lags needs regression = true");
   if (regress) {
     if (!single || future.empty())

@@ -5,6 +5,8 @@
 // where the covariates are known. Past-only covariates have no horizon values, so it does not use
 // them. One mechanism for every forecaster: a foundation model, ETS, a naive forecast.
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace orrery {
@@ -14,7 +16,7 @@ struct CovariateRegression {
   // One per covariate and lag, covariate by covariate: coef[j * (lags + 1) + k] multiplies
   // x_j[t - k]; 0 for one not taken in. Without lags, one per covariate.
   std::vector<double> coef;
-  size_t lags = 0;           // the largest lag it tried
+  size_t lags = 0;           // the largest lag it tried (max_lag, at most the history's length)
   bool fitted = false;       // no covariate taken in (or too few steps): the fit is 0 everywhere
   size_t steps = 0;          // the steps it was fitted on (target and every covariate observed)
 
@@ -47,5 +49,11 @@ struct CovariateRegression {
   // y - fit over y's steps: the residual a forecaster forecasts (NaN where either is).
   std::vector<double> residual(const std::vector<double>& y, const std::vector<std::vector<double>>& x) const;
 };
+
+// The largest lag a caller asks the regression for: 0 (the covariates as given) to
+// kMaxRegressionLags, else an Error "<what> must be 0 or the largest lag in steps, got K" (or
+// "at most ..."). `what` names the option or flag.
+inline constexpr int64_t kMaxRegressionLags = 1024;
+void check_regression_lags(int64_t lags, const std::string& what);
 
 }  // namespace orrery
