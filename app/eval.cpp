@@ -21,8 +21,8 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
-        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--regression-lags K]\n"
-        "                   [--device cpu|cuda] [--out DIR]\n\n"
+        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox]\n"
+        "                   [--regression-lags K] [--device cpu|cuda] [--out DIR]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
         "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
@@ -50,6 +50,9 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --batch-size N       windows per forward pass (default 64)\n"
         "  --sign-average       average each model's forecast with the negated forecast of the negated\n"
         "                       history (two passes; for models trained with sign flips)\n"
+        "  --box-cox            each model forecasts each window's Box-Cox transform (its exponent in\n"
+        "                       [0, 1] by Guerrero's method over blocks of the season; none where a\n"
+        "                       value is <= 0) and maps every quantile back\n"
         "  --regression-lags K  on known-future covariates, also score each forecaster through the\n"
         "                       regression over the covariates' lags 0..K (NAME/lagged-regression),\n"
         "                       beside NAME/regression (lag 0)\n"
@@ -100,6 +103,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
+    else if (a == "--box-cox") r.box_cox = true;
     else if (a == "--regression-lags") {
       r.regression_lags = parse_whole_number("eval: --regression-lags", value());
       check_regression_lags(r.regression_lags, "eval: --regression-lags");
@@ -116,6 +120,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   }
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
+  if (r.box_cox && models.empty()) throw Error("eval: --box-cox transforms what models forecast: give --model");
   Registry& registry = Registry::global();
   if (source) {
     r.data = source->name;

@@ -186,7 +186,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
-        "                       [--precision fp32|bf16] [--sign-average] [--target COL,...]\n"
+        "                       [--precision fp32|bf16] [--sign-average] [--box-cox [--season M]]\n"
+        "                       [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
         "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
         "                       [--static-covariates COL,...]\n\n"
@@ -203,6 +204,10 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n"
         "--sign-average averages the forecast with the negated forecast of the negated series,\n"
         "level q with level 1-q (two passes; for models trained with sign flips).\n"
+        "--box-cox forecasts each series' Box-Cox transform and maps every quantile back: its\n"
+        "exponent in [0, 1] (log to none) by Guerrero's method over blocks of --season M steps (1 by\n"
+        "default: blocks of 2), for series whose swings grow with their level; a series with a value\n"
+        "<= 0 is forecast as it is.\n"
         "--target names the columns to forecast (default: every column not named a covariate).\n"
         "Covariates (docs/covariates.md; the model must read variate roles): --past-covariates are\n"
         "columns of the input known up to the forecast's start; --future-covariates are known over\n"
@@ -223,6 +228,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
+  bool season_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
       if (i + 1 >= args.size()) throw Error("forecast: " + args[i] + " needs a value");
@@ -239,6 +245,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
+    else if (a == "--box-cox") o.box_cox = true;
+    else if (a == "--season") o.season = number(a), season_given = true;
     else if (a == "--regression") o.regression = true;
     else if (a == "--regression-lags") o.regression_lags = number(a);
     else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical" ||
@@ -254,6 +262,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
   }
   if (o.model.empty() || o.input.empty() || !o.horizon)
     throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
+  if (season_given && !o.box_cox) throw Error("forecast: --season sets the blocks of --box-cox's exponent; give --box-cox");
   Registry& r = Registry::global();
   report_problems(r);
   forecast_csv(o, r);

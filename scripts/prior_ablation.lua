@@ -15,7 +15,7 @@
 -- default families keep their proportions in the rest), sets another option of the synthetic
 -- source, augments the default mix, or changes the recipe (the patch size, the loss's weights,
 -- the observability share, the context length and the steps), or changes how the models are scored (the context they forecast
--- from). Arms that change different things join with '+': classical16+early
+-- from, a Box-Cox transform). Arms that change different things join with '+': classical16+early
 -- is classical16 with early's loss weights. Results: runs/prior_ablation/prior_ablation.json (rewritten after every run; run again
 -- to resume, nothing retrained).
 
@@ -68,6 +68,10 @@ local arms_known = {
   -- by level (orrery.eval's context = {64, 512}: a context ensemble), a hedge between a short
   -- history that follows a moved level and a long one that shows a stable cycle.
   ensemble64   = {eval_context = {64, "all"}},
+  -- Scoring too: each window's Box-Cox transform forecast and mapped back, its exponent in [0, 1]
+  -- by Guerrero's method over the window's history in blocks of its season (orrery.eval's
+  -- box_cox), so a series whose swings grow with its level is read as one whose swings are steady.
+  boxcox       = {eval_box_cox = true},
   -- Trained and scored on short histories: contexts of 64 to 128 steps rather than 64 to 512, so
   -- a step costs about a quarter; context128x3 spends that on three times the steps.
   context128   = {train_context = 128, eval_context = 128},
@@ -81,7 +85,7 @@ local arms_known = {
   full         = {min_context = 0},
 }
 local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, obs0, " ..
-                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, ensemble64, " ..
+                  "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, ensemble64, boxcox, " ..
                   "context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early"
 
 -- Arms joined by '+' ("classical16+early") are one arm with the settings of each. Tables of
@@ -146,6 +150,7 @@ results.scores = results.scores or {}  -- arm -> split -> seed -> {configuration
 results.families = results.families or {}
 results.trained = results.trained or {}  -- arm -> how its runs were trained
 results.scored = results.scored or {}    -- arm -> how its models were scored
+results.summaries = results.summaries or {}  -- arm -> split -> seed -> {mase, crps, coverage}
 
 -- Saved scores count only for the training they came from: a rerun with other steps, context,
 -- batch or arm options must not pass old numbers off as new ones.
@@ -195,7 +200,7 @@ for _, arm in ipairs(arms) do
     for i, v in ipairs(c) do out[i] = v == "all" and arm_context or v end
     return out
   end
-  local scored = {context = resolved(arms_known[arm].eval_context) or context}
+  local scored = {context = resolved(arms_known[arm].eval_context) or context, box_cox = arms_known[arm].eval_box_cox}
   for i, c in ipairs(type(scored.context) == "table" and scored.context or {}) do  -- refused before any training
     for k = 1, i - 1 do
       if scored.context[k] == c then error("arm '" .. arm .. "' scores from " .. c .. " steps twice; give context= above " .. c, 0) end
@@ -249,8 +254,14 @@ for _, arm in ipairs(arms) do
       end
       for _, split in ipairs({"validation", "test"}) do
         local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,
-                               context = scored.context, quiet = true}
+                               context = scored.context, box_cox = scored.box_cox, quiet = true}
         results.scores[arm][split][key] = zs.scores_of(ev)
+        for _, row in ipairs(ev.summary) do  -- the seed's geometric means: MASE, CRPS, coverage
+          if row.model == arm then
+            results.summaries[arm] = results.summaries[arm] or {validation = {}, test = {}}
+            results.summaries[arm][split][key] = {mase = row.mase, crps = row.crps, coverage = row.coverage}
+          end
+        end
       end
       orrery.write_json(results_path, results)
       io.write(string.format("\r%-12s seed %d: %s   (%ds)   ", arm, seed, note, os.time() - t0))

@@ -39,12 +39,14 @@ model:save(run.run_dir .. "/model.safetensors")   -- before scoring: a failed ev
 -- the GIFT-Eval way: MASE and CRPS of the last windows of every series, as ratios to seasonal
 -- naive on the same windows (below 1 beats it), next to the classical baselines. The model
 -- forecasts each window from its last 64 steps and from its whole 512-step context and averages
--- the two level by level (a context ensemble: README, "Context ensembles").
+-- the two level by level (a context ensemble: README, "Context ensembles"), each on the window's
+-- Box-Cox transform, mapped back (README, "Box-Cox at inference").
 local eval = orrery.eval{
   model   = model,
   name    = "quickstart",
   data    = benchmark,
   context = {64, 512},
+  box_cox = true,
   out     = run.run_dir,   -- eval.json and eval.csv beside the run
 }
 local mine, best = nil, nil

@@ -12,10 +12,13 @@
 -- the whole context, the two averaged level by level (better than the whole context alone on the
 -- validation and test windows, no different from the last 64 alone: README, "Context ensembles");
 -- short_context=0 scores from the whole context only (the default where context is 64 or less).
+-- Each window's Box-Cox transform is forecast and mapped back, its exponent by Guerrero's method
+-- (better on the validation windows: README, "Box-Cox at inference"); box_cox=false forecasts the
+-- windows as they are.
 --
 --   orrery run scripts/zero_shot.lua [recipe=classical16|classical16_full|toto] [steps=6000] [seconds=N] [seed=0]
 --                                    [device=cpu|cuda] [preset=toto2-4m] [batch=32] [context=512]
---                                    [short_context=64] [name=zero_shot]
+--                                    [short_context=64] [box_cox=true] [name=zero_shot]
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local device = args.device or "cpu"
@@ -25,6 +28,7 @@ local short_context = context > 64 and 64 or 0
 if args.short_context then short_context = tonumber(args.short_context) end
 assert(short_context and short_context >= 0 and short_context < context and short_context == math.floor(short_context),
        "short_context must be a whole number from 0 to context - 1, got '" .. tostring(args.short_context) .. "'")
+local box_cox = require("lib.args").switch(args, "box_cox", true)
 local zs = require("lib.zero_shot")
 local benchmark = zs.benchmark(args.data, here .. "../assets/data")
 local seed = zs.seed(args.seed)
@@ -43,6 +47,7 @@ local eval = orrery.eval{
   name    = "zero_shot",
   data    = benchmark,
   context = short_context > 0 and {short_context, context} or context,
+  box_cox = box_cox,
   out     = run.run_dir,
 }
 print(string.format("\n%d steps in %.0f s; loss %.4f -> %.4f. Results: %s/eval.csv",

@@ -167,6 +167,9 @@ const std::vector<Row>& rows() {
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon"; }},
       {"cli-forecast-unknown-flag", 1, "orrery: forecast: unknown argument '--horizn' (see orrery forecast --help)",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizn 3"; }},
+      {"cli-forecast-season-without-box-cox", 1,
+       "orrery: forecast: --season sets the blocks of --box-cox's exponent; give --box-cox",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --season 12"; }},
       {"cli-forecast-bad-device", 1,
        "orrery: device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got \"tpu\"",
        [](auto& d) {
@@ -195,6 +198,8 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --split bogus"; }},
       {"cli-eval-validation-windows", 1, "orrery: eval: --validation-windows needs --split validation",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --validation-windows 5"; }},
+      {"cli-eval-box-cox", 1, "orrery: eval: --box-cox transforms what models forecast: give --model",
+       [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --box-cox"; }},
       {"cli-eval-sign-average", 1, "orrery: eval: --sign-average averages models' forecasts: give --model",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --sign-average"; }},
       {"cli-eval-regression-lags", 1, "orrery: eval: --regression-lags must be 0 or the largest lag in steps, got -2",
@@ -586,6 +591,23 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: model:forecast: future_covariates[1] has no value at horizon step 2: a known-future "
        "covariate must be known there",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, future_covariates = {{4, 5, 6, 7, 0/0}}, horizon = 2}"); }},
+      {"forecast-box-cox-exponent", 1,
+       "orrery: script.lua:2: box_cox's exponent must lie in [0, 1] (0: log, 1: none), got 1.5",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = 1.5, horizon = 2}"); }},
+      {"forecast-box-cox-type", 1,
+       "orrery: script.lua:2: model:forecast: box_cox must be true (Guerrero's exponent), false or an exponent in "
+       "[0, 1], got a string",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = \"yes\", horizon = 2}"); }},
+      {"forecast-box-cox-nan", 1,
+       "orrery: script.lua:2: model:forecast: box_cox must be true (Guerrero's exponent), false or an exponent in "
+       "[0, 1], got NaN",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = 0/0, horizon = 2}"); }},
+      {"forecast-season-without-box-cox", 1,
+       "orrery: script.lua:2: model:forecast: season sets the blocks of box_cox = true's exponent; give box_cox = "
+       "true with it",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, season = 12, horizon = 2}"); }},
+      {"forecast-box-cox-season", 1, "orrery: script.lua:2: forecast season must be at least 1 step (1: none), got 0",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = true, season = 0, horizon = 2}"); }},
       {"forecast-future-covariate-magnitude", 1,
        "orrery: script.lua:2: model:forecast: future_covariates[1]: the value 1e+200 at horizon step 2 is beyond "
        "+-1e150, where the forecast's float64 scaling overflows; rescale the covariate",

@@ -11,7 +11,9 @@
 #include <set>
 
 #include "orrery/error.h"
+#include "orrery/host/box_cox.h"
 #include "orrery/host/eval_protocol.h"
+#include "orrery/host/model.h"
 #include "orrery/host/file_tree.h"
 #include "orrery/frequency.h"
 #include "orrery/host/scoring.h"
@@ -554,7 +556,7 @@ TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain
   up.series.push_back({"a", y, 12, {}, {}});
   down.series.push_back({"a", minus_y, 12, {}, {}});
   auto score = [&](bool sign_average, const EvalDataset& d) {
-    auto f = model_forecaster(*model, "tiny", {64}, 8, nullptr, sign_average);
+    auto f = model_forecaster(*model, "tiny", {64}, 8, nullptr, {.sign_average = sign_average});
     const Json r = run_eval({d}, {f.get()}, EvalProtocol{});
     return std::pair{r["rows"][0]["mase"].get<double>(), r["rows"][0]["crps"].get<double>()};
   };
@@ -563,4 +565,103 @@ TEST_CASE("a sign-averaged model scores a series and its negation alike; a plain
   CHECK(mase_up == Approx(mase_down).epsilon(1e-9));
   CHECK(crps_up == Approx(crps_down).epsilon(1e-9));
   CHECK(score(false, up).second != Approx(score(false, down).second).epsilon(1e-6));
+}
+
+TEST_CASE("Box-Cox: the transform inverts, and Guerrero's exponent reads how a series' swings grow with its level") {
+  for (double lambda : {0.0, 0.25, 0.5, 1.0})
+    for (double y : {1e-3, 0.7, 5.0, 1e4}) {
+      INFO("lambda " << lambda << ", y " << y);
+      CHECK(inverse_box_cox(box_cox(y, lambda), lambda) == Approx(y).epsilon(1e-12));
+    }
+  CHECK(box_cox(std::exp(2.0), 0) == Approx(2.0));
+  CHECK(inverse_box_cox(-3, 0.5) == 0);  // below the transform's range: the series' floor
+  CHECK(std::isnan(inverse_box_cox(std::nan(""), 0.5)));
+
+  // Swings in proportion to the level (a multiplicative season on exponential growth): every
+  // block of a season is the one before, scaled, so the log (0) makes them equal. Swings of a
+  // fixed size on a growing level: none (1).
+  std::vector<double> multiplicative, additive;
+  for (int t = 0; t < 120; ++t) {
+    multiplicative.push_back(100 * std::exp(0.02 * t) * (1 + 0.3 * std::sin(2 * M_PI * t / 4)));
+    additive.push_back(100 + 0.5 * t + 10 * std::sin(2 * M_PI * t / 4));
+  }
+  CHECK(guerrero_lambda(multiplicative, 4) == 0);
+  CHECK(guerrero_lambda(additive, 4) == 1);
+  // In between: swings that grow as the level's square root.
+  std::vector<double> root;
+  for (int t = 0; t < 120; ++t) {
+    const double level = 100 * std::exp(0.03 * t);
+    root.push_back(level + std::sqrt(level) * 3 * std::sin(2 * M_PI * t / 4));
+  }
+  CHECK(guerrero_lambda(root, 4) == Approx(0.5).margin(0.05));
+  // Gaps are skipped; a value <= 0, or fewer than three blocks, leaves the series as it is.
+  std::vector<double> gappy = multiplicative;
+  gappy[7] = gappy[50] = std::nan("");
+  CHECK(guerrero_lambda(gappy, 4) <= 0.02);
+  std::vector<double> zero = multiplicative;
+  zero[3] = 0;
+  CHECK(guerrero_lambda(zero, 4) == 1);
+  CHECK(guerrero_lambda(std::vector<double>(multiplicative.begin(), multiplicative.begin() + 11), 4) == 1);
+  CHECK(guerrero_lambda(std::vector<double>(multiplicative.begin(), multiplicative.begin() + 12), 4) == 0);
+  CHECK(guerrero_lambda(std::vector<double>(40, 3.0), 4) == 1);  // no block moves
+}
+
+TEST_CASE("a Box-Cox forecast is the transformed series' forecast mapped back, level by level") {
+  auto model = test::tiny_model(5);
+  std::vector<double> y, logs;
+  // 128 steps: whole patches of the tiny model's 32, no left padding (whose zeros a shift would move).
+  for (int t = 0; t < 128; ++t) y.push_back(50 * std::exp(0.015 * t) * (1 + 0.25 * std::sin(2 * M_PI * t / 12)));
+  for (double v : y) logs.push_back(std::log(v));
+  const at::Tensor x = at::tensor(y, at::kDouble).view({1, 1, -1}), lx = at::tensor(logs, at::kDouble).view({1, 1, -1});
+  const at::Tensor seen = at::ones_like(x, at::kBool), ids = at::zeros({1, 1}, at::kLong);
+  ForecastOptions plain, log_, guerrero;
+  plain.levels = log_.levels = guerrero.levels = {0.1, 0.5, 0.9};
+  plain.mean = log_.mean = guerrero.mean = true;
+  log_.box_cox = 0;
+  const Forecast f = model->forecast(x, seen, ids, 12, log_), of_logs = model->forecast(lx, seen, ids, 12, plain);
+  CHECK(at::allclose(f.quantiles, of_logs.quantiles.exp(), 1e-12, 0));
+  CHECK(at::allclose(f.median, of_logs.median.exp(), 1e-12, 0));
+  // The mean integrates the mapped quantile function (the levels forecast() averages for it), not
+  // the map of the transformed mean.
+  ForecastOptions grid = log_;
+  grid.mean = false, grid.levels.clear();
+  for (int i = 0; i < 32; ++i) grid.levels.push_back((i + 0.5) / 32);
+  CHECK(at::allclose(f.mean, model->forecast(x, seen, ids, 12, grid).quantiles.mean(0), 1e-12, 0));
+  CHECK(!at::allclose(f.mean, of_logs.mean.exp(), 1e-6, 0));
+  // Guerrero's exponent, over blocks of the season: this series' swings grow with its level.
+  guerrero.box_cox = std::numeric_limits<double>::quiet_NaN(), guerrero.season = 12;
+  CHECK(guerrero_lambda(y, 12) == 0);
+  CHECK(at::allclose(model->forecast(x, seen, ids, 12, guerrero).quantiles, f.quantiles, 1e-12, 0));
+  // Exponent 1 is a shift by 1, which the scaler undoes (on whole patches); a quantile below the
+  // transform's range (this untrained model's lowest go below 0) reads the floor, 0.
+  ForecastOptions one = plain;
+  one.box_cox = 1;
+  const at::Tensor below = model->forecast(x, seen, ids, 12, plain).quantiles;
+  CHECK((below < 0).any().item<bool>());
+  CHECK(at::allclose(model->forecast(x, seen, ids, 12, one).quantiles, below.clamp_min(0), 1e-4, 0));
+  // A series with a value <= 0 is forecast as it is; the other series of the batch is transformed.
+  at::Tensor pair = at::cat({x, x - 60});
+  const at::Tensor two_seen = at::ones_like(pair, at::kBool), two_ids = at::zeros({2, 1}, at::kLong);
+  const Forecast both = model->forecast(pair, two_seen, two_ids, 12, guerrero);
+  const Forecast as_is = model->forecast(pair, two_seen, two_ids, 12, plain);
+  CHECK(at::allclose(both.quantiles.select(1, 1), as_is.quantiles.select(1, 1), 1e-12, 0));
+  CHECK(at::allclose(both.quantiles.select(1, 0), f.quantiles.select(1, 0), 1e-5, 0));  // a batch of 2, not 1
+  ForecastOptions bad = plain;
+  bad.box_cox = 1.5;
+  CHECK_THROWS_WITH(model->forecast(x, seen, ids, 12, bad), Catch::Contains("must lie in [0, 1]"));
+
+  // The eval scores a model's Box-Cox forecasts with each window's season, and says so.
+  EvalDataset d;
+  d.name = "growing", d.frequency = Frequency::parse("M");
+  d.series.push_back({"a", y, 12, {}, {}});
+  auto transformed = model_forecaster(*model, "tiny", {64}, 8, nullptr, {.box_cox = true});
+  auto untransformed = model_forecaster(*model, "tiny", {64}, 8);
+  const Json r = run_eval({d}, {transformed.get(), untransformed.get()}, EvalProtocol{});
+  CHECK(r["rows"][0]["crps"].get<double>() != Approx(r["rows"][1]["crps"].get<double>()).epsilon(1e-6));
+  const std::vector<std::vector<double>> windows{std::vector<double>(y.begin(), y.end() - 12)};
+  const auto one_window = transformed->forecast(windows, 12, 12, {0.1, 0.5, 0.9});
+  ForecastOptions by_hand = guerrero;
+  by_hand.mean = false;
+  const Forecast expected = model->forecast(x.narrow(2, 52, 64), seen.narrow(2, 52, 64), ids, 12, by_hand);
+  for (int64_t h = 0; h < 12; ++h) CHECK(one_window[0][1][h] == Approx(expected.median[0][0][h].item<double>()).epsilon(1e-12));
 }

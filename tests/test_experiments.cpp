@@ -150,7 +150,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   const std::string dir = checkout("prior-ablation");
   const std::string cmd =
       "scripts/prior_ablation.lua arms=default,ets,augmented,short,patch16,obs20,obs0,averaged,classical16,early,classical16+early,classical+patch8,"
-      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+ensemble64,classical16+context128x3,classical16+full "
+      "classical16+persistent+steep,classical16+window4,classical16+context64,classical16+ensemble64,classical16+ensemble64+boxcox,classical16+context128x3,classical16+full "
       "seeds=2 "
       "steps=3 batch=2 "
       "context=128";
@@ -226,6 +226,13 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK(!fs::exists(dir + "/runs/prior_ablation/runs/classical16+ensemble64-s0"));
   CHECK(r["scores"]["classical16+ensemble64"]["test"] != r["scores"]["classical16+context64"]["test"]);
   CHECK(r["scores"]["classical16+ensemble64"]["test"] != r["scores"]["classical16"]["test"]);
+  // boxcox: the same ensemble, each window's Box-Cox transform forecast; another score, no training.
+  CHECK(r["scored"]["classical16+ensemble64+boxcox"]["box_cox"] == true);
+  CHECK(!fs::exists(dir + "/runs/prior_ablation/runs/classical16+ensemble64+boxcox-s0"));
+  CHECK(r["scores"]["classical16+ensemble64+boxcox"]["test"] != r["scores"]["classical16+ensemble64"]["test"]);
+  // Each seed's geometric means are kept beside its scores.
+  CHECK(r["summaries"]["classical16+ensemble64+boxcox"]["test"]["1"]["crps"].get<double>() > 0);
+  CHECK(r["summaries"]["classical16"]["validation"]["0"].contains("coverage"));
   // context128x3: trained on at most 128 steps for three times the steps, scored from 128.
   CHECK(r["trained"]["classical16+context128x3"]["steps"] == 9);
   CHECK(r["trained"]["classical16+context128x3"]["context"] == 128);
@@ -275,7 +282,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, obs0, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
-          "ensemble64, context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early)");
+          "ensemble64, boxcox, context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+ensemble64 context=64",
           "arm 'classical16+ensemble64' scores from 64 steps twice; give context= above 64");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+context64+ensemble64",
@@ -336,9 +343,10 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   // Scored as a context ensemble: the last 64 steps and the whole context.
   const Json scored = Json::parse(test::read_text(dir + "/runs/zero_shot/eval.json"));
   CHECK(scored["protocol"]["contexts"] == Json::array({64, 128}));
+  CHECK(scored["protocol"]["box_cox"] == true);
   CHECK_THAT(def.output, Catch::Contains("averaged over the last 64, 128 steps: a context ensemble"));
 
-  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto short_context=0" + small);
+  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto short_context=0 box_cox=false" + small);
   INFO(toto.output);
   REQUIRE(toto.status == 0);
   const Json t = Json::parse(test::read_text(dir + "/runs/toto/config.json"));
@@ -346,7 +354,10 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   CHECK(!t["data"]["options"]["sources"][0]["options"]["families"].contains("ets"));
   CHECK(t["model"]["seed"] == 1);
   CHECK(t["train"]["seed"] == 1);
-  CHECK(Json::parse(test::read_text(dir + "/runs/toto/eval.json"))["protocol"]["contexts"] == Json::array({128}));
+  const Json toto_scored = Json::parse(test::read_text(dir + "/runs/toto/eval.json"));
+  CHECK(toto_scored["protocol"]["contexts"] == Json::array({128}));
+  CHECK(!toto_scored["protocol"].contains("box_cox"));
+  refuses(dir, "scripts/zero_shot.lua box_cox=yes" + small, "box_cox must be true or false, got 'yes'");
   refuses(dir, "scripts/zero_shot.lua short_context=128" + small,
           "short_context must be a whole number from 0 to context - 1, got '128'");
   refuses(dir, "scripts/zero_shot.lua short_context=some" + small, "got 'some'");
@@ -372,6 +383,8 @@ TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, s
   CHECK(q["data"]["options"]["min_context"] == 0);  // every sample observed over its whole context
   const Json scored = Json::parse(test::read_text(dir + "/runs/quickstart/eval.json"));
   CHECK(scored["protocol"]["contexts"] == Json::array({64, 512}));
+  CHECK(scored["protocol"]["box_cox"] == true);  // each window's Box-Cox transform, mapped back
+  CHECK_THAT(quick.output, Catch::Contains("Box-Cox transform, its exponent by Guerrero's method"));
   CHECK_THAT(quick.output, Catch::Contains("best classical baseline"));
 
   // zero_shot.lua's recipe at the same seed and steps trains the same model, weight for weight.

@@ -142,6 +142,9 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery eval --model runs/quickstart --context 64,512 --baselines ets",
      "build/bin/orrery eval --model runs/quickstart --context 64,512 --baselines ets --data nile",
      "averaged over the last 64, 512 steps: a context ensemble"},
+    {"build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --baselines ets",
+     "build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --baselines ets --data nile",
+     "Box-Cox transform, its exponent by Guerrero's method"},
     // docs/performance.md: the bench beside a real run of the same shape.
     {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --repeats 30",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1",
@@ -225,6 +228,11 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+ensemble64,classical16+full+ensemble64+steps45 "
      "steps=2400",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+ensemble64,classical16+full+ensemble64+steps45 "
+     "seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+ensemble64,classical16+full+ensemble64+boxcox "
+     "steps=2400",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+ensemble64,classical16+full+ensemble64+boxcox "
      "seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",

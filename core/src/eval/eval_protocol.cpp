@@ -197,9 +197,9 @@ void check_contexts(const std::vector<int64_t>& contexts) {
 class ModelForecaster final : public EvalForecaster {
  public:
   ModelForecaster(Model& m, std::string name, std::vector<int64_t> contexts, int64_t batch,
-                  const Interrupt* interrupt, bool sign_average, bool covariates)
+                  const Interrupt* interrupt, ForecastRecipe recipe, bool covariates)
       : model_(m), name_(std::move(name)), contexts_(std::move(contexts)), batch_(batch), interrupt_(interrupt),
-        sign_average_(sign_average), covariates_(covariates), statics_(!m.static_covariates().empty()) {
+        recipe_(recipe), covariates_(covariates), statics_(!m.static_covariates().empty()) {
     context_ = *std::max_element(contexts_.begin(), contexts_.end());
     if (contexts_.size() == 1) contexts_.clear();  // one context: the windows' own histories
   }
@@ -242,11 +242,7 @@ class ModelForecaster final : public EvalForecaster {
         }
       }
       const SeriesBatch b = series_batch(rows, labels, context_);
-      ForecastOptions o;
-      o.levels = levels;
-      o.interrupt = interrupt_;
-      o.sign_average = sign_average_;
-      o.contexts = contexts_;
+      ForecastOptions o = options(season, levels);
       if (covariates_) o.roles = at::tensor(roles, at::kLong).view({n, V}), o.future = ahead;
       if (statics_) {
         std::vector<at::Tensor> each;
@@ -263,7 +259,7 @@ class ModelForecaster final : public EvalForecaster {
   }
 
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
-                                                         int64_t, int64_t horizon,
+                                                         int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
     std::vector<std::vector<std::vector<double>>> out;
     for (size_t start = 0; start < histories.size(); start += static_cast<size_t>(batch_)) {
@@ -273,11 +269,7 @@ class ModelForecaster final : public EvalForecaster {
       std::vector<std::string> labels;
       for (size_t i = start; i < end; ++i) labels.push_back("window " + std::to_string(i + 1));
       const SeriesBatch b = series_batch(part, labels, context_);
-      ForecastOptions o;
-      o.levels = levels;
-      o.interrupt = interrupt_;
-      o.sign_average = sign_average_;
-      o.contexts = contexts_;
+      const ForecastOptions o = options(season, levels);
       const int64_t n = static_cast<int64_t>(part.size());
       Forecast f = model_.forecast(b.values, b.observed, at::zeros({n, 1}, at::kLong), horizon, o);
       for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
@@ -291,7 +283,18 @@ class ModelForecaster final : public EvalForecaster {
   std::vector<int64_t> contexts_;  // an ensemble's, or empty
   int64_t context_ = 0, batch_;    // the windows are cut to the longest context
   const Interrupt* interrupt_;
-  bool sign_average_, covariates_, statics_;
+  ForecastRecipe recipe_;
+  bool covariates_, statics_;
+
+  ForecastOptions options(int64_t season, const std::vector<double>& levels) const {
+    ForecastOptions o;
+    o.levels = levels;
+    o.interrupt = interrupt_;
+    o.sign_average = recipe_.sign_average;
+    if (recipe_.box_cox) o.box_cox = std::numeric_limits<double>::quiet_NaN(), o.season = season;
+    o.contexts = contexts_;
+    return o;
+  }
 };
 
 // f(i) for every window i < n, on as many threads as LibTorch's intra-op ones (at::get_num_threads():
@@ -399,13 +402,13 @@ std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForeca
 }
 
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
-                                                 int64_t batch_size, const Interrupt* interrupt, bool sign_average,
+                                                 int64_t batch_size, const Interrupt* interrupt, ForecastRecipe recipe,
                                                  bool covariates) {
   check_contexts(contexts);
   if (batch_size < 1) throw Error("evaluation needs a positive batch size, got " + std::to_string(batch_size));
   if (covariates && !model.reads_roles())
     throw Error("evaluation: model '" + name + "' does not read variate roles, so it cannot be scored with covariates");
-  return std::make_unique<ModelForecaster>(model, std::move(name), std::move(contexts), batch_size, interrupt, sign_average,
+  return std::make_unique<ModelForecaster>(model, std::move(name), std::move(contexts), batch_size, interrupt, recipe,
                                            covariates);
 }
 
@@ -735,6 +738,8 @@ std::string format_eval_table(const Json& r) {
   }
   if (r["protocol"].value("sign_average", false))
     out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";
+  if (r["protocol"].value("box_cox", false))
+    out += "(the models forecast each window's Box-Cox transform, its exponent by Guerrero's method, mapped back)\n";
   if (r["protocol"].contains("contexts") && r["protocol"]["contexts"].size() > 1) {
     std::string list;
     for (const auto& c : r["protocol"]["contexts"]) list += (list.empty() ? "" : ", ") + std::to_string(c.get<int64_t>());
@@ -786,19 +791,19 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   std::vector<int64_t> regression_lag_sets;  // the regressions each forecaster is also scored through
   if (known_future) regression_lag_sets.push_back(0);
   if (known_future && r.regression_lags > 0) regression_lag_sets.push_back(r.regression_lags);
+  const ForecastRecipe recipe{r.sign_average, r.box_cox};
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
     const bool both = covariates && model->reads_roles();
-    owned.push_back(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, r.sign_average, both));
+    owned.push_back(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe, both));
     if (both)
-      owned.push_back(model_forecaster(*model, name + "/no-covariates", r.contexts, r.batch_size, interrupt,
-                                       r.sign_average));
+      owned.push_back(model_forecaster(*model, name + "/no-covariates", r.contexts, r.batch_size, interrupt, recipe));
     // And through an in-context regression on the known-future ones, which any model can use.
     // With regression_lags, also over the covariates' lags (NAME/lagged-regression).
     for (const int64_t lags : regression_lag_sets)
-      owned.push_back(regression_forecaster(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt,
-                                                             r.sign_average), lags));
+      owned.push_back(regression_forecaster(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe),
+                                            lags));
   }
   for (const auto& b : r.baselines) {
     owned.push_back(baseline_forecaster(b));
@@ -832,6 +837,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     result["protocol"]["sign_average"] = r.sign_average;
     result["protocol"]["regression_lags"] = r.regression_lags;
     result["protocol"]["contexts"] = r.contexts;
+    if (r.box_cox) result["protocol"]["box_cox"] = true;
   }
   result["table"] = format_eval_table(result);
   if (!r.out.empty()) {

@@ -289,6 +289,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   fo.precision = parse_precision(o.precision, "forecast: --precision");
   fo.interrupt = o.interrupt;
   fo.sign_average = o.sign_average;
+  if (o.box_cox) fo.box_cox = std::numeric_limits<double>::quiet_NaN(), fo.season = o.season;
   if (rows_of_one_series) {  // one series whose rows are the targets and covariates
     batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
     const int64_t V = static_cast<int64_t>(series.size());

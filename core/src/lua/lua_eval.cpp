@@ -41,13 +41,14 @@ std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& wh
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
 //             validation_windows = 1, windows = false,
-//             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, regression_lags = 0,
+//             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, box_cox = false,
+//             regression_lags = 0,
 //             out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
-                          "batch_size", "sign_average", "regression_lags", "validation_windows", "windows", "out",
+                          "batch_size", "sign_average", "box_cox", "regression_lags", "validation_windows", "windows", "out",
                           "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
@@ -101,6 +102,7 @@ int l_eval(lua_State* L) {
   if (field(L, 1, "context")) r.contexts = to_integers(L, -1, fn + ": context"), lua_pop(L, 1);
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
+  if (auto v = boolean_field(L, 1, "box_cox", fn)) r.box_cox = *v;
   if (auto v = integer_field(L, 1, "regression_lags", fn)) {
     check_regression_lags(*v, fn + ": regression_lags");
     r.regression_lags = *v;
@@ -109,6 +111,7 @@ int l_eval(lua_State* L) {
   if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");
   if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");
+  if (r.box_cox && r.models.empty()) throw Error(fn + ": box_cox transforms what models forecast: give a model");
   push_json(L, evaluate_request(r, &host(L).interrupt));
   return 1;
 }

@@ -129,15 +129,15 @@ std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model,
 }
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
-//                sign_average=, contexts=, past_covariates=, future_covariates=, regression=,
-//                regression_lags=, static_covariates=}
+//                sign_average=, contexts=, box_cox=, season=, past_covariates=, future_covariates=,
+//                regression=, regression_lags=, static_covariates=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
-                          "sign_average", "contexts", "past_covariates", "future_covariates", "regression",
-                          "regression_lags", "static_covariates"});
+                          "sign_average", "contexts", "box_cox", "season", "past_covariates", "future_covariates",
+                          "regression", "regression_lags", "static_covariates"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -153,6 +153,24 @@ int m_forecast(lua_State* L) {
     opts.contexts = to_integers(L, -1, fn + ": contexts");
     lua_pop(L, 1);
     if (opts.contexts.empty()) throw Error(fn + ": contexts must name at least one context, e.g. {64, 512}");
+  }
+  // box_cox = true: each series' exponent by Guerrero's method, in blocks of `season` steps; a
+  // number in [0, 1]: that exponent (0: log).
+  if (field(L, 2, "box_cox")) {
+    if (lua_type(L, -1) == LUA_TBOOLEAN) {
+      if (lua_toboolean(L, -1)) opts.box_cox = std::numeric_limits<double>::quiet_NaN();
+    } else if (lua_type(L, -1) == LUA_TNUMBER && !std::isnan(lua_tonumber(L, -1))) {
+      opts.box_cox = lua_tonumber(L, -1);
+    } else {
+      throw Error(fn + ": box_cox must be true (Guerrero's exponent), false or an exponent in [0, 1], got " +
+                  (lua_type(L, -1) == LUA_TNUMBER ? std::string("NaN") : std::string("a ") + luaL_typename(L, -1)));
+    }
+    lua_pop(L, 1);
+  }
+  if (auto m = integer_field(L, 2, "season", fn)) {
+    if (!opts.box_cox || !std::isnan(*opts.box_cox))
+      throw Error(fn + ": season sets the blocks of box_cox = true's exponent; give box_cox = true with it");
+    opts.season = *m;
   }
 
   std::vector<std::vector<double>> series;

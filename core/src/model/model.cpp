@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "orrery/options.h"
 #include "orrery/error.h"
+#include "orrery/host/box_cox.h"
 #include "orrery/host/covariate_lags.h"
 #include "orrery/host/graphed_call.h"
 #include "orrery/ops.h"
@@ -445,6 +447,19 @@ void check_covariates(const ForecastOptions& o, int64_t B, int64_t V, int64_t ho
 
 }  // namespace
 
+namespace {
+
+// The levels a forecast's mean integrates the quantile function over: the midpoints of 32 equal
+// slices of (0, 1).
+std::vector<double> mean_levels() {
+  constexpr int kMeanLevels = 32;
+  std::vector<double> grid;
+  for (int i = 0; i < kMeanLevels; ++i) grid.push_back((i + 0.5) / kMeanLevels);
+  return grid;
+}
+
+}  // namespace
+
 void Model::check_horizon(int64_t horizon) {
   if (horizon < 1) throw Error("forecast horizon must be at least 1, got " + std::to_string(horizon));
   if (horizon > kMaxHorizon)
@@ -485,6 +500,15 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
     if (std::find(o.contexts.begin(), o.contexts.begin() + static_cast<std::ptrdiff_t>(i), o.contexts[i]) !=
         o.contexts.begin() + static_cast<std::ptrdiff_t>(i))
       throw Error("forecast contexts name " + std::to_string(o.contexts[i]) + " steps twice");
+  }
+  if (o.box_cox) {
+    if (!std::isnan(*o.box_cox) && !(*o.box_cox >= 0 && *o.box_cox <= 1)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", *o.box_cox);
+      throw Error(std::string("box_cox's exponent must lie in [0, 1] (0: log, 1: none), got ") + text);
+    }
+    if (o.season < 1) throw Error("forecast season must be at least 1 step (1: none), got " + std::to_string(o.season));
+    return box_cox_forecast(values_in, observed_in, series_ids, horizon, levels, o);
   }
   if (o.sign_average) return sign_averaged_forecast(values_in, observed_in, series_ids, horizon, levels, o);
   if (!o.contexts.empty()) return context_ensemble(values_in, observed_in, series_ids, horizon, levels, o);
@@ -603,15 +627,77 @@ Forecast Model::context_ensemble(const at::Tensor& values, const at::Tensor& obs
   return sum;
 }
 
+// Each target row's transform is forecast and every quantile mapped back: the map is
+// increasing, so level q of the one is level q of the other, exactly. The mean is no quantile:
+// it is the integral of the mapped quantile function, over the levels forecast_rows averages.
+Forecast Model::box_cox_forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
+                                 const at::Tensor& series_ids, int64_t horizon, const std::vector<double>& levels,
+                                 const ForecastOptions& o) {
+  const at::Tensor values = values_in.to(at::kDouble).contiguous();
+  const at::Tensor seen = (observed_in.to(at::kBool) & values.isfinite()).contiguous();
+  const int64_t B = values.size(0), V = values.size(1), T = values.size(2);
+  const at::Tensor roles =
+      o.roles.defined() ? o.roles.to(at::kCPU, at::kLong).contiguous() : at::full({B, V}, static_cast<int64_t>(VariateRole::target), at::kLong);
+  auto role = roles.accessor<int64_t, 2>();
+  // Each row's exponent; NaN: the row is forecast as it is (a covariate, or a value <= 0).
+  std::vector<double> lambda(static_cast<size_t>(B * V), std::numeric_limits<double>::quiet_NaN());
+  at::Tensor moved = values.clone();
+  auto v = values.accessor<double, 3>();
+  auto s = seen.accessor<bool, 3>();
+  auto m = moved.accessor<double, 3>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t r = 0; r < V; ++r) {
+      if (role[b][r] != static_cast<int64_t>(VariateRole::target)) continue;
+      std::vector<double> row(static_cast<size_t>(T), std::numeric_limits<double>::quiet_NaN());
+      bool positive = true;
+      for (int64_t t = 0; t < T; ++t)
+        if (s[b][r][t]) row[static_cast<size_t>(t)] = v[b][r][t], positive = positive && v[b][r][t] > 0;
+      if (!positive) continue;
+      const double l = std::isnan(*o.box_cox) ? guerrero_lambda(row, o.season) : *o.box_cox;
+      lambda[static_cast<size_t>(b * V + r)] = l;
+      for (int64_t t = 0; t < T; ++t)
+        if (s[b][r][t]) m[b][r][t] = box_cox(v[b][r][t], l);
+    }
+  std::vector<double> asked = levels;
+  if (o.mean) {
+    const std::vector<double> grid = mean_levels();
+    asked.insert(asked.end(), grid.begin(), grid.end());
+    std::sort(asked.begin(), asked.end());
+    asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  }
+  ForecastOptions each = o;
+  each.box_cox.reset();
+  each.levels = asked;
+  each.mean = false;
+  Forecast f = forecast(moved, observed_in, series_ids, horizon, each);
+  at::Tensor quantiles = f.quantiles.to(at::kDouble).contiguous(), median = f.median.to(at::kDouble).contiguous();
+  auto q = quantiles.accessor<double, 4>();
+  auto md = median.accessor<double, 3>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t r = 0; r < V; ++r) {
+      const double l = lambda[static_cast<size_t>(b * V + r)];
+      if (std::isnan(l)) continue;
+      for (int64_t h = 0; h < horizon; ++h) {
+        for (int64_t k = 0; k < quantiles.size(0); ++k) q[k][b][r][h] = inverse_box_cox(q[k][b][r][h], l);
+        md[b][r][h] = inverse_box_cox(md[b][r][h], l);
+      }
+    }
+  auto rows_of = [&](const std::vector<double>& wanted) {
+    std::vector<int64_t> rows;
+    for (double l : wanted) rows.push_back(std::lower_bound(asked.begin(), asked.end(), l) - asked.begin());
+    return at::tensor(rows, at::kLong);
+  };
+  Forecast out{levels, quantiles.index_select(0, rows_of(levels)), median, {}};
+  if (o.mean) out.mean = quantiles.index_select(0, rows_of(mean_levels())).mean(0);
+  return out;
+}
+
 Forecast Model::forecast_rows(const at::Tensor& values_in, const at::Tensor& observed_in,
                               const at::Tensor& series_ids, int64_t horizon,
                               const std::vector<double>& levels, const ForecastOptions& o) {
   const int64_t P = spec_.patch_size;
   // Everything the head is asked for, once: the levels, the median, and the mean's grid.
-  constexpr int kMeanLevels = 32;
-  std::vector<double> mean_grid;  // midpoints of 32 equal slices of (0, 1)
-  if (o.mean)
-    for (int i = 0; i < kMeanLevels; ++i) mean_grid.push_back((i + 0.5) / kMeanLevels);
+  const std::vector<double> mean_grid = o.mean ? mean_levels() : std::vector<double>{};
   std::vector<double> asked = levels;
   asked.push_back(0.5);
   asked.insert(asked.end(), mean_grid.begin(), mean_grid.end());

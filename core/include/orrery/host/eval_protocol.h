@@ -66,13 +66,19 @@ class EvalForecaster {
   }
 };
 
+// How a model forecasts each window, beyond the steps it reads (ForecastOptions).
+struct ForecastRecipe {
+  bool sign_average = false;  // ForecastOptions::sign_average
+  bool box_cox = false;       // ForecastOptions::box_cox: each window's exponent by Guerrero's method
+                              // in blocks of its season
+};
 // A model's forecasts, `batch_size` windows per forward pass, each fed its last `contexts` steps
-// (several: ForecastOptions::contexts, the forecasts from each averaged); `sign_average`:
-// ForecastOptions::sign_average. With `covariates` it reads the windows' covariates
-// (forecast_with), which needs a model that reads variate roles.
+// (several: ForecastOptions::contexts, the forecasts from each averaged), as `recipe` says. With
+// `covariates` it reads the windows' covariates (forecast_with), which needs a model that reads
+// variate roles.
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
                                                  int64_t batch_size, const Interrupt* interrupt = nullptr,
-                                                 bool sign_average = false, bool covariates = false);
+                                                 ForecastRecipe recipe = {}, bool covariates = false);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 // `inner` with an in-context regression on each window's known-future covariates, named
@@ -144,6 +150,8 @@ struct EvalRequest {
   std::vector<int64_t> contexts{2048};
   int64_t batch_size = 64;
   bool sign_average = false;         // the models' forecasts sign-averaged (ForecastOptions), recorded
+                                     // in the result's protocol
+  bool box_cox = false;              // the models forecast Box-Cox transforms (ForecastRecipe), recorded
                                      // in the result's protocol
   // > 0: on known-future covariates every forecaster is also scored through the regression over
   // the covariates' lags 0..regression_lags (NAME/lagged-regression; CovariateRegression::fit's

@@ -37,6 +37,8 @@ struct ForecastCsvOptions {
   int64_t decode_block_size = 0;  // ForecastOptions::decode_block_size
   std::string precision = "fp32";  // ForecastOptions::precision, by name
   bool sign_average = false;       // ForecastOptions::sign_average
+  bool box_cox = false;            // ForecastOptions::box_cox, each series' exponent by Guerrero's method
+  int64_t season = 1;              // ... in blocks of this many steps (ForecastOptions::season)
   std::string device = "cpu";
   const Interrupt* interrupt = nullptr;
 };

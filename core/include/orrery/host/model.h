@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,13 @@ struct ForecastOptions {
   // last c steps reads its whole history for that context. Empty: one forecast from the whole
   // history.
   std::vector<int64_t> contexts = {};
+  // Box-Cox (box_cox.h): forecast each target row's transform and map every quantile back, so a
+  // series whose swings grow with its level is read as one whose swings are steady. The exponent
+  // in [0, 1] for every row (0: log), or NaN: each row's own, chosen over its history by
+  // Guerrero's method in blocks of `season` steps. A row with a value <= 0 is forecast as it is.
+  // Unset: none. Outside sign_average and contexts, which then act on the transformed rows.
+  std::optional<double> box_cox = {};
+  int64_t season = 1;  // the data's season (1: none known), for Guerrero's blocks
   Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
   // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
   // a GPU). For fixed shapes, such as serving or a benchmark; block decoding with the KV cache
@@ -189,11 +197,13 @@ class Model {
                          const std::vector<double>& levels, const ForecastOptions& options);
   // Throws, naming the file and the tensors at fault, unless `file` holds exactly the parameters.
   void check_weights(const SafetensorsFile& file, const std::string& path, bool new_zeros = false) const;
-  // forecast() with sign_average, and with contexts: checked levels, sorted.
+  // forecast() with sign_average, with contexts and with box_cox: checked levels, sorted.
   Forecast sign_averaged_forecast(const at::Tensor& values, const at::Tensor& observed,
                                   const at::Tensor& series_ids, int64_t horizon,
                                   const std::vector<double>& levels, const ForecastOptions& options);
   Forecast context_ensemble(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
+                            int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
+  Forecast box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   // With covariate_lags, the known-future rows' lags and matches are found from what the model is
   // shown, unless `first_block` gives them: a forecast keeps those of its history for every block
