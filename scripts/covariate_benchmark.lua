@@ -3,7 +3,7 @@
 -- bootstrap over the windows (docs/covariates.md).
 --
 --   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [baselines=seasonal_naive,ets,arima]
---                                              [regression_lags=6] [runs_dir=runs]
+--                                              [regression_lags=6] [sets=seatbelts,...] [runs_dir=runs]
 --
 -- The data, R's (assets/data, assets/covariates): the seat-belt series (drivers, front- and
 -- rear-seat casualties) with the petrol price, the distance driven and the 1983 seat-belt law as
@@ -59,6 +59,21 @@ local data_sets = {
   {name = "frozen_juice", data = {"csv", files = "assets/covariates/frozen_juice.csv", timestamp_format = "year",
                                   columns = "real_price", future_covariates = "fdd"}},
 }
+-- sets=NAME,...: score these data sets only (the windows of the others are left out).
+if args.sets then
+  local by_name, chosen = {}, {}
+  for _, set in ipairs(data_sets) do by_name[set.name] = set end
+  for name in tostring(args.sets):gmatch("[^,]+") do
+    if not by_name[name] then
+      local known = {}
+      for _, set in ipairs(data_sets) do known[#known + 1] = set.name end
+      error("sets: unknown data set '" .. name .. "' (known: " .. table.concat(known, ", ") .. ")", 0)
+    end
+    chosen[#chosen + 1] = by_name[name]
+  end
+  if #chosen == 0 then error("sets: name at least one data set, got '" .. tostring(args.sets) .. "'", 0) end
+  data_sets = chosen
+end
 local regression_lags = tonumber(args.regression_lags or 6)
 if not regression_lags or regression_lags < 0 or regression_lags ~= math.floor(regression_lags) then
   error("regression_lags must be a whole number, at least 0, got '" .. tostring(args.regression_lags) .. "'", 0)

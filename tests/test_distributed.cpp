@@ -168,7 +168,7 @@ double weight_gap(const at::Tensor& a, const at::Tensor& b) {
 
 }  // namespace
 
-TEST_CASE("torchrun's and Slurm's variables, and none") {
+TEST_CASE("torchrun's and Slurm's variables, and none", "[process]") {
   CHECK_FALSE(env_of({}).distributed());
   auto t = env_of({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"},
                    {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
@@ -186,7 +186,7 @@ TEST_CASE("torchrun's and Slurm's variables, and none") {
   CHECK(orrery::first_slurm_host("n[1-4]") == "n1");
 }
 
-TEST_CASE("a malformed or inconsistent launch environment names the variable") {
+TEST_CASE("a malformed or inconsistent launch environment names the variable", "[process]") {
   CHECK_THROWS_WITH(env_of({{"RANK", "x"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}), Catch::Contains("RANK='x'"));
   CHECK_THROWS_WITH(env_of({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}),
                     Catch::Contains("RANK=2 is not below the world size 2"));
@@ -216,7 +216,7 @@ TEST_CASE("two processes average tensors through Gloo") {
   CHECK(exit_code(child) == 0);
 }
 
-TEST_CASE("a rank that leaves ends the collective with an error naming this rank, not a hang") {
+TEST_CASE("a rank that leaves ends the collective with an error naming this rank, not a hang", "[process]") {
   const int port = free_port();
   const pid_t child = start_rank1("[.rank1_leaves]", port);
   auto g = orrery::ProcessGroup::join(local_job(0, port, 5));
@@ -226,7 +226,7 @@ TEST_CASE("a rank that leaves ends the collective with an error naming this rank
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
-TEST_CASE("a job whose other rank never comes fails the rendezvous within the timeout") {
+TEST_CASE("a job whose other rank never comes fails the rendezvous within the timeout", "[process]") {
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH(orrery::ProcessGroup::join(local_job(0, free_port(), 2)),
                     Catch::Contains("rank 0 of 2: the rendezvous at 127.0.0.1"));
@@ -351,7 +351,7 @@ TEST_CASE("orrery launch runs a script as two ranks: the run equals one process 
   CHECK_THAT(other.output, Catch::Contains("the micro-batches of a step (accumulate x world size) were 2, now 1"));
 }
 
-TEST_CASE("a rank that fails takes the job down, naming it, and the run folder stays intact") {
+TEST_CASE("a rank that fails takes the job down, naming it, and the run folder stays intact", "[process]") {
   const std::string dir = test::temp_dir("launch-fail");
   parallel_script(dir, "on_step = function(ev) if w.rank == 1 and ev.step >= 8 then os.exit(3) end end");
   const auto start = std::chrono::steady_clock::now();
@@ -369,7 +369,7 @@ TEST_CASE("a rank that fails takes the job down, naming it, and the run folder s
   CHECK_THAT(resumed.output, Catch::Contains("resuming at step 8/12"));
 }
 
-TEST_CASE("orrery launch refuses bad flags by name") {
+TEST_CASE("orrery launch refuses bad flags by name", "[process]") {
   CHECK_THAT(test::run_command(test::orrery_cmd("launch -n 0 x.lua")).output, Catch::Contains("-n takes the number of processes"));
   CHECK_THAT(test::run_command(test::orrery_cmd("launch -n 2 --timeout soon x.lua")).output,
              Catch::Contains("--timeout takes seconds above 0, got 'soon'"));
@@ -379,7 +379,7 @@ TEST_CASE("orrery launch refuses bad flags by name") {
              Catch::Contains("--nproc times the eager step"));
 }
 
-TEST_CASE("shard_files gives each rank every world-th file, and refuses fewer files than ranks") {
+TEST_CASE("shard_files gives each rank every world-th file, and refuses fewer files than ranks", "[process]") {
   const std::string dir = test::temp_dir("launch-shard");
   for (const char* f : {"co2", "lynx", "nile"})
     std::filesystem::copy_file(std::string(ORRERY_SOURCE_DIR) + "/assets/data/" + f + ".csv", dir + "/" + f + ".csv");
@@ -460,7 +460,7 @@ int processes_with(const std::string& needle) {
 }
 }  // namespace
 
-TEST_CASE("the ranks of an orrery launch killed with -9 stop too, freeing the run folder") {
+TEST_CASE("the ranks of an orrery launch killed with -9 stop too, freeing the run folder", "[process]") {
   const std::string dir = test::temp_dir("launch-kill9");
   parallel_script(dir, "");
   const std::string script = dir + "/dp.lua";
@@ -480,7 +480,7 @@ TEST_CASE("the ranks of an orrery launch killed with -9 stop too, freeing the ru
   CHECK(summary.find("\"interrupted\": true") != std::string::npos);  // stopped after a step, summary written
 }
 
-TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, not left to time out") {
+TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, not left to time out", "[process]") {
   const std::string dir = test::temp_dir("dp-disagree");
   // The job stays up a few seconds, so that a late duplicate still finds it.
   std::ofstream(dir + "/hello.lua") << "print('rank ' .. orrery.world().rank .. ' joined'); os.execute('sleep 4')\n";
@@ -508,7 +508,7 @@ TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, n
   CHECK_THAT(runs.output, Catch::Contains("rank 0 could not start the run: rank 1 asks for another run"));
 }
 
-TEST_CASE("a hung rank is named by the rank that timed out waiting for it") {
+TEST_CASE("a hung rank is named by the rank that timed out waiting for it", "[process]") {
   const std::string dir = test::temp_dir("dp-hung");
   // Rank 1 stops answering after step 8 (a sleep standing for a hang); rank 0 waits 10 s.
   parallel_script(dir, "on_step = function(ev) if w.rank == 1 and ev.step >= 8 and not slept then slept = true; "

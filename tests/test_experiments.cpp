@@ -763,6 +763,15 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   const auto bad = run(dir, "scripts/covariate_benchmark.lua regression_lags=-1 runs_dir=bad");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("regression_lags must be a whole number, at least 0, got '-1'"));
+  // sets= scores the named data sets only: the sales' 6 windows.
+  const auto one = run(dir, "scripts/covariate_benchmark.lua sets=bjsales baselines=seasonal_naive runs_dir=one_set");
+  INFO(one.output);
+  REQUIRE(one.status == 0);
+  CHECK(Json::parse(test::read_text(dir + "/one_set/covariate_benchmark/covariate_benchmark.json"))["windows"].size() == 6);
+  const auto unknown = run(dir, "scripts/covariate_benchmark.lua sets=bjsales,nile runs_dir=bad");
+  CHECK(unknown.status == 1);
+  CHECK_THAT(unknown.output, Catch::Contains("sets: unknown data set 'nile' (known: seatbelts, airquality, beaver1, beaver2, "
+                                             "freeny, bjsales, frozen_juice)"));
 
   // With a model that reads variate roles: with its covariates as rows, without, and through the regression.
   const std::string model = dir + "/roles.safetensors";

@@ -97,7 +97,7 @@ void flip_byte(const std::string& path, std::streamoff at) {
 
 }  // namespace
 
-TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run ends as the uninterrupted one") {
+TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run ends as the uninterrupted one", "[process]") {
   Run r("resume-kill");
   const std::string steps = "steps=240 every=1";
   REQUIRE(r.go(steps + " name=ref").status == 0);
@@ -161,7 +161,7 @@ TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run en
   CHECK_FALSE(write_in_progress(k));
 }
 
-TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses another run, and trains a finished run no more") {
+TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses another run, and trains a finished run no more", "[process]") {
   Run r("resume-damage");
   REQUIRE(r.go("steps=20 every=5 name=ref").status == 0);
   const auto failed = r.go("steps=20 every=5 name=c fail_at=12");
@@ -289,7 +289,7 @@ TEST_CASE("a branch starts a new run at another run's checkpoint: the same sched
   CHECK_FALSE(fs::exists(r.run_dir("missing")));
 }
 
-TEST_CASE("an edited checkpoint.json fails its own CRC; a run folder without config.json is not resumed") {
+TEST_CASE("an edited checkpoint.json fails its own CRC; a run folder without config.json is not resumed", "[process]") {
   Run r("resume-record");
   REQUIRE(r.go("steps=20 every=5 name=ref").status == 0);
   REQUIRE(r.go("steps=20 every=5 name=c fail_at=12").status == 1);
@@ -320,7 +320,7 @@ TEST_CASE("an edited checkpoint.json fails its own CRC; a run folder without con
   CHECK_FALSE(fs::exists(r.dir + "/runs/e-1"));
 }
 
-TEST_CASE("SIGTERM checkpoints the step it stopped at; --resume goes on from there") {
+TEST_CASE("SIGTERM checkpoints the step it stopped at; --resume goes on from there", "[process]") {
   Run r("resume-term");
   REQUIRE(r.go("steps=200 every=0 name=ref").status == 0);
   test::Background p({"run", r.script, "steps=200", "every=0", "name=t", "runs=" + r.dir + "/runs"}, r.dir + "/t.log");
@@ -348,7 +348,7 @@ TEST_CASE("SIGTERM checkpoints the step it stopped at; --resume goes on from the
   CHECK(losses(r.run_dir("t")) == losses(r.run_dir("ref")));
 }
 
-TEST_CASE("a run folder is trained by one process at a time") {
+TEST_CASE("a run folder is trained by one process at a time", "[process]") {
   const std::string dir = test::temp_dir("resume-lock");
   orrery::RunStore first(dir, "r", Json{{"x", 1}});
   CHECK_THROWS_WITH(orrery::RunStore(first.dir()), Catch::Contains("is in use: another process is training this run"));
