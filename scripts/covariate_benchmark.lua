@@ -69,7 +69,8 @@ if args.sets then
       for _, set in ipairs(data_sets) do known[#known + 1] = set.name end
       error("sets: unknown data set '" .. name .. "' (known: " .. table.concat(known, ", ") .. ")", 0)
     end
-    chosen[#chosen + 1] = by_name[name]
+    if not by_name[name].chosen then chosen[#chosen + 1] = by_name[name] end
+    by_name[name].chosen = true
   end
   if #chosen == 0 then error("sets: name at least one data set, got '" .. tostring(args.sets) .. "'", 0) end
   data_sets = chosen

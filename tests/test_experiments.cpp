@@ -768,6 +768,12 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   INFO(one.output);
   REQUIRE(one.status == 0);
   CHECK(Json::parse(test::read_text(dir + "/one_set/covariate_benchmark/covariate_benchmark.json"))["windows"].size() == 6);
+  // A name given twice is scored once; an empty list is refused.
+  REQUIRE(run(dir, "scripts/covariate_benchmark.lua sets=bjsales,bjsales baselines=seasonal_naive runs_dir=twice").status == 0);
+  CHECK(Json::parse(test::read_text(dir + "/twice/covariate_benchmark/covariate_benchmark.json"))["windows"].size() == 6);
+  const auto empty = run(dir, "scripts/covariate_benchmark.lua sets=, runs_dir=bad");
+  CHECK(empty.status == 1);
+  CHECK_THAT(empty.output, Catch::Contains("sets: name at least one data set, got ','"));
   const auto unknown = run(dir, "scripts/covariate_benchmark.lua sets=bjsales,nile runs_dir=bad");
   CHECK(unknown.status == 1);
   CHECK_THAT(unknown.output, Catch::Contains("sets: unknown data set 'nile' (known: seatbelts, airquality, beaver1, beaver2, "
