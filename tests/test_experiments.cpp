@@ -343,10 +343,10 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   // Scored as a context ensemble: the last 64 steps and the whole context.
   const Json scored = Json::parse(test::read_text(dir + "/runs/zero_shot/eval.json"));
   CHECK(scored["protocol"]["contexts"] == Json::array({64, 128}));
-  CHECK(!scored["protocol"].contains("box_cox"));  // off by default: the README's table measured it without
+  CHECK(scored["protocol"]["box_cox"] == true);  // on by default, as the quickstart scores
   CHECK_THAT(def.output, Catch::Contains("averaged over the last 64, 128 steps: a context ensemble"));
 
-  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto short_context=0 box_cox=true" + small);
+  const auto toto = run(dir, "scripts/zero_shot.lua recipe=toto seed=1 name=toto short_context=0 box_cox=false" + small);
   INFO(toto.output);
   REQUIRE(toto.status == 0);
   const Json t = Json::parse(test::read_text(dir + "/runs/toto/config.json"));
@@ -356,7 +356,7 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   CHECK(t["train"]["seed"] == 1);
   const Json toto_scored = Json::parse(test::read_text(dir + "/runs/toto/eval.json"));
   CHECK(toto_scored["protocol"]["contexts"] == Json::array({128}));
-  CHECK(toto_scored["protocol"]["box_cox"] == true);
+  CHECK(!toto_scored["protocol"].contains("box_cox"));  // box_cox=false: the values as they are
   refuses(dir, "scripts/zero_shot.lua box_cox=yes" + small, "box_cox must be true or false, got 'yes'");
   refuses(dir, "scripts/zero_shot.lua short_context=128" + small,
           "short_context must be a whole number from 0 to context - 1, got '128'");

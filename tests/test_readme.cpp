@@ -237,6 +237,10 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+ensemble64,classical16+full+ensemble64+boxcox "
      "seeds=1 steps=3 batch=2 context=128",
      "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+ensemble64,classical16+ensemble64+boxcox steps=6000",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+ensemble64,classical16+ensemble64+boxcox seeds=1 "
+     "steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},

@@ -20,13 +20,14 @@ function M.benchmark(s, default)
   return path
 end
 
--- A switch argument name=true|false: true or false (absent: false); anything else is refused
--- rather than read as false.
-function M.switch(args, name)
+-- A switch argument name=true|false: true or false (absent: `default`, false unless given);
+-- anything else is refused rather than read as either.
+function M.switch(args, name, default)
   if args[name] ~= nil and type(args[name]) ~= "boolean" then
     error(name .. " must be true or false, got '" .. tostring(args[name]) .. "'", 0)
   end
-  return args[name] == true
+  if args[name] == nil then return default == true end
+  return args[name]
 end
 
 return M
