@@ -45,8 +45,9 @@ local variate_first = switch("variate_first")
 -- variate_attention=joint: the variate layers attend across rows and causally along time at once
 -- (toto2's option), so a target reads a covariate's earlier patches, a lag, directly.
 local variate_attention = args.variate_attention or "patch"
--- covariate_lags=K: the model's known-future rows moved, before it reads them, by the lag up to K
--- at which they best match the target in context (orrery.model's covariate_lags).
+-- covariate_lags=K: the model's covariate rows moved, before it reads them, by the lag up to K
+-- at which they best match the target in context (past-only rows a patch less; orrery.model's
+-- covariate_lags).
 local covariate_lags = whole("covariate_lags", 0, 0)
 -- covariate_match=true: each aligned row also tells the model how well it matches the target so
 -- far (toto2's covariate_match), so the model can tell a covariate that drives it from noise.
@@ -153,6 +154,9 @@ local arms = {
   {name = string.format("lag %d, past-only", horizon), lag = horizon, role = "past"},
   {name = "noise covariate", lag = 0, role = "future", noise = true},
   {name = "placebo (another task's)", lag = 0, role = "future", placebo = true},
+  -- Last, so that the arms before it keep their places in earlier runs' JSON: a lead of a horizon
+  -- and a half, which a past-only row's built-in patch of lead does not cover at horizon 16.
+  {name = string.format("lag %d, past-only", horizon + horizon // 2), lag = horizon + horizon // 2, role = "past"},
 }
 local data = {}  -- arm -> task -> {y, x}
 for a, arm in ipairs(arms) do
@@ -319,14 +323,18 @@ if against then
                       args.against, against.config.seeds))
   results.against = {file = args.against}
   for a, arm in ipairs(arms) do
-    local d = {}
-    for i = 1, tasks do
-      d[i] = log_ratio(results.scores, seeds, a, i, "with") - log_ratio(against.scores, against.config.seeds, a, i, "with")
+    if not against.scores["0"][a] then  -- an arm added since that run
+      print(string.format("%-28s (not in that run)", arm.name))
+    else
+      local d = {}
+      for i = 1, tasks do
+        d[i] = log_ratio(results.scores, seeds, a, i, "with") - log_ratio(against.scores, against.config.seeds, a, i, "with")
+      end
+      local change = stats.relative_change(d)
+      print(string.format("%-28s %s", arm.name, change.text))
+      change.text = nil
+      results.against[arm.name] = change
     end
-    local change = stats.relative_change(d)
-    print(string.format("%-28s %s", arm.name, change.text))
-    change.text = nil
-    results.against[arm.name] = change
   end
 end
 orrery.write_json(dir .. "/covariate_injection.json", results)

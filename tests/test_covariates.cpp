@@ -327,35 +327,45 @@ struct LaggedCovariate {
 at::Tensor target_quantiles(const orrery::Forecast& f) { return f.quantiles.select(2, 0); }
 }  // namespace
 
-TEST_CASE("covariate_lags: each known-future row's lag, found on what the model is shown, moves it") {
+TEST_CASE("covariate_lags: each covariate row's lag, found on what the model is shown, moves it") {
   at::manual_seed(11);
   const int64_t T = 160;
-  // Series 0: a target, a known-future row it follows 5 steps late, and a past-only row (never
-  // moved). Series 1 (batch row 2): a target following its known-future row negated, 11 late, and
-  // a known-future row of a series with no target (id 7).
+  // Series 0: a target, a known-future row it follows 5 steps late, and the same path as a
+  // past-only row. Series 1 (batch row 2): a target following its known-future row negated, 11
+  // late, and a known-future row of a series with no target (id 7).
   const at::Tensor x0 = walk(T), x1 = walk(T), w = walk(T);
-  const at::Tensor values = at::stack({at::stack({follower(x0, 5), x0, walk(T)}),
+  const at::Tensor values = at::stack({at::stack({follower(x0, 5), x0, x0}),
                                        at::stack({follower(x1, 11, -1), x1, w})});
   const at::Tensor roles = at::tensor({0, 2, 1, 0, 2, 2}, at::kLong).view({2, 3});
   const at::Tensor ids = at::tensor({0, 0, 0, 1, 1, 7}, at::kLong).view({2, 3});
   at::Tensor seen = at::ones({2, 3, T}, at::kBool);
-  const at::Tensor lags = orrery::covariate_lags(values, seen, roles, ids, 16);
+  const at::Tensor lags = orrery::covariate_lags(values, seen, roles, ids, 16, 8);
+  // The past-only row's lag of 5 is within its built-in patch of 8: it stays.
   CHECK(at::equal(lags, at::tensor({0, 5, 0, 0, 11, 0}, at::kLong).view({2, 3})));
+  // With patches of 4 steps it moves the one step its patch does not cover.
+  CHECK(at::equal(orrery::covariate_lags(values, seen, roles, ids, 16, 4), at::tensor({0, 5, 1, 0, 11, 0}, at::kLong).view({2, 3})));
   // Moved: step t holds step t - lag, the first lag steps unobserved.
   const auto [moved, observed] = orrery::delay_rows(values, seen, lags);
   CHECK(at::equal(moved[1][1].narrow(0, 11, T - 11), x1.narrow(0, 0, T - 11)));
   CHECK(!observed[1][1].narrow(0, 0, 11).any().item<bool>());
   CHECK(observed[1][1].narrow(0, 11, T - 11).all().item<bool>());
   CHECK(at::equal(moved[0][0], values[0][0]));
+  // A mask moves with its row: a hidden step stays hidden where its value goes, and the steps
+  // before the first moved one (no value there) are kept.
+  at::Tensor kept = at::ones({2, 3, T}, at::kBool);
+  kept[1][1][20] = false;
+  const at::Tensor moved_kept = orrery::delay_mask(kept, lags);
+  CHECK(!moved_kept[1][1][31].item<bool>());
+  CHECK(moved_kept.logical_not().sum().item<int64_t>() == 1);
   // What the model is not shown never enters: the targets' last 40 steps hidden, then changed.
   seen.narrow(2, T - 40, 40).select(1, 0).fill_(false);
   at::Tensor other = values.clone();
   other.narrow(2, T - 40, 40).select(1, 0).copy_(at::randn({2, 40}, at::kDouble) * 100);
-  CHECK(at::equal(orrery::covariate_lags(other, seen, roles, ids, 16), lags));
+  CHECK(at::equal(orrery::covariate_lags(other, seen, roles, ids, 16, 8), lags));
   // Beyond max_lag the lag is not found; with no lags asked for, or too few paired steps, nothing moves.
-  CHECK(orrery::covariate_lags(values, seen, roles, ids, 8)[1][1].item<int64_t>() != 11);
-  CHECK(!orrery::covariate_lags(values, seen, roles, ids, 0).any().item<bool>());
-  CHECK(!orrery::covariate_lags(values.narrow(2, 0, 7), seen.narrow(2, 0, 7), roles, ids, 3).any().item<bool>());
+  CHECK(orrery::covariate_lags(values, seen, roles, ids, 8, 8)[1][1].item<int64_t>() != 11);
+  CHECK(!orrery::covariate_lags(values, seen, roles, ids, 0, 8).any().item<bool>());
+  CHECK(!orrery::covariate_lags(values.narrow(2, 0, 7), seen.narrow(2, 0, 7), roles, ids, 3, 8).any().item<bool>());
 }
 
 TEST_CASE("a model with covariate_lags forecasts as one given its covariate moved by the lag") {
@@ -397,6 +407,46 @@ TEST_CASE("a model with covariate_lags forecasts as one given its covariate move
     bad.covariate_lags = -1;
     orrery::Model m(bad, orrery::Registry::global());
   }(), Catch::Contains("covariate_lags must be 0 (covariates as given) or the largest lag in steps, got -1"));
+}
+
+TEST_CASE("a model with covariate_lags moves a past-only row a patch less than its lag, and shows the moved steps over the horizon") {
+  at::manual_seed(15);
+  const int64_t T = 128, H = 2 * P, extra = 7, lag = P + extra;  // the target follows its past-only row a patch and 7 steps late
+  orrery::ModelSpec spec = test::tiny_spec(10);
+  spec.arch.options["variate_roles"] = true;
+  orrery::Model plain(spec, orrery::Registry::global());
+  spec.covariate_lags = 48;
+  orrery::Model aligned(spec, orrery::Registry::global());
+  same_random_roles({&plain, &aligned});
+  const at::Tensor x = walk(T + H) + 50;
+  const at::Tensor values = at::stack({follower(x, lag).narrow(0, 0, T), x.narrow(0, 0, T)}).unsqueeze(0);
+  const at::Tensor observed = at::ones({1, 2, T}, at::kBool), ids = at::zeros({1, 2}, at::kLong);
+  orrery::ForecastOptions o;
+  o.roles = roles_of({0, 1});
+  // By hand: the row's step t is its step t - 7, the first 7 missing; its last 7 steps, which the
+  // move carries past the forecast's start, the plain model cannot be shown.
+  at::Tensor by_hand = values.clone();
+  by_hand[0][1].narrow(0, extra, T - extra).copy_(x.narrow(0, 0, T - extra));
+  at::Tensor seen = observed.clone();
+  seen[0][1].narrow(0, 0, extra).fill_(false);
+  const auto target = target_quantiles;
+  const at::Tensor a = target(aligned.forecast(values, observed, ids, H, o));
+  const at::Tensor b = target(plain.forecast(by_hand, seen, ids, H, o));
+  // The first horizon patch reads only the history: the same bit for bit.
+  CHECK(at::equal(a.narrow(-1, 0, P), b.narrow(-1, 0, P)));
+  // The second reads the moved steps too, which only the aligned model is shown.
+  CHECK(!at::allclose(a.narrow(-1, P, P), b.narrow(-1, P, P)));
+  // Those steps are the history's last: changing them changes the second patch, and a value the
+  // history does not hold (the covariate over the horizon) is never given.
+  at::Tensor changed = values.clone();
+  changed[0][1].narrow(0, T - extra, extra).add_(25);
+  const at::Tensor c = target(aligned.forecast(changed, observed, ids, H, o));
+  CHECK(at::equal(c.narrow(-1, 0, P), a.narrow(-1, 0, P)));
+  CHECK(!at::allclose(c.narrow(-1, P, P), a.narrow(-1, P, P)));
+  // Decoded in blocks, the first block as by hand too.
+  o.decode_block_size = P;
+  CHECK(at::equal(target(aligned.forecast(values, observed, ids, H, o)).narrow(-1, 0, P),
+                  target(plain.forecast(by_hand, seen, ids, H, o)).narrow(-1, 0, P)));
 }
 
 TEST_CASE("covariate_match: each covariate row's running correlation with its target as the model reads it, never a later step") {
@@ -450,8 +500,8 @@ TEST_CASE("covariate_match: each covariate row's running correlation with its ta
   for (double scale : {1e140, 1e-140}) {
     INFO("scale " << scale);
     CHECK(at::allclose(orrery::covariate_match(values * scale, all_seen, roles, ids, P), match, 1e-5, 1e-6));
-    CHECK(at::equal(orrery::covariate_lags(values * scale, all_seen, roles, ids, 4),
-                    orrery::covariate_lags(values, all_seen, roles, ids, 4)));
+    CHECK(at::equal(orrery::covariate_lags(values * scale, all_seen, roles, ids, 4, P),
+                    orrery::covariate_lags(values, all_seen, roles, ids, 4, P)));
   }
 }
 

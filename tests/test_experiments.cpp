@@ -567,9 +567,9 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   INFO(first.output);
   REQUIRE(first.status == 0);
   const Json r = Json::parse(test::read_text(dir + "/runs/covariate_injection/covariate_injection.json"));
-  REQUIRE(r["summary"].size() == 6);
+  REQUIRE(r["summary"].size() == 7);
   for (const char* arm : {"lag 0, known-future", "lag 1, known-future", "lag 8, known-future", "lag 8, past-only",
-                          "noise covariate", "placebo (another task's)"}) {
+                          "noise covariate", "placebo (another task's)", "lag 12, past-only"}) {
     INFO(arm);
     const Json& s = r["summary"][arm];
     CHECK(s["change"].contains("verdict"));
@@ -577,7 +577,7 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
     CHECK(s["crps_with"] != s["crps_without"]);  // the covariate reaches the forecast
   }
   REQUIRE(r["scores"].size() == 2);  // one entry per seed
-  CHECK(r["scores"]["0"].size() == 6);
+  CHECK(r["scores"]["0"].size() == 7);
   CHECK(r["scores"]["0"][0].size() == 4);  // one per task
   CHECK_THAT(first.output, Catch::Contains("model: with / without - 1 (90% bootstrap)"));
   // The known-future arms are also scored through the in-context regression; where the target
@@ -718,6 +718,18 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   const Json against = Json::parse(test::read_text(dir + "/against/covariate_injection/covariate_injection.json"))["against"];
   CHECK(against["file"] == other);
   CHECK(against["noise covariate"].contains("verdict"));
+  // A run from before the last arm was added pairs on the arms it has.
+  Json older = Json::parse(test::read_text(dir + "/" + other));
+  older["scores"]["0"].erase(6);
+  std::ofstream(dir + "/older.json") << older.dump();
+  const auto with_older = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "
+                                   "runs_dir=against against=older.json");
+  INFO(with_older.output);
+  CHECK(with_older.status == 0);
+  CHECK_THAT(with_older.output, Catch::Contains("lag 12, past-only            (not in that run)"));
+  const Json paired_older = Json::parse(test::read_text(dir + "/against/covariate_injection/covariate_injection.json"))["against"];
+  CHECK(paired_older["placebo (another task's)"].contains("verdict"));
+  CHECK(!paired_older.contains("lag 12, past-only"));
   const auto mismatched = run(dir, "scripts/covariate_injection.lua tasks=5 horizon=8 context=32 against=" + other);
   CHECK(mismatched.status == 1);
   CHECK_THAT(mismatched.output, Catch::Contains("against=" + other + " was scored with tasks=4, this run has 5: only runs "

@@ -21,8 +21,8 @@ struct ModelSpec {
   // The causal scaler's statistics over the last this many patches; 0: the whole history, as
   // Toto 2.0 computes them (host/patching.h).
   int64_t scaler_window = 0;
-  // Known-future covariates moved by the lag, up to this many steps, at which they best match
-  // their series' target before the model reads them (host/covariate_lags.h); 0: as given.
+  // Covariates moved by the lag, up to this many steps, at which they best match their series'
+  // target before the model reads them (past-only ones a patch less; host/covariate_lags.h); 0: as given.
   int64_t covariate_lags = 0;
   uint64_t seed = 0;
   std::string device = "cpu";

@@ -56,7 +56,7 @@ at::Tensor pearson(const at::Tensor& n, const at::Tensor& sx, const at::Tensor& 
 }  // namespace
 
 at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
-                          const at::Tensor& series_ids, int64_t max_lag) {
+                          const at::Tensor& series_ids, int64_t max_lag, int64_t patch_size) {
   const int64_t B = values.size(0), V = values.size(1);
   const at::Tensor none = at::zeros({B, V}, values.options().dtype(at::kLong));
   if (!roles.defined() || max_lag <= 0) return none;
@@ -77,7 +77,9 @@ at::Tensor covariate_lags(const at::Tensor& values, const at::Tensor& seen, cons
     fit.push_back(pearson(n, zero, zero, (dx * dx).sum(-1), (dy * dy).sum(-1), (dx * dy).sum(-1)).abs());
   }
   const at::Tensor best = at::stack(fit, -1).argmax(-1);  // the first of equal maxima: the smallest lag
-  return at::where(ref.is(VariateRole::future), best, none);
+  // A past-only row's patch n already informs the target's patch n + 1: a patch of lag is built in.
+  const at::Tensor past = (best - patch_size).clamp_min(0);
+  return at::where(ref.is(VariateRole::future), best, at::where(ref.is(VariateRole::past), past, none));
 }
 
 at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, const at::Tensor& roles,
@@ -107,13 +109,24 @@ at::Tensor covariate_match(const at::Tensor& values, const at::Tensor& seen, con
   return at::where(matched, r.clamp(-1, 1), at::zeros_like(r)).to(at::kFloat);
 }
 
+namespace {
+// The step each step of a row moved by its lag reads, (B, V, T): t - lag (negative: none).
+at::Tensor source_steps(int64_t T, const at::Tensor& lags, const at::Device& device) {
+  const at::Tensor lag = lags.to(device);
+  return at::arange(T, lag.options()).view({1, 1, T}) - lag.unsqueeze(-1);
+}
+}  // namespace
+
 std::pair<at::Tensor, at::Tensor> delay_rows(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& lags) {
-  const int64_t T = values.size(-1);
-  const at::Tensor lag = lags.to(values.device());
-  const at::Tensor from = at::arange(T, lag.options()).view({1, 1, T}) - lag.unsqueeze(-1);
+  const at::Tensor from = source_steps(values.size(-1), lags, values.device());
   const at::Tensor inside = from >= 0, at_from = from.clamp_min(0);
   return {at::where(inside, values.gather(-1, at_from), at::zeros({}, values.options())),
           inside & observed.gather(-1, at_from)};
+}
+
+at::Tensor delay_mask(const at::Tensor& kept, const at::Tensor& lags) {
+  const at::Tensor from = source_steps(kept.size(-1), lags, kept.device());
+  return (from < 0) | kept.gather(-1, from.clamp_min(0));
 }
 
 }  // namespace orrery

@@ -176,14 +176,25 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
   if (roles.defined() && !arch_->reads_roles() && (roles != static_cast<int64_t>(VariateRole::target)).any().item<bool>())
     throw Error("architecture plugin '" + spec_.arch.name + "', as this model was built, does not read variate roles, so "
                 "it cannot tell covariates from targets (see its options in orrery plugins)");
-  const at::Tensor kept = keep.defined() ? expand_patch_mask(keep, P) : at::Tensor();
-  // Known-future rows moved by their lags (found on what the model is shown), then led by a patch.
+  at::Tensor kept = keep.defined() ? expand_patch_mask(keep, P) : at::Tensor();
+  at::Tensor keep_patches = keep;
+  // Covariate rows moved by their lags (found on what the model is shown), each with its mask,
+  // then known-future rows led by a patch.
   Prepared p;
   at::Tensor delayed_values = values_in, delayed_observed = observed_in;
   if (spec_.covariate_lags > 0 && roles.defined()) {
     const at::Tensor shown = keep.defined() ? observed_in & kept : observed_in;
-    p.lags = first_block ? first_block->lags : covariate_lags(values_in, shown, roles, series_ids, spec_.covariate_lags);
+    p.lags = first_block ? first_block->lags : covariate_lags(values_in, shown, roles, series_ids, spec_.covariate_lags, P);
     std::tie(delayed_values, delayed_observed) = delay_rows(values_in, observed_in, p.lags);
+    // A past-only row's mask moves with it: what is not yet known stays hidden, and its last
+    // steps, moved past a forecast's start, are shown there. A known-future row is never hidden
+    // in a forecast; in training its masked patches stay whole patches (moving them too cost the
+    // injection test 2-4%, docs/covariates.md).
+    if (keep.defined()) {
+      const at::Tensor past = rows_of_role(roles, VariateRole::past).squeeze(-1).to(p.lags.device());
+      kept = delay_mask(kept, at::where(past, p.lags, at::zeros_like(p.lags)));
+      keep_patches = kept.unflatten(-1, {values_in.size(-1) / P, P}).all(-1);
+    }
     if (arch_->reads_covariate_match()) {
       if (first_block) {  // the history's matches, the last carried on over the patches added since
         const at::Tensor& m = first_block->in.covariate_match;
@@ -210,7 +221,7 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
   p.in.series_ids = series_ids;
   // A patch with no observation at all (and not hidden by masking) carries no information.
   at::Tensor any_obs = observed.unflatten(-1, {values.size(-1) / P, P}).any(-1);
-  p.in.patch_valid = keep.defined() ? (any_obs | keep.logical_not()) : any_obs;
+  p.in.patch_valid = keep.defined() ? (any_obs | keep_patches.logical_not()) : any_obs;
   p.in.roles = roles;
   p.in.statics = static_input(statics, values);
   return p;

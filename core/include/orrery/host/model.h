@@ -205,7 +205,7 @@ class Model {
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   Forecast box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
-  // With covariate_lags, the known-future rows' lags and matches are found from what the model is
+  // With covariate_lags, the covariate rows' lags and matches are found from what the model is
   // shown, unless `first_block` gives them: a forecast keeps those of its history for every block
   // (each later patch's match the history's last).
   Prepared prepare(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
