@@ -117,6 +117,10 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=128x2,256x4,512x8",
      "build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 shape=32x1,64x2 seeds=1 steps=2",
      "from shape 32x1 to 64x2"},
+    {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5,1 shape=128x2,256x4,512x8 jobs=2",
+     "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon rules=spectral alphas=0.5,1 shape=32x1,64x2 seeds=1 "
+     "steps=2 jobs=2",
+     "from shape 32x1 to 64x2"},
     {"build/bin/orrery run scripts/coord_check.lua optimizer=normuon params=umup",
      "build/bin/orrery run scripts/coord_check.lua optimizer=normuon params=umup widths=32,64 seeds=1 steps=1",
      "change since step 0"},
