@@ -178,8 +178,8 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
                 "it cannot tell covariates from targets (see its options in orrery plugins)");
   at::Tensor kept = keep.defined() ? expand_patch_mask(keep, P) : at::Tensor();
   at::Tensor keep_patches = keep;
-  // Covariate rows moved by their lags (found on what the model is shown), each with its mask,
-  // then known-future rows led by a patch.
+  // Covariate rows moved by their lags (found on what the model is shown), past-only rows with
+  // their masks, then known-future rows led by a patch.
   Prepared p;
   at::Tensor delayed_values = values_in, delayed_observed = observed_in;
   if (spec_.covariate_lags > 0 && roles.defined()) {
