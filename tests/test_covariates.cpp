@@ -449,6 +449,50 @@ TEST_CASE("a model with covariate_lags moves a past-only row a patch less than i
                   target(plain.forecast(by_hand, seen, ids, H, o)).narrow(-1, 0, P)));
 }
 
+TEST_CASE("in training a past-only row's masked patch moves with the row; a known-future row's stays a whole patch") {
+  at::manual_seed(16);
+  const int64_t T = 8 * P, past_lag = P + 7, future_lag = 5;  // moves of 7 and 5 steps
+  orrery::ModelSpec spec = test::tiny_spec(11);
+  spec.arch.options["variate_roles"] = true;
+  spec.covariate_lags = 48;
+  orrery::Model m(spec, orrery::Registry::global());
+  same_random_roles({&m});
+  // A target following a known-future row 5 steps late and a past-only row a patch and 7 late
+  // (white noise, so that each row's lag stands out from the other's).
+  const at::Tensor xf = at::randn({T}, at::kDouble), xp = at::randn({T}, at::kDouble);
+  const at::Tensor values = at::stack({follower(xf, future_lag) + follower(xp, past_lag), xf, xp}).unsqueeze(0).to(at::kFloat);
+  orrery::Batch batch = batch_of(values, roles_of({0, 2, 1}));
+  batch.series_ids = at::zeros({1, 3}, at::kLong);
+  at::Tensor keep = at::ones({1, 3, T / P}, at::kBool);
+  keep[0][2][3] = false;  // the past-only row's patch 3, steps 3P .. 4P - 1
+  keep[0][1][5] = false;  // the known-future row's patch 5 as the model reads it, led by a patch
+  const at::Tensor lags = orrery::covariate_lags(values, keep.repeat_interleave(P, -1), batch.roles, batch.series_ids, 48, P);
+  REQUIRE(lags[0][1].item<int64_t>() == future_lag);
+  REQUIRE(lags[0][2].item<int64_t>() == past_lag - P);
+  const auto target_states = [&](const at::Tensor& v) {
+    orrery::Batch b = batch;
+    b.values = v;
+    return m.hidden(b, keep).select(1, 0);
+  };
+  const at::Tensor before = target_states(values);
+  const auto changed_at = [&](int64_t row, int64_t from, int64_t count) {
+    at::Tensor v = values.clone();
+    v[0][row].narrow(0, from, count).add_(7.0);
+    return v;
+  };
+  // The past-only row's masked steps, moved 7 on, stay hidden: the model never sees them.
+  CHECK(at::equal(target_states(changed_at(2, 3 * P, P)), before));
+  // The known-future row's hidden patch stays a whole patch of what the model reads: position 5P
+  // reads the row's step 6P - 5 (led a patch, moved 5 steps), so the row's steps 6P - 5 .. 7P - 6
+  // are hidden (were its mask moved by the lag too, the first five would show).
+  const at::Tensor fut = changed_at(1, 6 * P - future_lag, P);
+  REQUIRE(at::equal(orrery::covariate_lags(fut, keep.repeat_interleave(P, -1), batch.roles, batch.series_ids, 48, P), lags));
+  CHECK(at::equal(target_states(fut), before));
+  // Controls: the steps just after each hidden stretch are read.
+  CHECK(!at::allclose(target_states(changed_at(2, 4 * P, 1)), before));
+  CHECK(!at::allclose(target_states(changed_at(1, 7 * P - future_lag, 1)), before));
+}
+
 TEST_CASE("covariate_match: each covariate row's running correlation with its target as the model reads it, never a later step") {
   at::manual_seed(13);
   const int64_t T = 8 * P;

@@ -27,7 +27,7 @@ struct PatchInput {
   // in static_covariates() order; undefined for an architecture that reads none.
   at::Tensor statics = {};
   // (B, V, N) float: each covariate row's match with its series' target so far, as the model
-  // reads the row (known-future rows moved by their lags; host/covariate_lags.h covariate_match),
+  // reads the row (covariate rows moved by their lags; host/covariate_lags.h covariate_match),
   // for a model with covariate_lags whose architecture reads_covariate_match(); undefined otherwise.
   at::Tensor covariate_match = {};
 };

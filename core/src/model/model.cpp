@@ -81,7 +81,7 @@ void pin_changed_defaults(ModelSpec& spec, const Registry& registry, SavedBefore
 struct Model::Prepared {
   PatchInput in;
   at::Tensor loc, scale, count;  // (B, V, N)
-  at::Tensor lags;               // (B, V) the known-future rows' lags; undefined without covariate_lags
+  at::Tensor lags;               // (B, V) each covariate row's move in steps; undefined without covariate_lags
 };
 
 Model::Model(const ModelSpec& spec, const Registry& registry)
@@ -101,7 +101,7 @@ Model::Model(const ModelSpec& spec, const Registry& registry)
   arch_ = registry.create<PluginKind::architecture>(spec_.arch.name, spec_.arch.options, actx);
   if (arch_->reads_covariate_match() && spec_.covariate_lags == 0)
     throw Error("architecture plugin '" + spec_.arch.name + "' reads how well each covariate matches its target once "
-                "known-future ones are aligned by lag (option covariate_match), which the host finds only for a model with "
+                "covariates are aligned by lag (option covariate_match), which the host finds only for a model with "
                 "covariate_lags = K: give the model covariate_lags, or drop covariate_match");
   head_params_ = factory.params().size();
   HeadContext hctx{factory, arch_->d_model(), spec.patch_size};  // a head names its own scope
@@ -189,7 +189,7 @@ Model::Prepared Model::prepare(const at::Tensor& values_in, const at::Tensor& ob
     // A past-only row's mask moves with it: what is not yet known stays hidden, and its last
     // steps, moved past a forecast's start, are shown there. A known-future row is never hidden
     // in a forecast; in training its masked patches stay whole patches (moving them too cost the
-    // injection test 2-4%, docs/covariates.md).
+    // injection test 1.7% to 3.9% on three arms, docs/covariates.md).
     if (keep.defined()) {
       const at::Tensor past = rows_of_role(roles, VariateRole::past).squeeze(-1).to(p.lags.device());
       kept = delay_mask(kept, at::where(past, p.lags, at::zeros_like(p.lags)));
