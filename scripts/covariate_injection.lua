@@ -239,6 +239,8 @@ for seed = 0, seeds - 1 do
   local m = orrery.model{arch = arch,
                          head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu",
                          covariate_lags = covariate_lags > 0 and covariate_lags or nil}
+  io.write(string.format("\rseed %d: training %d steps   ", seed, steps))
+  io.flush()
   local run = orrery.train{
     model = m, data = training, optimizer = {"adamw", lr = 2e-3, weight_decay = 0.01},
     steps = steps, batch_size = batch, context_length = 2 * context, schedule = {warmup = math.min(100, steps // 10), decay = 0.3},
