@@ -3,7 +3,7 @@
 -- bootstrap over the windows (docs/covariates.md).
 --
 --   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [baselines=seasonal_naive,ets,arima]
---                                              [regression_lags=6] [sets=seatbelts,...] [runs_dir=runs]
+--                                              [regression_lags=6] [sets=r|fpp|all|seatbelts,...] [runs_dir=runs]
 --
 -- The data, R's (assets/data, assets/covariates): the seat-belt series (drivers, front- and
 -- rear-seat casualties) with the petrol price, the distance driven and the 1983 seat-belt law as
@@ -11,7 +11,11 @@
 -- temperatures with their activity outside the retreat; Freeny's quarterly revenue with its
 -- price index, income level and market potential; Box and Jenkins's sales with their leading
 -- indicator; the real price of frozen orange juice with Orlando's freezing degree days (Stock and
--- Watson's, from R's AER package; assets/README.md). The windows: GIFT-Eval's
+-- Watson's, from R's AER package; assets/README.md). sets=fpp scores the dynamic-regression
+-- examples of Hyndman and Athanasopoulos's textbook instead (fpp2, fpp3): Victoria's daily
+-- electricity demand in 2014 with the working days and the temperature, an insurer's monthly
+-- quotations with its TV advertising, US consumption's quarterly changes with those of income,
+-- production, savings and unemployment; sets=all both. The windows: GIFT-Eval's
 -- test windows and the rolling validation origins before them. The forecasters: seasonal naive,
 -- ETS and ARIMA, each also through the in-context regression (BASELINE/regression), ARIMA also
 -- with the covariates as regressors (arima/xreg, a regression with ARIMA errors), each through
@@ -58,19 +62,34 @@ local data_sets = {
                              columns = "sales", future_covariates = "lead"}},
   {name = "frozen_juice", data = {"csv", files = "assets/covariates/frozen_juice.csv", timestamp_format = "year",
                                   columns = "real_price", future_covariates = "fdd"}},
+  -- sets=fpp: the dynamic-regression examples of Hyndman and Athanasopoulos's textbook (fpp2, fpp3).
+  {name = "elecdaily", suite = "fpp", data = {"csv", files = "assets/covariates/elecdaily.csv", columns = "demand",
+                                              future_covariates = "workday,temperature"}},
+  {name = "insurance", suite = "fpp", data = {"csv", files = "assets/covariates/insurance.csv", columns = "quotes",
+                                              future_covariates = "tv_advert"}},
+  {name = "us_change", suite = "fpp", data = {"csv", files = "assets/covariates/us_change.csv", columns = "consumption",
+                                              future_covariates = "income,production,savings,unemployment"}},
 }
--- sets=NAME,...: score these data sets only (the windows of the others are left out).
-if args.sets then
+for _, set in ipairs(data_sets) do set.suite = set.suite or "r" end
+-- sets=NAME,...: score these data sets only (the windows of the others are left out); a name may
+-- be a suite's, r (R's seven, the default), fpp (the textbook's three) or all.
+do
   local by_name, chosen = {}, {}
   for _, set in ipairs(data_sets) do by_name[set.name] = set end
-  for name in tostring(args.sets):gmatch("[^,]+") do
-    if not by_name[name] then
+  local function choose(set)
+    if not set.chosen then chosen[#chosen + 1] = set end
+    set.chosen = true
+  end
+  for name in tostring(args.sets or "r"):gmatch("[^,]+") do
+    if by_name[name] then
+      choose(by_name[name])
+    elseif name == "r" or name == "fpp" or name == "all" then
+      for _, set in ipairs(data_sets) do if name == "all" or set.suite == name then choose(set) end end
+    else
       local known = {}
       for _, set in ipairs(data_sets) do known[#known + 1] = set.name end
-      error("sets: unknown data set '" .. name .. "' (known: " .. table.concat(known, ", ") .. ")", 0)
+      error("sets: unknown data set '" .. name .. "' (known: " .. table.concat(known, ", ") .. "; or r, fpp, all)", 0)
     end
-    if not by_name[name].chosen then chosen[#chosen + 1] = by_name[name] end
-    by_name[name].chosen = true
   end
   if #chosen == 0 then error("sets: name at least one data set, got '" .. tostring(args.sets) .. "'", 0) end
   data_sets = chosen

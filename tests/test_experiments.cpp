@@ -789,7 +789,17 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   const auto unknown = run(dir, "scripts/covariate_benchmark.lua sets=bjsales,nile runs_dir=bad");
   CHECK(unknown.status == 1);
   CHECK_THAT(unknown.output, Catch::Contains("sets: unknown data set 'nile' (known: seatbelts, airquality, beaver1, beaver2, "
-                                             "freeny, bjsales, frozen_juice)"));
+                                             "freeny, bjsales, frozen_juice, elecdaily, insurance, us_change; or r, fpp, "
+                                             "all)"));
+  // sets=fpp: the textbook's three, 2 + 2 daily windows of 30, 1 + 1 monthly of 18 (40 months),
+  // 3 + 3 quarterly of 8; a suite named beside one of its own sets scores it once.
+  const auto fpp = run(dir, "scripts/covariate_benchmark.lua sets=fpp,insurance baselines=seasonal_naive runs_dir=fpp");
+  INFO(fpp.output);
+  REQUIRE(fpp.status == 0);
+  const Json jf = Json::parse(test::read_text(dir + "/fpp/covariate_benchmark/covariate_benchmark.json"));
+  CHECK(jf["windows"].size() == 12);
+  CHECK(jf["summary"]["seasonal_naive/regression vs seasonal_naive (us_change)"]["windows"] == 6);
+  CHECK(jf["windows"][0]["window"].get<std::string>().rfind("elecdaily/test/", 0) == 0);
 
   // With a model that reads variate roles: with its covariates as rows, without, and through the regression.
   const std::string model = dir + "/roles.safetensors";

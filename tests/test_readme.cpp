@@ -280,6 +280,7 @@ const std::vector<Exercise> kExercises = {
     // The default baselines, ARIMA three ways, on two of the seven series (all seven take minutes).
     {"build/bin/orrery run scripts/covariate_benchmark.lua",
      "build/bin/orrery run scripts/covariate_benchmark.lua sets=freeny,bjsales", "arima/xreg vs arima"},
+    {"build/bin/orrery run scripts/covariate_benchmark.lua sets=fpp", "", "arima/xreg vs arima"},
     {"build/bin/orrery run scripts/covariate_benchmark.lua model=runs/covariate_injection/runs/s0,"
      "runs/covariate_injection/runs/s1,runs/covariate_injection/runs/s2",
      "build/bin/orrery run scripts/covariate_benchmark.lua model=runs/covariate_injection/runs/s0 sets=freeny,bjsales",  // one seed trained here
