@@ -169,17 +169,7 @@ for _, p in ipairs(pairs_of) do
       end
     end
     local label = set.name == "all" and p.label or ("  " .. set.name)
-    if #d >= 5 then
-      local change = stats.relative_change(d)
-      print(string.format("%-64s %8d   %s", label, #d, change.text))
-      change.text, change.windows = nil, #d
-      results.summary[p.label .. " (" .. set.name .. ")"] = change
-    elseif #d > 0 then
-      local mean = 0
-      for _, v in ipairs(d) do mean = mean + v / #d end
-      print(string.format("%-64s %8d   %+.1f%% (too few windows for an interval)", label, #d, 100 * (math.exp(mean) - 1)))
-      results.summary[p.label .. " (" .. set.name .. ")"] = {change = math.exp(mean) - 1, windows = #d}
-    end
+    results.summary[p.label .. " (" .. set.name .. ")"] = stats.paired_line(label, d, 64)
   end
 end
 orrery.write_json(dir .. "/covariate_benchmark.json", results)

@@ -22,13 +22,7 @@
 
 local stats = require("lib.stats")
 
-local function whole(name, default, least)
-  local v = args[name] and tonumber(args[name]) or default
-  if args[name] and not tonumber(args[name]) or v ~= math.floor(v) or v < least then
-    error(name .. " must be a whole number, at least " .. least .. ", got '" .. tostring(args[name]) .. "'", 0)
-  end
-  return v
-end
+local function whole(name, default, least) return require("lib.args").whole(args, name, default, least) end
 local steps, seeds, tasks = whole("steps", 2000, 1), whole("seeds", 3, 1), whole("tasks", 64, 2)
 local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 16), whole("batch", 32, 1)
 -- layers: the model's depth; variate_layers: how many of them mix across rows (Toto 2.0 has 1,

