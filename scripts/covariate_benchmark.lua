@@ -73,27 +73,7 @@ local data_sets = {
 for _, set in ipairs(data_sets) do set.suite = set.suite or "r" end
 -- sets=NAME,...: score these data sets only (the windows of the others are left out); a name may
 -- be a suite's, r (R's seven, the default), fpp (the textbook's three) or all.
-do
-  local by_name, chosen = {}, {}
-  for _, set in ipairs(data_sets) do by_name[set.name] = set end
-  local function choose(set)
-    if not set.chosen then chosen[#chosen + 1] = set end
-    set.chosen = true
-  end
-  for name in tostring(args.sets or "r"):gmatch("[^,]+") do
-    if by_name[name] then
-      choose(by_name[name])
-    elseif name == "r" or name == "fpp" or name == "all" then
-      for _, set in ipairs(data_sets) do if name == "all" or set.suite == name then choose(set) end end
-    else
-      local known = {}
-      for _, set in ipairs(data_sets) do known[#known + 1] = set.name end
-      error("sets: unknown data set '" .. name .. "' (known: " .. table.concat(known, ", ") .. "; or r, fpp, all)", 0)
-    end
-  end
-  if #chosen == 0 then error("sets: name at least one data set, got '" .. tostring(args.sets) .. "'", 0) end
-  data_sets = chosen
-end
+data_sets = require("lib.args").sets(args.sets, data_sets, "r")
 local regression_lags = tonumber(args.regression_lags or 6)
 if not regression_lags or regression_lags < 0 or regression_lags ~= math.floor(regression_lags) then
   error("regression_lags must be a whole number, at least 0, got '" .. tostring(args.regression_lags) .. "'", 0)

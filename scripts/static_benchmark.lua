@@ -1,6 +1,6 @@
 -- Do static covariates help on real series? A pretrained model is fine-tuned on each data set's
 -- history twice from the same weights, once with the series' static covariates (a state, a
--- gender, a diet: docs/covariates.md#static-covariates) and once without, with the same seed,
+-- gender, a supersector: docs/covariates.md#static-covariates) and once without, with the same seed,
 -- steps and rate; both are scored on the held-out test windows (the GIFT-Eval way), paired window
 -- by window, with a 90% bootstrap over the windows, beside the pretrained model and the
 -- classical baselines on the same windows.
@@ -23,8 +23,8 @@ local usage = "usage: orrery run scripts/static_benchmark.lua model=PATH [seeds=
 if not args.model then error(usage, 0) end
 local function whole(name, default, least) return require("lib.args").whole(args, name, default, least) end
 local seeds, steps, batch, context = whole("seeds", 3, 1), whole("steps", 300, 1), whole("batch", 16, 1), whole("context", 128, 1)
-local lr = args.lr and tonumber(args.lr) or 3e-4
-if not (lr > 0) then error("lr must be a positive number, got '" .. tostring(args.lr) .. "'", 0) end
+local lr = args.lr == nil and 3e-4 or tonumber(args.lr)
+if not (lr and lr > 0) then error("lr must be a positive number, got '" .. tostring(args.lr) .. "'", 0) end
 local device = args.device or "cpu"
 local runs_dir = args.runs_dir or "runs"
 local dir = runs_dir .. "/static_benchmark"
@@ -40,17 +40,7 @@ local data_sets = {
   {name = "employment", data = {"csv", files = assets .. "us_employment.csv", layout = "long", value = "employed",
                                 static_covariates = "supersector,total", categorical = "supersector"}},
 }
-if args.sets then  -- sets=NAME,...: these data sets only
-  local by_name, chosen = {}, {}
-  for _, set in ipairs(data_sets) do by_name[set.name] = set end
-  for name in tostring(args.sets):gmatch("[^,]+") do
-    if not by_name[name] then error("sets: unknown data set '" .. name .. "' (known: prison, visnights, employment)", 0) end
-    if not by_name[name].chosen then chosen[#chosen + 1] = by_name[name] end
-    by_name[name].chosen = true
-  end
-  if #chosen == 0 then error("sets: name at least one data set, got '" .. tostring(args.sets) .. "'", 0) end
-  data_sets = chosen
-end
+data_sets = require("lib.args").sets(args.sets, data_sets, "all")  -- sets=NAME,...: these only
 local baselines = {}
 for b in tostring(args.baselines or "seasonal_naive,ets"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
 
@@ -65,14 +55,14 @@ local function source(set, statics, extra)
 end
 
 -- One fine-tuning: the recipe of scripts/finetune.lua, on everything before the test windows.
-local function fine_tune(set, seed, statics, held_out)
-  local names = statics and orrery.data(source(set, true)):describe().static_covariates or nil
+-- `names`: the static covariates as the data names them (nil: fine-tuned without any).
+local function fine_tune(set, seed, names, held_out)
   local model = orrery.load(args.model, device, names and {static_covariates = names} or nil)
-  orrery.train{model = model, data = source(set, statics, {exclude_last = held_out}),
+  orrery.train{model = model, data = source(set, names ~= nil, {exclude_last = held_out}),
                optimizer = {"adamw", lr = lr, weight_decay = 0.01}, steps = steps, batch_size = batch,
                context_length = context, schedule = {warmup = math.min(20, steps // 5), decay = 0.5},
                cpm_max_span = 4, seed = seed, quiet = true, runs_dir = dir,
-               name = string.format("%s-seed%d-%s", set.name, seed, statics and "statics" or "plain")}
+               name = string.format("%s-seed%d-%s", set.name, seed, names and "statics" or "plain")}
   return model
 end
 
@@ -88,8 +78,8 @@ for _, set in ipairs(data_sets) do
   local models = {pretrained = orrery.load(args.model, device)}
   for seed = 0, seeds - 1 do
     local t0 = os.time()
-    models["seed" .. seed .. "/statics"] = fine_tune(set, seed, true, held_out)
-    models["seed" .. seed .. "/plain"] = fine_tune(set, seed, false, held_out)
+    models["seed" .. seed .. "/statics"] = fine_tune(set, seed, statics, held_out)
+    models["seed" .. seed .. "/plain"] = fine_tune(set, seed, nil, held_out)
     print(string.format("  seed %d: fine-tuned %d steps with and without the static covariates (%d s)", seed, steps,
                         os.time() - t0))
   end

@@ -873,7 +873,8 @@ TEST_CASE("static_benchmark.lua fine-tunes each data set with and without its st
 
   refuses(dir, "scripts/static_benchmark.lua", "usage: orrery run scripts/static_benchmark.lua model=PATH");
   refuses(dir, "scripts/static_benchmark.lua model=" + model + " sets=prison,milk",
-          "sets: unknown data set 'milk' (known: prison, visnights, employment)");
+          "sets: unknown data set 'milk' (known: prison, visnights, employment; or all)");
+  refuses(dir, "scripts/static_benchmark.lua model=" + model + " lr=3e-4x", "lr must be a positive number, got '3e-4x'");
   refuses(dir, "scripts/static_benchmark.lua model=" + model + " seeds=0", "seeds must be a whole number, at least 1, got '0'");
 }
 
