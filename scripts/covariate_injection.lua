@@ -9,7 +9,8 @@
 --   orrery run scripts/covariate_injection.lua [steps=2000] [seeds=3] [tasks=64] [horizon=16]
 --       [context=128] [covariate_prob=0.5] [max_effect=E] [max_lag=L] [batch=32]
 --       [layers=4] [variate_layers=1|2] [injection_tasks=1024] [injection_lag=2*horizon]
---       [injection_lag_step=1] [injection_noise=0] [injection_plain=0] [variate_first=true]
+--       [injection_lag_step=1] [injection_noise=0] [injection_plain=0] [injection_hard=true]
+--       [variate_first=true]
 --       [variate_attention=patch|joint]
 --       [covariate_lags=0] [covariate_match=true] [regression_lags=0]
 --       [prior=mixed|simple|injection] [signs=positive|both]
@@ -95,7 +96,13 @@ local injection_plain = tonumber(args.injection_plain or 0)
 if not injection_plain or injection_plain < 0 or injection_plain >= 1 then
   error("injection_plain must be a share in [0, 1), got '" .. tostring(args.injection_plain) .. "'", 0)
 end
-for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise", "injection_plain"}) do
+-- injection_hard=true: a noise task's target is, of 8 other paths drawn at random, the one whose
+-- window correlates most (in size) with the covariate's, so that the distractors the model learns
+-- to set aside are as convincing as the placebo's worst (paths correlating 0.5-0.8 with a target).
+local injection_hard = switch("injection_hard")
+if injection_hard and injection_noise == 0 then error("injection_hard=true picks noise tasks' targets: give injection_noise too", 0) end
+for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise", "injection_plain",
+                       "injection_hard"}) do
   if args[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end
 end
 assert(signs == "positive" or signs == "both", "signs must be positive or both, got " .. tostring(signs))
@@ -175,6 +182,30 @@ local function crps(f, truth)
   return 2 * total / (#f.levels * horizon)
 end
 
+-- |Pearson r| of two equally long lists.
+local function abs_correlation(a, b)
+  local n, ma, mb = #a, 0, 0
+  for t = 1, n do ma, mb = ma + a[t] / n, mb + b[t] / n end
+  local ab, aa, bb = 0, 0, 0
+  for t = 1, n do
+    local da, db = a[t] - ma, b[t] - mb
+    ab, aa, bb = ab + da * db, aa + da * da, bb + db * db
+  end
+  return (aa > 0 and bb > 0) and math.abs(ab) / math.sqrt(aa * bb) or 0
+end
+
+-- Of 8 paths other than path i drawn at random, the one whose window, as a target at `lag` is cut
+-- from it, correlates most with the covariate window x: injection_hard's distractor.
+local function most_alike(x, p, i, n, lag)
+  local best, best_r = nil, -1
+  for _ = 1, 8 do
+    local j = (i + math.random(1, n - 1) - 1) % n + 1
+    local r = abs_correlation(x, window(p[j][1], 1 + 2 * horizon - lag, #x))
+    if r > best_r then best, best_r = p[j][1], r end
+  end
+  return best
+end
+
 -- What the model trains on, by `prior`.
 local function training_data()
   if prior == "simple" then
@@ -193,7 +224,10 @@ local function training_data()
       local lag, noise = (i - 1) % (injection_lag // injection_lag_step + 1) * injection_lag_step, 0.1 * sd(x)
       local sign = (signs == "both" and i % 2 == 0) and -1 or 1
       -- A noise task's target is another path (drawn only when asked: the other tasks stay as they were).
-      local target = (injection_noise > 0 and math.random() < injection_noise) and p[i % n + 1][1] or p[i][1]
+      local target = p[i][1]
+      if injection_noise > 0 and math.random() < injection_noise then
+        target = injection_hard and most_alike(x, p, i, n, lag) or p[i % n + 1][1]
+      end
       for t = 1, length do
         f:write(string.format("%d,%d,%.9g,%.9g\n", i, t, sign * target[2 * horizon + t - lag] + noise * normal(), x[t]))
       end
@@ -222,7 +256,8 @@ local results = {config = {steps = steps, seeds = seeds, tasks = tasks, horizon 
                            injection_lag = prior == "injection" and injection_lag or nil,
                            injection_lag_step = prior == "injection" and injection_lag_step or nil,
                            injection_noise = injection_noise > 0 and injection_noise or nil,
-                           injection_plain = injection_plain > 0 and injection_plain or nil}, scores = {}}
+                           injection_plain = injection_plain > 0 and injection_plain or nil,
+                           injection_hard = injection_hard or nil}, scores = {}}
 local training = training_data()
 for seed = 0, seeds - 1 do
   local arch = {"toto2", d_model = 128, num_layers = layers, num_heads = 4, variate_roles = true}

@@ -614,6 +614,8 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   refused("covariate_match=true", "covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too");
   refused("prior=injection injection_plain=1", "injection_plain must be a share in [0, 1), got '1'");
   refused("injection_plain=0.5", "injection_plain is for prior=injection");
+  refused("prior=injection injection_hard=true", "injection_hard=true picks noise tasks' targets: give injection_noise too");
+  refused("injection_noise=0.2 injection_hard=true", "injection_noise is for prior=injection");
   refused("prior=injection max_lag=4", "max_lag shapes the mixed prior's covariate tasks; prior=injection fixes its own");
   // A tiny run into runs_dir `under`: the saved spec of its one model.
   auto tiny = [&](const std::string& args, const std::string& under) {
@@ -708,6 +710,43 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   CHECK(plain[1]["share"] == 0.25);
   CHECK(plain[1]["source"]["future_covariates"] == 0);
   CHECK(plain[1]["source"]["variates"] == 1);
+  // injection_hard=true: a noise task's target is the likeliest-looking of 8 other paths, so the
+  // noise tasks' targets correlate with their covariates more than a path drawn at random does.
+  // (A driver's target is its covariate at some lag up to 16, plus a tenth of its spread in noise.)
+  auto noise_task_correlation = [&](const std::string& under) {
+    std::map<int, std::pair<std::vector<double>, std::vector<double>>> rows;
+    std::ifstream in(dir + "/" + under + "/covariate_injection/injection_tasks.csv");
+    std::string line;
+    std::getline(in, line);  // id,time,y,x
+    while (std::getline(in, line)) {
+      int id = 0, t = 0;
+      double y = 0, x = 0;
+      REQUIRE(std::sscanf(line.c_str(), "%d,%d,%lf,%lf", &id, &t, &y, &x) == 4);
+      rows[id].first.push_back(y), rows[id].second.push_back(x);
+    }
+    const auto corr = [](const double* a, const double* b, size_t n) {
+      double ma = 0, mb = 0, ab = 0, aa = 0, bb = 0;
+      for (size_t t = 0; t < n; ++t) ma += a[t] / n, mb += b[t] / n;
+      for (size_t t = 0; t < n; ++t) ab += (a[t] - ma) * (b[t] - mb), aa += (a[t] - ma) * (a[t] - ma), bb += (b[t] - mb) * (b[t] - mb);
+      return std::fabs(ab) / std::sqrt(aa * bb);
+    };
+    double sum = 0;
+    int noise = 0;
+    for (const auto& [id, yx] : rows) {
+      const auto& [y, x] = yx;
+      double best = 0;  // the best lag's: a driver's is near 1
+      for (size_t k = 0; k <= 16; ++k) best = std::max(best, corr(y.data() + k, x.data(), y.size() - k));
+      if (best < 0.97) sum += corr(y.data(), x.data(), y.size()), ++noise;
+    }
+    REQUIRE(noise >= 16);  // half of 64 tasks, give or take
+    return sum / noise;
+  };
+  tiny("prior=injection injection_noise=0.5 injection_tasks=64", "noise_random");
+  tiny("prior=injection injection_noise=0.5 injection_tasks=64 injection_hard=true", "noise_hard");
+  const double random_r = noise_task_correlation("noise_random"), hard_r = noise_task_correlation("noise_hard");
+  INFO("noise tasks' mean |r| at lag 0: random " << random_r << ", hard " << hard_r);
+  CHECK(hard_r > random_r + 0.1);
+
   // Paired against another run on the same tasks: per arm, how much further this run's ratio goes.
   const std::string other = "joint/covariate_injection/covariate_injection.json";
   const auto paired = run(dir, "scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4 "
