@@ -101,6 +101,10 @@ end
 -- to set aside are as convincing as the placebo's worst (paths correlating 0.5-0.8 with a target).
 local injection_hard = switch("injection_hard")
 if injection_hard and injection_noise == 0 then error("injection_hard=true picks noise tasks' targets: give injection_noise too", 0) end
+if injection_hard and injection_tasks < 2 then
+  error("injection_hard=true picks each noise task's target among the other paths: injection_tasks must be at least 2, got " ..
+        injection_tasks, 0)
+end
 for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise", "injection_plain",
                        "injection_hard"}) do
   if args[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end

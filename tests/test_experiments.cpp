@@ -616,6 +616,8 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   refused("injection_plain=0.5", "injection_plain is for prior=injection");
   refused("prior=injection injection_hard=true", "injection_hard=true picks noise tasks' targets: give injection_noise too");
   refused("injection_noise=0.2 injection_hard=true", "injection_noise is for prior=injection");
+  refused("prior=injection injection_noise=0.5 injection_hard=true injection_tasks=1",
+          "injection_hard=true picks each noise task's target among the other paths: injection_tasks must be at least 2, got 1");
   refused("prior=injection max_lag=4", "max_lag shapes the mixed prior's covariate tasks; prior=injection fixes its own");
   // A tiny run into runs_dir `under`: the saved spec of its one model.
   auto tiny = [&](const std::string& args, const std::string& under) {
