@@ -23,7 +23,9 @@
 -- leading indicator, an effect that arrives late; 0 leaves it out), and with
 -- model=PATH a model: through the regression, and, if it reads variate roles, with its
 -- covariates as rows (NAME) against without them (NAME/no-covariates). Several paths (the seeds
--- of one recipe) are pooled: each window's change is the mean over them of the log ratio.
+-- of one recipe) are pooled: each window's change is the mean over them of the log ratio. Last,
+-- each comparison on the test windows alone, reading the covariates always and only on the data
+-- sets where they helped on the validation windows (a choice the test never informs).
 -- Results: runs/covariate_benchmark/covariate_benchmark.json.
 
 local stats = require("lib.stats")
@@ -151,6 +153,45 @@ for _, p in ipairs(pairs_of) do
     local label = set.name == "all" and p.label or ("  " .. set.name)
     results.summary[p.label .. " (" .. set.name .. ")"] = stats.paired_line(label, d, 64)
   end
+end
+
+-- Covariates where they helped: per data set, each forecaster reads them only if they lowered
+-- its CRPS on that set's validation windows (the mean log ratio below 0), and the test windows
+-- alone, which the choice never sees, score it against reading them always.
+local function log_ratio(key, ab)
+  local a, b = scores[key][ab[1]], scores[key][ab[2]]
+  if a and b and a > 0 and b > 0 then return math.log(a / b) end
+end
+results.chosen = {}
+print(string.format("\n%-64s %8s   %s", "on the test windows: always / chosen on validation", "windows", "90% bootstrap over windows"))
+for _, p in ipairs(pairs_of) do
+  local use = {}  -- use[set][i]: whether p.each[i]'s covariates are read on that set's test windows
+  for _, set in ipairs(data_sets) do
+    use[set.name] = {}
+    for i, ab in ipairs(p.each) do
+      local sum, n = 0, 0
+      for _, key in ipairs(windows) do
+        local r = key:find(set.name .. "/validation/", 1, true) == 1 and log_ratio(key, ab)
+        if r then sum, n = sum + r, n + 1 end
+      end
+      use[set.name][i] = n > 0 and sum / n < 0
+    end
+  end
+  local always, chosen = {}, {}
+  for _, key in ipairs(windows) do
+    local set, split = key:match("^([^/]+)/([^/]+)/")
+    if split == "test" then
+      local a, c, n = 0, 0, 0
+      for i, ab in ipairs(p.each) do
+        local r = log_ratio(key, ab)
+        if r then a, c, n = a + r, c + (use[set][i] and r or 0), n + 1 end
+      end
+      if n == #p.each then always[#always + 1], chosen[#chosen + 1] = a / n, c / n end
+    end
+  end
+  results.summary[p.label .. " (test, always)"] = stats.paired_line(p.label, always, 64)
+  results.summary[p.label .. " (test, chosen)"] = stats.paired_line("  chosen on validation", chosen, 64)
+  results.chosen[p.label] = use
 end
 orrery.write_json(dir .. "/covariate_benchmark.json", results)
 print("results: " .. dir .. "/covariate_benchmark.json")

@@ -7,6 +7,7 @@
 --                                   [timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu]
 --                                   [name=finetune] [past_covariates=COL,...] [future_covariates=COL,...]
 --                                   [categorical=COL,...] [static_covariates=COL,...]
+--                                   [select=true] [validation_windows=K]
 --
 -- PATH: a Hugging Face Toto 2.0 folder, an Orrery run folder or a model.safetensors.
 -- FILE: a CSV, Parquet or Arrow file, or a glob of them. Wide: a time column and one column per
@@ -24,13 +25,27 @@
 -- at zero (docs/covariates.md#static-covariates), and both the training and the test read each
 -- series' values. What they are worth is the difference to
 -- the same fine-tuning without them (a second run); the pretrained model is scored without.
+--
+-- How long to fine-tune is chosen, not fixed (select=true, the default): fine-tunings of none, a
+-- ninth, a third and all of `steps` train on everything before the validation windows (the
+-- K windows a series just before the test, K = the test's count unless given), and the length
+-- whose CRPS is lowest there is the one run on everything before the test (scripts/lib/finetune.lua).
+-- A small data set is harmed by a long fine-tuning that a large one gains from; when none beats
+-- the pretrained model, the tuned model is the pretrained one. select=false runs `steps` as given.
 
 local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
               "[timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune] " ..
-              "[past_covariates=COL,...] [future_covariates=COL,...] [categorical=COL,...] [static_covariates=COL,...]"
+              "[past_covariates=COL,...] [future_covariates=COL,...] [categorical=COL,...] [static_covariates=COL,...] " ..
+              "[select=true] [validation_windows=K]"
 if not args.model or not args.data then error(usage, 0) end
+local given, tune = require("lib.args"), require("lib.finetune")
 local device = args.device or "cpu"
-local context = tonumber(args.context) or 512
+local steps, batch, context = given.whole(args, "steps", 300, 1), given.whole(args, "batch", 16, 1),
+                              given.whole(args, "context", 512, 1)
+local lr = given.positive(args, "lr", 3e-4)
+local select = given.switch(args, "select", true)
+local validation_windows = args.validation_windows and given.whole(args, "validation_windows", 1, 1)
+if validation_windows and not select then error("validation_windows needs select=true (it is where the length is chosen)", 0) end
 
 -- One reading of the files serves training and the test alike: the same plugin and options.
 local format = "csv"
@@ -73,32 +88,41 @@ if statics then
         " (one value a series), learned from zero by the tuned model")
 end
 
-local run = orrery.train{
-  model          = tuned,
-  data           = series{exclude_last = held_out},
-  optimizer      = {"adamw", lr = tonumber(args.lr) or 3e-4, weight_decay = 0.01},
-  steps          = tonumber(args.steps) or 300,
-  batch_size     = tonumber(args.batch) or 16,
-  context_length = context,
-  schedule       = {warmup = 20, decay = 0.5},
-  cpm_max_span   = 4,
-  name           = args.name or "finetune",
-  log_every      = 25,
-}
-tuned:save(run.run_dir .. "/model.safetensors")
+local recipe = {steps = steps, lr = lr, batch = batch, context = context, name = args.name or "finetune",
+                log_every = 25}
+local choice
+if select then
+  choice = tune.choose_steps{recipe = recipe, source = series, test = test, pretrained = pretrained,
+                             validation_windows = validation_windows or test.windows,
+                             load = function() return orrery.load(args.model, device, next(gains) and gains or nil) end}
+  recipe.steps = choice.steps
+end
+local run_dir
+if recipe.steps > 0 then
+  run_dir = tune.train(tuned, series{exclude_last = held_out}, recipe).run_dir
+else
+  -- Nothing to train: the tuned model is the pretrained one (its new embeddings at zero), kept
+  -- in a fresh folder of its own so that no earlier run's files are touched.
+  run_dir = tune.fresh_folder("runs/" .. recipe.name)
+  print("no length of fine-tuning beat the pretrained model on the validation windows, so the tuned weights are " ..
+        "the pretrained ones" .. (next(gains) and " with the new embeddings at zero (tuned/no-covariates is the " ..
+        "pretrained model)" or "") .. "; select=false fine-tunes for steps= regardless")
+end
+tuned:save(run_dir .. "/model.safetensors")
+if choice then orrery.write_json(run_dir .. "/selection.json", choice) end
 
 local eval = orrery.eval{
   models  = {pretrained = pretrained, tuned = tuned},
   data    = series(),
   context = context,
-  out     = run.run_dir,
+  out     = run_dir,
 }
 local function find(name)
   for _, s in ipairs(eval.summary) do if s.model == name then return s end end
 end
 local a, b = find("pretrained"), find("tuned")
 print(string.format("\nfine-tuning moved MASE %.3f -> %.3f and CRPS %.3f -> %.3f (ratios to seasonal naive). Run: %s",
-                    a.mase, b.mase, a.crps, b.crps, run.run_dir))
+                    a.mase, b.mase, a.crps, b.crps, run_dir))
 local c = find("tuned/no-covariates")
 if c then
   print(string.format("the tuned model without its covariates: MASE %.3f, CRPS %.3f", c.mase, c.crps))

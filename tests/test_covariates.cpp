@@ -1274,7 +1274,7 @@ TEST_CASE("finetune.lua with static covariates: the tuned model learns them, the
   REQUIRE(test::run_command(test::orrery_cmd("run " + dir + "/make.lua")).status == 0);
   const auto r = test::run_command("cd '" + dir + "' && " + test::orrery_cmd(
       "run " + std::string(ORRERY_SOURCE_DIR) + "/scripts/finetune.lua model=" + dir + "/model.safetensors data=" +
-      dir + "/stores.csv timestamp_format=unix static_covariates=size steps=2 batch=2 context=64"));
+      dir + "/stores.csv timestamp_format=unix static_covariates=size steps=2 batch=2 context=64 select=false"));
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("static covariates: size (one value a series), learned from zero by the tuned model"));
@@ -1312,6 +1312,9 @@ TEST_CASE("finetune.lua with covariates: the tuned model scored with and without
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("fine-tuning moved MASE"));
   CHECK_THAT(r.output, Catch::Contains("the tuned model without its covariates: MASE"));
+  // The length is chosen (select=true, the default) among fine-tunings that read the covariates too.
+  CHECK_THAT(r.output, Catch::Contains("fine-tuning length, by CRPS on 1 validation window(s) of 48 a series before the test: 0 steps"));
+  CHECK(Json::parse(test::read_text(dir + "/runs/finetune-select-2/config.json"))["model"]["arch"]["options"]["variate_roles"] == true);
   // The categorical column became two known-future rows, read by training and scoring alike.
   CHECK_THAT(r.output, Catch::Contains("covariates: 1 past-only and 1 known-future column(s), one row per category of "
                                        "shift; up to 4 rows a series, targets first"));

@@ -813,6 +813,37 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(j["windows"][0]["crps"].contains("ets/lagged-regression"));
   CHECK(j["summary"]["ets/lagged-regression vs ets/regression (bjsales)"]["windows"] == 6);
   CHECK(j["summary"]["ets/lagged-regression vs ets (all)"]["windows"] == 37);
+  // The covariates read only where they helped on a set's validation windows, scored on its test
+  // windows: recomputed from the JSON's own windows.
+  {
+    std::map<std::string, std::pair<double, int>> validation;  // set -> sum and count of log ratios
+    for (const auto& w : j["windows"]) {
+      const std::string key = w["window"];
+      const std::string set = key.substr(0, key.find('/'));
+      if (key.find("/validation/") == std::string::npos) continue;
+      validation[set].first += std::log(w["crps"]["ets/regression"].get<double>() / w["crps"]["ets"].get<double>());
+      validation[set].second += 1;
+    }
+    double always = 0, chosen = 0;
+    int tests = 0, used = 0;
+    for (const auto& w : j["windows"]) {
+      const std::string key = w["window"];
+      if (key.find("/test/") == std::string::npos) continue;
+      const std::string set = key.substr(0, key.find('/'));
+      const double r = std::log(w["crps"]["ets/regression"].get<double>() / w["crps"]["ets"].get<double>());
+      const bool use = validation[set].second > 0 && validation[set].first < 0;
+      CHECK(j["chosen"]["ets/regression vs ets"][set][0] == use);
+      always += r, chosen += use ? r : 0, tests += 1, used += use;
+    }
+    REQUIRE(tests > 0);
+    CHECK(used > 0);
+    CHECK(used < tests);  // the regression helps on some sets' validation windows and not on others
+    CHECK(j["summary"]["ets/regression vs ets (test, always)"]["windows"] == tests);
+    CHECK(j["summary"]["ets/regression vs ets (test, always)"]["change"].get<double>() ==
+          Approx(std::expm1(always / tests)).margin(1e-12));
+    CHECK(j["summary"]["ets/regression vs ets (test, chosen)"]["change"].get<double>() ==
+          Approx(std::expm1(chosen / tests)).margin(1e-12));
+  }
   const auto bad = run(dir, "scripts/covariate_benchmark.lua regression_lags=-1 runs_dir=bad");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("regression_lags must be a whole number, at least 0, got '-1'"));
@@ -912,11 +943,107 @@ TEST_CASE("static_benchmark.lua fine-tunes each data set with and without its st
   CHECK(j["summary"]["fine-tuned with statics vs ets (visnights)"]["windows"] == 20);
   CHECK(j["data_sets"]["visnights"]["static_covariates"].size() == 7);
 
+  // select=true: each fine-tuning runs for the length finetune.lua would choose, and a third per
+  // seed runs all of steps, paired against the chosen one.
+  const auto chosen = run(dir, "scripts/static_benchmark.lua model=" + model +
+                                   " sets=visnights seeds=1 steps=3 batch=4 context=32 select=true runs_dir=chosen");
+  INFO(chosen.output);
+  REQUIRE(chosen.status == 0);
+  const Json c = Json::parse(test::read_text(dir + "/chosen/static_benchmark/static_benchmark.json"));
+  CHECK(c["select"] == true);
+  for (const char* arm : {"statics", "plain"}) {
+    const int64_t n = c["data_sets"]["visnights"]["steps"]["seed0"][arm];
+    CHECK((n == 0 || n == 1 || n == 3));
+  }
+  CHECK(Json::parse(test::read_text(dir + "/chosen/static_benchmark/visnights-seed0-plain-fixed/config.json"))["train"]["steps"] == 3);
+  CHECK(c["windows"][0]["crps"].contains("seed0/fixed"));
+  CHECK(c["summary"]["length chosen vs 3 steps, without statics (visnights)"]["windows"] == 20);
+
   refuses(dir, "scripts/static_benchmark.lua", "usage: orrery run scripts/static_benchmark.lua model=PATH");
   refuses(dir, "scripts/static_benchmark.lua model=" + model + " sets=prison,milk",
           "sets: unknown data set 'milk' (known: prison, visnights, employment; or all)");
   refuses(dir, "scripts/static_benchmark.lua model=" + model + " lr=3e-4x", "lr must be a positive number, got '3e-4x'");
   refuses(dir, "scripts/static_benchmark.lua model=" + model + " seeds=0", "seeds must be a whole number, at least 1, got '0'");
+}
+
+TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows before the test") {
+  const std::string dir = checkout("finetune-select");
+  {
+    std::ofstream csv(dir + "/daily.csv");  // 4 daily series of 300 days: a weekly pattern on a level each
+    csv << "time,a,b,c,d\n";
+    for (int t = 0; t < 300; ++t) {
+      csv << 86400 * t;
+      for (int s = 0; s < 4; ++s) csv << "," << 10 * (s + 1) + (t % 7) * (s + 1) + (13 * t + 5 * s) % 4;
+      csv << "\n";
+    }
+  }
+  const std::string model = dir + "/base.safetensors";
+  std::ofstream(dir + "/make.lua") << "orrery.model{arch = {\"toto2\", d_model = 16, num_layers = 2, num_heads = 1}, "
+                                      "patch_size = 16}:save(\"" << model << "\")\n";
+  REQUIRE(run(dir, "make.lua").status == 0);
+  const std::string base = "scripts/finetune.lua model=" + model + " data=daily.csv timestamp_format=unix batch=4 context=32 ";
+
+  // Four lengths (none, a ninth, a third, all of steps=9), each trained on everything before the
+  // validation window, the choice the lowest validation CRPS, the shorter on a tie.
+  const auto r = run(dir, base + "steps=9");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("fine-tuning length, by CRPS on 1 validation window(s) of 30 a series before the test: 0 steps"));
+  const Json choice = Json::parse(test::read_text(dir + "/runs/finetune/selection.json"));
+  CHECK(choice["excluded"] == 60);  // the test window and the validation window, 30 steps each
+  REQUIRE(choice["tried"].size() == 4);
+  int64_t best = -1;
+  double lowest = 0;
+  for (const auto& t : choice["tried"]) {
+    if (best < 0 || t["crps"].get<double>() < lowest) best = t["steps"], lowest = t["crps"];
+    if (t["steps"] == 0) continue;
+    const std::string n = std::to_string(t["steps"].get<int64_t>());
+    const Json config = Json::parse(test::read_text(dir + "/runs/finetune-select-" + n + "/config.json"));
+    CHECK(config["train"]["steps"] == t["steps"]);
+    CHECK(config["data"]["options"]["exclude_last"] == 60);
+    CHECK(config["train"]["val_batches"] == 0);
+  }
+  CHECK(choice["tried"][1]["steps"] == 1);
+  CHECK(choice["tried"][3]["steps"] == 9);
+  CHECK(choice["steps"] == best);
+  if (best > 0) {  // the chosen length, run on everything before the test window
+    const Json config = Json::parse(test::read_text(dir + "/runs/finetune/config.json"));
+    CHECK(config["train"]["steps"] == best);
+    CHECK(config["data"]["options"]["exclude_last"] == 30);
+  }
+
+  // At lr 1e-30 no fine-tuning moves a weight: every length ties with the pretrained model, so
+  // none is run, and the tuned model, kept beside an earlier run of the name, scores as it does.
+  fs::create_directories(dir + "/runs/kept");
+  std::ofstream(dir + "/runs/kept/marker") << "an earlier run\n";
+  const auto still = run(dir, base + "steps=3 lr=1e-30 name=kept");
+  INFO(still.output);
+  REQUIRE(still.status == 0);
+  CHECK_THAT(still.output, Catch::Contains("no length of fine-tuning beat the pretrained model on the validation windows"));
+  CHECK(test::read_text(dir + "/runs/kept/marker") == "an earlier run\n");
+  const Json kept = Json::parse(test::read_text(dir + "/runs/kept-1/selection.json"));
+  CHECK(kept["steps"] == 0);
+  for (const auto& t : kept["tried"]) CHECK(t["crps"] == kept["tried"][0]["crps"]);
+  CHECK(fs::exists(dir + "/runs/kept-1/model.safetensors"));
+  const Json eval = Json::parse(test::read_text(dir + "/runs/kept-1/eval.json"));
+  std::map<std::string, double> crps;
+  for (const auto& row : eval["summary"]) crps[row["model"]] = row["crps"];
+  CHECK(crps.at("tuned") == crps.at("pretrained"));
+
+  // 60 days: a test window of 30, but no room for a validation window of 30 before it.
+  {
+    std::ofstream csv(dir + "/short.csv");
+    csv << "time,a,b\n";
+    for (int t = 0; t < 60; ++t) csv << 86400 * t << "," << 10 + t % 7 << "," << 20 + (3 * t) % 5 << "\n";
+  }
+  const std::string short_run = "scripts/finetune.lua model=" + model + " data=short.csv timestamp_format=unix batch=4 "
+                                "context=32 steps=2";
+  refuses(dir, short_run, "no validation window to choose the fine-tuning's length on: give select=false");
+  refuses(dir, base + "select=maybe", "select must be true or false, got 'maybe'");
+  refuses(dir, base + "select=false validation_windows=2", "validation_windows needs select=true");
+  refuses(dir, base + "validation_windows=0", "validation_windows must be a whole number, at least 1, got '0'");
+  refuses(dir, base + "steps=0", "steps must be a whole number, at least 1, got '0'");
+  refuses(dir, base + "lr=fast", "lr must be a positive number, got 'fast'");
 }
 
 namespace {

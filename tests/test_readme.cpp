@@ -274,6 +274,10 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/static_benchmark.lua model=runs/quickstart",
      "build/bin/orrery run scripts/static_benchmark.lua model=runs/quickstart seeds=1 steps=2 batch=4",
      "results: runs/static_benchmark/static_benchmark.json"},
+    {"build/bin/orrery run scripts/static_benchmark.lua model=runs/quickstart select=true",
+     "build/bin/orrery run scripts/static_benchmark.lua model=runs/quickstart select=true sets=visnights seeds=1 steps=3 "
+     "batch=4",
+     "length chosen vs 3 steps, without statics"},
     {"build/bin/orrery run scripts/covariate_injection.lua",
      "build/bin/orrery run scripts/covariate_injection.lua steps=3 seeds=1 tasks=4 horizon=8 context=32 batch=4",
      "results: runs/covariate_injection/covariate_injection.json"},

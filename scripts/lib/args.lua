@@ -40,6 +40,13 @@ function M.whole(args, name, default, least)
   return v
 end
 
+-- A positive number argument (absent: `default`); a word, zero or less is refused with the name.
+function M.positive(args, name, default)
+  local v = args[name] == nil and default or tonumber(args[name])
+  if not (v and v > 0) then error(name .. " must be a positive number, got '" .. tostring(args[name]) .. "'", 0) end
+  return v
+end
+
 -- sets=NAME,...: which of `data_sets` (each {name = , suite = }) a script scores, in their order
 -- of mention, each once; a name may also be a suite's (every set of that `suite`) or `all`.
 -- Absent: `default`. An unknown name or an empty list is refused, naming what is known.
