@@ -969,11 +969,11 @@ TEST_CASE("static_benchmark.lua fine-tunes each data set with and without its st
 TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows before the test") {
   const std::string dir = checkout("finetune-select");
   {
-    std::ofstream csv(dir + "/daily.csv");  // 4 daily series of 300 days: a weekly pattern on a level each
-    csv << "time,a,b,c,d\n";
+    std::ofstream csv(dir + "/daily.csv");  // 8 daily series of 300 days: a weekly pattern on a level each
+    csv << "time,a,b,c,d,e,f,g,h\n";
     for (int t = 0; t < 300; ++t) {
       csv << 86400 * t;
-      for (int s = 0; s < 4; ++s) csv << "," << 10 * (s + 1) + (t % 7) * (s + 1) + (13 * t + 5 * s) % 4;
+      for (int s = 0; s < 8; ++s) csv << "," << 10 * (s + 1) + (t % 7) * (s + 1) + (13 * t + 5 * s) % 4;
       csv << "\n";
     }
   }
@@ -983,19 +983,26 @@ TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows 
   REQUIRE(run(dir, "make.lua").status == 0);
   const std::string base = "scripts/finetune.lua model=" + model + " data=daily.csv timestamp_format=unix batch=4 context=32 ";
 
-  // Four lengths (none, a ninth, a third, all of steps=9), each trained on everything before the
-  // validation window, the choice the lowest validation CRPS, the shorter on a tie.
-  const auto r = run(dir, base + "steps=9");
+  // Four lengths (none, a ninth, a third, all of steps=27), each trained on everything before the
+  // validation window; the choice the lowest validation CRPS among those that beat none window by
+  // window (an interval below 0). An untrained model at lr 1e-2 on a clean weekly pattern gains.
+  const auto r = run(dir, base + "steps=27 lr=1e-2");
   INFO(r.output);
   REQUIRE(r.status == 0);
-  CHECK_THAT(r.output, Catch::Contains("fine-tuning length, by CRPS on 1 validation window(s) of 30 a series before the test: 0 steps"));
+  CHECK_THAT(r.output, Catch::Contains("fine-tuning length, by CRPS on 1 validation window(s) of 30 a series before the test "
+                                       "(against none, window by window): 0 steps"));
   const Json choice = Json::parse(test::read_text(dir + "/runs/finetune/selection.json"));
   CHECK(choice["excluded"] == 60);  // the test window and the validation window, 30 steps each
   REQUIRE(choice["tried"].size() == 4);
   int64_t best = -1;
   double lowest = 0;
   for (const auto& t : choice["tried"]) {
-    if (best < 0 || t["crps"].get<double>() < lowest) best = t["steps"], lowest = t["crps"];
+    if (t["steps"] != 0) {
+      REQUIRE(t.contains("high"));  // 8 windows: enough for an interval
+      CHECK((t["verdict"] == "better") == (t["high"].get<double>() < 0));
+    }
+    const bool eligible = t["steps"] == 0 || t["verdict"] == "better";
+    if (eligible && (best < 0 || t["crps"].get<double>() < lowest)) best = t["steps"], lowest = t["crps"];
     if (t["steps"] == 0) continue;
     const std::string n = std::to_string(t["steps"].get<int64_t>());
     const Json config = Json::parse(test::read_text(dir + "/runs/finetune-select-" + n + "/config.json"));
@@ -1003,14 +1010,13 @@ TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows 
     CHECK(config["data"]["options"]["exclude_last"] == 60);
     CHECK(config["train"]["val_batches"] == 0);
   }
-  CHECK(choice["tried"][1]["steps"] == 1);
-  CHECK(choice["tried"][3]["steps"] == 9);
+  CHECK(choice["tried"][1]["steps"] == 3);
+  CHECK(choice["tried"][3]["steps"] == 27);
   CHECK(choice["steps"] == best);
-  if (best > 0) {  // the chosen length, run on everything before the test window
-    const Json config = Json::parse(test::read_text(dir + "/runs/finetune/config.json"));
-    CHECK(config["train"]["steps"] == best);
-    CHECK(config["data"]["options"]["exclude_last"] == 30);
-  }
+  REQUIRE(best > 0);  // the chosen length, run on everything before the test window
+  const Json config = Json::parse(test::read_text(dir + "/runs/finetune/config.json"));
+  CHECK(config["train"]["steps"] == best);
+  CHECK(config["data"]["options"]["exclude_last"] == 30);
 
   // At lr 1e-30 no fine-tuning moves a weight: every length ties with the pretrained model, so
   // none is run, and the tuned model, kept beside an earlier run of the name, scores as it does.

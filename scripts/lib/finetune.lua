@@ -5,6 +5,7 @@
 -- Why a choice: a fixed length over- or under-fits by the data's size. From the quickstart's
 -- model, 300 steps at 3e-4 cost 20 quarterly series of 68 steps 24.8% CRPS and gained 10.3% on
 -- 142 monthly ones (docs/covariates.md, "On real series: the static benchmark").
+local stats = require("lib.stats")
 local M = {}
 
 -- recipe: {steps, lr, batch, context, seed, runs_dir, name, quiet, log_every, val_batches,
@@ -44,10 +45,13 @@ end
 -- the test windows (orrery.eval's split = "validation", `validation_windows` of them a series):
 -- each length in M.lengths(recipe.steps) fine-tunes a fresh model from `load()` on everything
 -- before those windows (source{exclude_last = n}: the data's choice, holding back its last n
--- steps), and the length whose CRPS there is lowest wins, the shorter on a tie; 0 keeps the
--- pretrained model. `test` is orrery.eval's configuration of the test windows.
--- Returns {steps = the choice, tried = {{steps, mase, crps}, ...}, validation_windows, horizon,
--- excluded = the steps a series held back from the candidates' training}.
+-- steps), and the length whose CRPS there is lowest wins, the shorter on a tie, among those that
+-- beat the pretrained model window by window (a 90% bootstrap interval of the paired change
+-- below 0, from 5 windows on); 0, when none does, keeps the pretrained model: a model is changed
+-- only on evidence. `test` is orrery.eval's configuration of the test windows.
+-- Returns {steps = the choice, tried = {{steps, mase, crps, change, low, high, verdict}, ...},
+-- validation_windows, horizon, excluded = the steps a series held back from the candidates'
+-- training}.
 function M.choose_steps(o)
   local recipe, source = o.recipe, o.source
   local k = o.validation_windows or 1
@@ -76,24 +80,49 @@ function M.choose_steps(o)
     M.train(model, source{exclude_last = before}, candidate)
     models[lengths[i] .. " steps"] = model
   end
-  local scores = orrery.eval{models = models, data = source(), baselines = {"seasonal_naive"}, split = "validation",
-                             validation_windows = k, context = recipe.context, quiet = true}.summary
+  local scored = orrery.eval{models = models, data = source(), baselines = {"seasonal_naive"}, split = "validation",
+                             validation_windows = k, context = recipe.context, windows = true, quiet = true}
+  -- Each length against none, window by window: the log ratio of their CRPS.
+  local by_window, keys = {}, {}  -- keys in the order the evaluation gives them, so a rerun resamples the same
+  for _, w in ipairs(scored.windows) do
+    local key = w.dataset .. "/" .. w.term .. "/" .. w.window
+    if not by_window[key] then by_window[key], keys[#keys + 1] = {}, key end
+    by_window[key][w.model] = w.crps
+  end
   local tried, best = {}, nil
   for _, n in ipairs(lengths) do
-    for _, s in ipairs(scores) do
+    for _, s in ipairs(scored.summary) do
       if s.model == n .. " steps" then
-        tried[#tried + 1] = {steps = n, mase = s.mase, crps = s.crps}
-        if not best or s.crps < best.crps then best = tried[#tried] end
+        local row = {steps = n, mase = s.mase, crps = s.crps}
+        if n > 0 then
+          local d = {}
+          for _, key in ipairs(keys) do
+            local a, b = by_window[key][n .. " steps"], by_window[key]["0 steps"]
+            if a and b and a > 0 and b > 0 then d[#d + 1] = math.log(a / b) end
+          end
+          if #d >= 5 then
+            local change = stats.relative_change(d)
+            row.change, row.low, row.high, row.verdict = change.change, change.low, change.high, change.verdict
+          else
+            row.verdict = "too few windows"
+          end
+        end
+        tried[#tried + 1] = row
+        if (n == 0 or row.verdict == "better") and (not best or row.crps < best.crps) then best = row end
       end
     end
   end
   if not o.quiet then
     local parts = {}
     for _, row in ipairs(tried) do
-      parts[#parts + 1] = string.format("%d step%s %.3f", row.steps, row.steps == 1 and "" or "s", row.crps)
+      parts[#parts + 1] = string.format("%d step%s %.3f%s", row.steps, row.steps == 1 and "" or "s", row.crps,
+                                        row.change and string.format(" (%+.1f%% [%+.1f%%, %+.1f%%])", 100 * row.change,
+                                                                     100 * row.low, 100 * row.high)
+                                                   or (row.steps > 0 and " (too few windows)" or ""))
     end
-    print(string.format("fine-tuning length, by CRPS on %d validation window(s) of %d a series before the test: %s -> %d",
-                        val.windows, val.horizon, table.concat(parts, ", "), best.steps))
+    print(string.format("fine-tuning length, by CRPS on %d validation window(s) of %d a series before the test " ..
+                        "(against none, window by window): %s -> %d", val.windows, val.horizon,
+                        table.concat(parts, ", "), best.steps))
   end
   return {steps = best.steps, tried = tried, validation_windows = val.windows, horizon = val.horizon,
           excluded = before}
