@@ -177,7 +177,7 @@ for _, p in ipairs(pairs_of) do
       use[set.name][i] = n > 0 and sum / n < 0
     end
   end
-  local always, chosen = {}, {}
+  local always, chosen, against = {}, {}, {}
   for _, key in ipairs(windows) do
     local set, split = key:match("^([^/]+)/([^/]+)/")
     if split == "test" then
@@ -186,11 +186,14 @@ for _, p in ipairs(pairs_of) do
         local r = log_ratio(key, ab)
         if r then a, c, n = a + r, c + (use[set][i] and r or 0), n + 1 end
       end
-      if n == #p.each then always[#always + 1], chosen[#chosen + 1] = a / n, c / n end
+      if n == #p.each then
+        always[#always + 1], chosen[#chosen + 1], against[#against + 1] = a / n, c / n, (c - a) / n
+      end
     end
   end
   results.summary[p.label .. " (test, always)"] = stats.paired_line(p.label, always, 64)
   results.summary[p.label .. " (test, chosen)"] = stats.paired_line("  chosen on validation", chosen, 64)
+  results.summary[p.label .. " (test, chosen vs always)"] = stats.paired_line("  chosen / always", against, 64)
   results.chosen[p.label] = use
 end
 orrery.write_json(dir .. "/covariate_benchmark.json", results)

@@ -28,10 +28,12 @@
 --
 -- How long to fine-tune is chosen, not fixed (select=true, the default): fine-tunings of none, a
 -- ninth, a third and all of `steps` train on everything before the validation windows (the
--- K windows a series just before the test, K = the test's count unless given), and the length
--- whose CRPS is lowest there is the one run on everything before the test (scripts/lib/finetune.lua).
--- A small data set is harmed by a long fine-tuning that a large one gains from; when none beats
--- the pretrained model, the tuned model is the pretrained one. select=false runs `steps` as given.
+-- K windows a series just before the test, K = the test's count unless given); of the lengths
+-- that beat none there window by window (a 90% bootstrap interval below 0), the one with the
+-- lowest CRPS is run on everything before the test (scripts/lib/finetune.lua), and when none
+-- does, the tuned model is the pretrained one. A small data set is harmed by a long fine-tuning
+-- that a large one gains from. The choice goes to the run's selection.json; select=false runs
+-- `steps` as given.
 
 local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
               "[timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune] " ..
@@ -43,9 +45,9 @@ local device = args.device or "cpu"
 local steps, batch, context = given.whole(args, "steps", 300, 1), given.whole(args, "batch", 16, 1),
                               given.whole(args, "context", 512, 1)
 local lr = given.positive(args, "lr", 3e-4)
-local select = given.switch(args, "select", true)
+local choose = given.switch(args, "select", true)
 local validation_windows = args.validation_windows and given.whole(args, "validation_windows", 1, 1)
-if validation_windows and not select then error("validation_windows needs select=true (it is where the length is chosen)", 0) end
+if validation_windows and not choose then error("validation_windows needs select=true (it is where the length is chosen)", 0) end
 
 -- One reading of the files serves training and the test alike: the same plugin and options.
 local format = "csv"
@@ -91,8 +93,8 @@ end
 local recipe = {steps = steps, lr = lr, batch = batch, context = context, name = args.name or "finetune",
                 log_every = 25}
 local choice
-if select then
-  choice = tune.choose_steps{recipe = recipe, source = series, test = test, pretrained = pretrained,
+if choose then
+  choice = tune.choose_steps{recipe = recipe, source = series, test = test,
                              validation_windows = validation_windows or test.windows,
                              load = function() return orrery.load(args.model, device, next(gains) and gains or nil) end}
   recipe.steps = choice.steps

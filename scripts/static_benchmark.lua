@@ -29,7 +29,7 @@ local function whole(name, default, least) return require("lib.args").whole(args
 local seeds, steps, batch, context = whole("seeds", 3, 1), whole("steps", 300, 1), whole("batch", 16, 1), whole("context", 128, 1)
 local lr = require("lib.args").positive(args, "lr", 3e-4)
 local device = args.device or "cpu"
-local select = require("lib.args").switch(args, "select", false)
+local choose = require("lib.args").switch(args, "select", false)
 local tune = require("lib.finetune")
 local runs_dir = args.runs_dir or "runs"
 local dir = runs_dir .. "/static_benchmark"
@@ -61,18 +61,18 @@ end
 
 -- One fine-tuning: the recipe of scripts/finetune.lua (scripts/lib/finetune.lua), on everything
 -- before the test windows (`test`, orrery.eval's configuration of them), for `steps` or, with
--- `choose`, for the length chosen on the validation windows before them (0: the pretrained
+-- `chosen`, for the length chosen on the validation windows before them (0: the pretrained
 -- model). `names`: the static covariates as the data names them (nil: fine-tuned without any).
 -- Returns the model and its steps.
-local function fine_tune(set, seed, names, test, pretrained, choose)
+local function fine_tune(set, seed, names, test, chosen)
   local function load() return orrery.load(args.model, device, names and {static_covariates = names} or nil) end
   local function data(extra) return source(set, names ~= nil, extra) end
   local recipe = {steps = steps, lr = lr, batch = batch, context = context, seed = seed, quiet = true, runs_dir = dir,
                   name = string.format("%s-seed%d-%s%s", set.name, seed, names and "statics" or "plain",
-                                       select and not choose and "-fixed" or "")}
+                                       choose and not chosen and "-fixed" or "")}
   local choice
-  if choose then
-    choice = tune.choose_steps{recipe = recipe, source = data, test = test, pretrained = pretrained, load = load,
+  if chosen then
+    choice = tune.choose_steps{recipe = recipe, source = data, test = test, load = load,
                                validation_windows = test.windows, quiet = true}
     recipe.steps = choice.steps
   end
@@ -81,7 +81,7 @@ local function fine_tune(set, seed, names, test, pretrained, choose)
   return model, recipe.steps, choice and choice.tried
 end
 
-local scores, windows, results = {}, {}, {data_sets = {}, windows = {}, summary = {}, select = select}
+local scores, windows, results = {}, {}, {data_sets = {}, windows = {}, summary = {}, select = choose}
 for _, set in ipairs(data_sets) do
   local probe = orrery.eval{data = source(set, true), baselines = {"seasonal_naive"}, quiet = true}
   local test = probe.configurations[1]
@@ -94,10 +94,10 @@ for _, set in ipairs(data_sets) do
   for seed = 0, seeds - 1 do
     local t0 = os.time()
     local a, b, tried_a, tried_b
-    models["seed" .. seed .. "/statics"], a, tried_a = fine_tune(set, seed, statics, test, models.pretrained, select)
-    models["seed" .. seed .. "/plain"], b, tried_b = fine_tune(set, seed, nil, test, models.pretrained, select)
-    if select then models["seed" .. seed .. "/fixed"] = fine_tune(set, seed, nil, test, models.pretrained, false) end
-    lengths["seed" .. seed] = {statics = a, plain = b, tried = select and {statics = tried_a, plain = tried_b} or nil}
+    models["seed" .. seed .. "/statics"], a, tried_a = fine_tune(set, seed, statics, test, choose)
+    models["seed" .. seed .. "/plain"], b, tried_b = fine_tune(set, seed, nil, test, choose)
+    if choose then models["seed" .. seed .. "/fixed"] = fine_tune(set, seed, nil, test, false) end
+    lengths["seed" .. seed] = {statics = a, plain = b, tried = choose and {statics = tried_a, plain = tried_b} or nil}
     print(string.format("  seed %d: fine-tuned %s steps with the static covariates and %s without (%d s)", seed,
                         a, b, os.time() - t0))
   end
@@ -126,7 +126,7 @@ local comparisons = {
   {label = "fine-tuned without statics vs pretrained", a = seeded("plain"), b = {"pretrained"}},
   {label = "fine-tuned with statics vs pretrained", a = seeded("statics"), b = {"pretrained"}},
 }
-if select then
+if choose then
   table.insert(comparisons, 2, {label = "length chosen vs " .. steps .. " steps, without statics",
                                 a = seeded("plain"), b = seeded("fixed")})
 end

@@ -956,6 +956,9 @@ TEST_CASE("static_benchmark.lua fine-tunes each data set with and without its st
     CHECK((n == 0 || n == 1 || n == 3));
   }
   CHECK(Json::parse(test::read_text(dir + "/chosen/static_benchmark/visnights-seed0-plain-fixed/config.json"))["train"]["steps"] == 3);
+  // The candidates train on all but the test window and the validation window before it (8 + 8 quarters).
+  CHECK(Json::parse(test::read_text(dir + "/chosen/static_benchmark/visnights-seed0-plain-select-3/config.json"))
+            ["data"]["options"]["exclude_last"] == 16);
   CHECK(c["windows"][0]["crps"].contains("seed0/fixed"));
   CHECK(c["summary"]["length chosen vs 3 steps, without statics (visnights)"]["windows"] == 20);
 
@@ -1018,19 +1021,33 @@ TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows 
   CHECK(config["train"]["steps"] == best);
   CHECK(config["data"]["options"]["exclude_last"] == 30);
 
-  // At lr 1e-30 no fine-tuning moves a weight: every length ties with the pretrained model, so
-  // none is run, and the tuned model, kept beside an earlier run of the name, scores as it does.
+  // Four series give four validation windows, too few for an interval: no length can show it
+  // beats none, so none is run, and the tuned model, kept beside an earlier run of the name,
+  // scores as the pretrained one does.
+  {
+    std::ofstream csv(dir + "/four.csv");
+    csv << "time,a,b,c,d\n";
+    for (int t = 0; t < 300; ++t) {
+      csv << 86400 * t;
+      for (int s = 0; s < 4; ++s) csv << "," << 10 * (s + 1) + (t % 7) * (s + 1) + (13 * t + 5 * s) % 4;
+      csv << "\n";
+    }
+  }
   fs::create_directories(dir + "/runs/kept");
   std::ofstream(dir + "/runs/kept/marker") << "an earlier run\n";
-  const auto still = run(dir, base + "steps=3 lr=1e-30 name=kept");
+  const auto still = run(dir, "scripts/finetune.lua model=" + model + " data=four.csv timestamp_format=unix batch=4 "
+                              "context=32 steps=27 lr=1e-2 name=kept");
   INFO(still.output);
   REQUIRE(still.status == 0);
+  CHECK_THAT(still.output, Catch::Contains("3 steps 0.") && Catch::Contains("(too few windows)") &&
+                               Catch::Contains("-> 0\n"));
   CHECK_THAT(still.output, Catch::Contains("no length of fine-tuning beat the pretrained model on the validation windows"));
   CHECK(test::read_text(dir + "/runs/kept/marker") == "an earlier run\n");
   const Json kept = Json::parse(test::read_text(dir + "/runs/kept-1/selection.json"));
   CHECK(kept["steps"] == 0);
-  for (const auto& t : kept["tried"]) CHECK(t["crps"] == kept["tried"][0]["crps"]);
+  for (const auto& t : kept["tried"]) CHECK((t["steps"] == 0 || t["verdict"] == "too few windows"));
   CHECK(fs::exists(dir + "/runs/kept-1/model.safetensors"));
+  CHECK(!fs::exists(dir + "/runs/kept-1/config.json"));  // nothing was trained into it
   const Json eval = Json::parse(test::read_text(dir + "/runs/kept-1/eval.json"));
   std::map<std::string, double> crps;
   for (const auto& row : eval["summary"]) crps[row["model"]] = row["crps"];
@@ -1048,6 +1065,9 @@ TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows 
   refuses(dir, base + "select=maybe", "select must be true or false, got 'maybe'");
   refuses(dir, base + "select=false validation_windows=2", "validation_windows needs select=true");
   refuses(dir, base + "validation_windows=0", "validation_windows must be a whole number, at least 1, got '0'");
+  refuses(dir, base + "validation_windows=1e40", "validation_windows must be a whole number, at least 1, got '1e+40'");
+  refuses(dir, base + "select=", "select must be true or false, got ''");
+  refuses(dir, base + "lr=1e999", "lr must be a positive number, got 'inf'");
   refuses(dir, base + "steps=0", "steps must be a whole number, at least 1, got '0'");
   refuses(dir, base + "lr=fast", "lr must be a positive number, got 'fast'");
 }

@@ -30,20 +30,21 @@ function M.switch(args, name, default)
   return args[name]
 end
 
--- A whole-number argument of at least `least` (absent: `default`); a fraction, a word or a
--- smaller number is refused with the name and what was given.
+-- A whole-number argument of at least `least` (absent: `default`); a fraction, a word, a smaller
+-- number or one past Lua's integers (1e40) is refused with the name and what was given.
 function M.whole(args, name, default, least)
   local v = args[name] and tonumber(args[name]) or default
-  if args[name] and not tonumber(args[name]) or v ~= math.floor(v) or v < least then
+  if args[name] and not tonumber(args[name]) or not math.tointeger(v) or v < least then
     error(name .. " must be a whole number, at least " .. least .. ", got '" .. tostring(args[name]) .. "'", 0)
   end
-  return v
+  return math.tointeger(v)
 end
 
--- A positive number argument (absent: `default`); a word, zero or less is refused with the name.
+-- A positive, finite number argument (absent: `default`); a word, zero or less, or infinity is
+-- refused with the name.
 function M.positive(args, name, default)
   local v = args[name] == nil and default or tonumber(args[name])
-  if not (v and v > 0) then error(name .. " must be a positive number, got '" .. tostring(args[name]) .. "'", 0) end
+  if not (v and v > 0 and v < math.huge) then error(name .. " must be a positive number, got '" .. tostring(args[name]) .. "'", 0) end
   return v
 end
 

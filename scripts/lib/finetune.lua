@@ -45,72 +45,87 @@ end
 -- the test windows (orrery.eval's split = "validation", `validation_windows` of them a series):
 -- each length in M.lengths(recipe.steps) fine-tunes a fresh model from `load()` on everything
 -- before those windows (source{exclude_last = n}: the data's choice, holding back its last n
--- steps), and the length whose CRPS there is lowest wins, the shorter on a tie, among those that
--- beat the pretrained model window by window (a 90% bootstrap interval of the paired change
--- below 0, from 5 windows on); 0, when none does, keeps the pretrained model: a model is changed
--- only on evidence. `test` is orrery.eval's configuration of the test windows.
--- Returns {steps = the choice, tried = {{steps, mase, crps, change, low, high, verdict}, ...},
--- validation_windows, horizon, excluded = the steps a series held back from the candidates'
--- training}.
+-- steps). A length qualifies if it beats none (the model from `load()` untrained: the pretrained
+-- one, with any new embeddings at zero) window by window, a 90% bootstrap interval of the paired
+-- change below 0 (5 windows or more); of those, the one with the lowest CRPS ratio over the data
+-- set (GIFT-Eval's, the windows' errors summed) wins, the shorter on a tie; when none qualifies,
+-- 0 keeps the pretrained model: a model is changed only on evidence. `test` is orrery.eval's
+-- configuration of the test windows. Returns {steps = the choice, tried = {{steps, mase, crps,
+-- change, low, high, verdict}, ...}, validation_windows, horizon, excluded = the steps a series
+-- held back from the candidates' training}.
 function M.choose_steps(o)
   local recipe, source = o.recipe, o.source
   local k = o.validation_windows or 1
-  local ok, probe = pcall(orrery.eval, {data = source(), baselines = {"seasonal_naive"}, split = "validation",
-                                        validation_windows = k, quiet = true})
+  local function evaluate(models, windows)
+    return orrery.eval{models = models, data = source(), baselines = {"seasonal_naive"}, split = "validation",
+                       validation_windows = k, context = recipe.context, windows = windows, quiet = true}
+  end
+  local ok, probe = pcall(evaluate, {}, false)
   if not ok then
-    error(tostring(probe) .. "\nno validation window to choose the fine-tuning's length on: give select=false " ..
-          "to fine-tune for exactly steps=", 0)
+    local hint = tostring(probe):find("too few for a validation window", 1, true) and
+                 "\nno validation window to choose the fine-tuning's length on: give select=false to fine-tune " ..
+                 "for exactly steps=" or ""
+    error(tostring(probe) .. hint, 0)
   end
   local val = probe.configurations[1]
   local before = o.test.windows * o.test.horizon + val.windows * val.horizon
-  local models = {["0 steps"] = o.pretrained}
-  local lengths = M.lengths(recipe.steps)
+
+  -- A model's scores on the validation windows: its CRPS ratio, and each window's CRPS by key.
+  local keys = {}  -- in the order the evaluation gives them, so that a rerun resamples the same
+  local function score(n, model)
+    local name = n .. " steps"
+    local r, out = evaluate({[name] = model}, true), {steps = n, windows = {}}
+    for _, s in ipairs(r.summary) do
+      if s.model == name then out.mase, out.crps = s.mase, s.crps end
+    end
+    for _, w in ipairs(r.windows) do
+      if w.model == name then
+        local key = w.dataset .. "/" .. w.term .. "/" .. w.window
+        if n == 0 then keys[#keys + 1] = key end
+        out.windows[key] = w.crps
+      end
+    end
+    return out
+  end
+
+  local lengths, tried = M.lengths(recipe.steps), {}
+  local none = score(0, o.load())
+  tried[1] = none
   for i = 2, #lengths do
     local candidate = {}
     for key, v in pairs(recipe) do candidate[key] = v end
     candidate.steps, candidate.name = lengths[i], recipe.name .. "-select-" .. lengths[i]
-    -- Quiet, and without the trainer's held-out loss and snapshots (its split of each series'
-    -- last tenth): the validation windows judge them.
+    -- Quiet, and without the trainer's held-out loss and snapshots (its own validation split of
+    -- each series): the validation windows judge them.
     candidate.quiet, candidate.val_batches, candidate.forecast_series = true, 0, 0
-    if not o.quiet then
-      print(string.format("choosing the length (%d of %d): fine-tuning %d steps on all but the last %d of each series",
-                          i - 1, #lengths - 1, lengths[i], before))
-    end
+    local doing = string.format("fine-tuning %d steps on all but the last %d steps of each series", lengths[i], before)
+    if not o.quiet then print(string.format("choosing the length (%d of %d): %s", i - 1, #lengths - 1, doing)) end
     local model = o.load()
-    M.train(model, source{exclude_last = before}, candidate)
-    models[lengths[i] .. " steps"] = model
-  end
-  local scored = orrery.eval{models = models, data = source(), baselines = {"seasonal_naive"}, split = "validation",
-                             validation_windows = k, context = recipe.context, windows = true, quiet = true}
-  -- Each length against none, window by window: the log ratio of their CRPS.
-  local by_window, keys = {}, {}  -- keys in the order the evaluation gives them, so a rerun resamples the same
-  for _, w in ipairs(scored.windows) do
-    local key = w.dataset .. "/" .. w.term .. "/" .. w.window
-    if not by_window[key] then by_window[key], keys[#keys + 1] = {}, key end
-    by_window[key][w.model] = w.crps
-  end
-  local tried, best = {}, nil
-  for _, n in ipairs(lengths) do
-    for _, s in ipairs(scored.summary) do
-      if s.model == n .. " steps" then
-        local row = {steps = n, mase = s.mase, crps = s.crps}
-        if n > 0 then
-          local d = {}
-          for _, key in ipairs(keys) do
-            local a, b = by_window[key][n .. " steps"], by_window[key]["0 steps"]
-            if a and b and a > 0 and b > 0 then d[#d + 1] = math.log(a / b) end
-          end
-          if #d >= 5 then
-            local change = stats.relative_change(d)
-            row.change, row.low, row.high, row.verdict = change.change, change.low, change.high, change.verdict
-          else
-            row.verdict = "too few windows"
-          end
-        end
-        tried[#tried + 1] = row
-        if (n == 0 or row.verdict == "better") and (not best or row.crps < best.crps) then best = row end
-      end
+    local trained, err = pcall(M.train, model, source{exclude_last = before}, candidate)
+    if not trained then
+      error(tostring(err) .. "\n(while choosing the fine-tuning's length: " .. doing .. "; select=false fine-tunes " ..
+            "for steps= on everything before the test)", 0)
     end
+    local row = score(lengths[i], model)
+    model = nil  -- one candidate in memory at a time: a released checkpoint is large
+    collectgarbage()
+    local d = {}
+    for _, key in ipairs(keys) do
+      local a, b = row.windows[key], none.windows[key]
+      if a and b and a > 0 and b > 0 then d[#d + 1] = math.log(a / b) end
+    end
+    if #d >= 5 then
+      local change = stats.relative_change(d)
+      row.change, row.low, row.high, row.verdict = change.change, change.low, change.high, change.verdict
+    else
+      row.verdict = "too few windows"
+    end
+    tried[i] = row
+  end
+  local best = none
+  for _, row in ipairs(tried) do
+    row.windows = nil
+    if row.verdict == "better" and row.crps < best.crps then best = row end
   end
   if not o.quiet then
     local parts = {}
@@ -131,6 +146,7 @@ end
 -- A new folder at `path`, or at path-1, path-2, ... when that is taken (as a run claims its
 -- folder: mkdir fails on one that exists, so nothing already there is written over).
 function M.fresh_folder(path)
+  if path:find("'", 1, true) then error("a folder name may not hold a quote: " .. path, 0) end
   local parent = path:match("^(.*)/[^/]+$") or "."
   if not os.execute("mkdir -p '" .. parent .. "'") then error("cannot create the folder " .. parent, 0) end
   for i = 0, 9999 do
