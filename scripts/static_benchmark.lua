@@ -4,8 +4,8 @@
 -- steps and rate; both are scored on the held-out test windows (the GIFT-Eval way), paired window
 -- by window, with a 90% bootstrap over the windows, beside the pretrained model and the
 -- classical baselines on the same windows. With select=true each fine-tuning runs for the length
--- scripts/finetune.lua would choose (none, a ninth, a third or all of `steps`, by CRPS on the
--- validation windows before the test), and a third fine-tuning per seed, without statics, runs
+-- scripts/finetune.lua would choose (none, a ninth, a third or all of `steps`, on the validation
+-- windows before the test: scripts/lib/finetune.lua), and a third fine-tuning per seed, without statics, runs
 -- all of `steps`, so the benchmark also measures that choice against the fixed length.
 --
 --   orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16]
@@ -63,7 +63,7 @@ end
 -- before the test windows (`test`, orrery.eval's configuration of them), for `steps` or, with
 -- `chosen`, for the length chosen on the validation windows before them (0: the pretrained
 -- model). `names`: the static covariates as the data names them (nil: fine-tuned without any).
--- Returns the model and its steps.
+-- Returns the model, its steps and (chosen) the lengths tried with their validation scores.
 local function fine_tune(set, seed, names, test, chosen)
   local function load() return orrery.load(args.model, device, names and {static_covariates = names} or nil) end
   local function data(extra) return source(set, names ~= nil, extra) end
