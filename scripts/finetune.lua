@@ -94,7 +94,7 @@ local recipe = {steps = steps, lr = lr, batch = batch, context = context, name =
                 log_every = 25}
 local choice
 if choose then
-  choice = tune.choose_steps{recipe = recipe, source = series, test = test,
+  choice = tune.choose_steps{recipe = recipe, source = series, test = test, untrained = tuned,
                              validation_windows = validation_windows or test.windows,
                              load = function() return orrery.load(args.model, device, next(gains) and gains or nil) end}
   recipe.steps = choice.steps

@@ -50,7 +50,8 @@ end
 -- change below 0 (5 windows or more); of those, the one with the lowest CRPS ratio over the data
 -- set (GIFT-Eval's, the windows' errors summed) wins, the shorter on a tie; when none qualifies,
 -- 0 keeps the pretrained model: a model is changed only on evidence. `test` is orrery.eval's
--- configuration of the test windows. Returns {steps = the choice, tried = {{steps, mase, crps,
+-- configuration of the test windows; `untrained`, if given, is a model as `load()` gives it (saves a
+-- load and a copy in memory). Returns {steps = the choice, tried = {{steps, mase, crps,
 -- change, low, high, verdict}, ...}, validation_windows, horizon, excluded = the steps a series
 -- held back from the candidates' training}.
 function M.choose_steps(o)
@@ -89,7 +90,7 @@ function M.choose_steps(o)
   end
 
   local lengths, tried = M.lengths(recipe.steps), {}
-  local none = score(0, o.load())
+  local none = score(0, o.untrained or o.load())
   tried[1] = none
   for i = 2, #lengths do
     local candidate = {}
