@@ -137,31 +137,25 @@ local results = {windows = {}, summary = {}}
 for _, key in ipairs(windows) do results.windows[#results.windows + 1] = {window = key, crps = scores[key]} end
 -- Each comparison over all windows, then data set by data set (an interval needs 5 windows).
 print(string.format("%-64s %8s   %s", "with covariates / without - 1 (CRPS)", "windows", "90% bootstrap over windows"))
+-- A window's log ratio for one of a comparison's pairs {with, without}, nil where either is missing.
+local function log_ratio(key, ab)
+  local a, b = scores[key][ab[1]], scores[key][ab[2]]
+  if a and b and a > 0 and b > 0 then return math.log(a / b) end
+end
 for _, p in ipairs(pairs_of) do
-  for _, set in ipairs({{name = "all"}, table.unpack(data_sets)}) do
-    local d = {}
-    for _, key in ipairs(windows) do
-      if set.name == "all" or key:find(set.name .. "/", 1, true) == 1 then
-        local sum, n = 0, 0
-        for _, ab in ipairs(p.each) do
-          local a, b = scores[key][ab[1]], scores[key][ab[2]]
-          if a and b and a > 0 and b > 0 then sum, n = sum + math.log(a / b), n + 1 end
-        end
-        if n == #p.each then d[#d + 1] = sum / n end
-      end
+  stats.paired_by_set(results.summary, p.label, windows, data_sets, function(key)
+    local sum, n = 0, 0
+    for _, ab in ipairs(p.each) do
+      local r = log_ratio(key, ab)
+      if r then sum, n = sum + r, n + 1 end
     end
-    local label = set.name == "all" and p.label or ("  " .. set.name)
-    results.summary[p.label .. " (" .. set.name .. ")"] = stats.paired_line(label, d, 64)
-  end
+    return n == #p.each and sum / n or nil
+  end, 64)
 end
 
 -- Covariates where they helped: per data set, each forecaster reads them only if they lowered
 -- its CRPS on that set's validation windows (the mean log ratio below 0), and the test windows
 -- alone, which the choice never sees, score it against reading them always.
-local function log_ratio(key, ab)
-  local a, b = scores[key][ab[1]], scores[key][ab[2]]
-  if a and b and a > 0 and b > 0 then return math.log(a / b) end
-end
 results.chosen = {}
 print(string.format("\n%-64s %8s   %s", "on the test windows: always / chosen on validation", "windows", "90% bootstrap over windows"))
 for _, p in ipairs(pairs_of) do

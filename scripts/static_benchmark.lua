@@ -147,17 +147,10 @@ end
 for _, key in ipairs(windows) do results.windows[#results.windows + 1] = {window = key, crps = scores[key]} end
 print(string.format("\n%-48s %8s   %s", "CRPS, a / b - 1", "windows", "90% bootstrap over windows"))
 for _, c in ipairs(comparisons) do
-  for _, set in ipairs({{name = "all"}, table.unpack(data_sets)}) do
-    local d = {}
-    for _, key in ipairs(windows) do
-      if set.name == "all" or key:find(set.name .. "/", 1, true) == 1 then
-        local a, b = mean_log(scores[key], c.a), mean_log(scores[key], c.b)
-        if a and b then d[#d + 1] = a - b end
-      end
-    end
-    local label = set.name == "all" and c.label or ("  " .. set.name)
-    results.summary[c.label .. " (" .. set.name .. ")"] = stats.paired_line(label, d, 48)
-  end
+  stats.paired_by_set(results.summary, c.label, windows, data_sets, function(key)
+    local a, b = mean_log(scores[key], c.a), mean_log(scores[key], c.b)
+    return a and b and a - b or nil
+  end, 48)
 end
 
 -- The data sets' own scores (GIFT-Eval's: each window's error summed over the set, so a larger

@@ -40,4 +40,20 @@ function stats.paired_line(label, d, width)
   return {change = math.exp(mean) - 1, windows = #d}
 end
 
+-- One comparison over all `windows` (keys "set/...") and then data set by data set: `change(key)`
+-- gives a window's log ratio (nil leaves the window out). Prints a line each (the sets' indented)
+-- and keeps them as summary["label (all)"] and summary["label (set)"].
+function stats.paired_by_set(summary, label, windows, data_sets, change, width)
+  for _, set in ipairs({{name = "all"}, table.unpack(data_sets)}) do
+    local d = {}
+    for _, key in ipairs(windows) do
+      if set.name == "all" or key:find(set.name .. "/", 1, true) == 1 then
+        local v = change(key)
+        if v then d[#d + 1] = v end
+      end
+    end
+    summary[label .. " (" .. set.name .. ")"] = stats.paired_line(set.name == "all" and label or ("  " .. set.name), d, width)
+  end
+end
+
 return stats
