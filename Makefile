@@ -8,7 +8,7 @@ CMAKE   := $(VENV)/bin/cmake
 PY      := $(VENV)/bin/python
 EXTRA   ?=
 
-.PHONY: setup configure build run test bench clean sanitize fuzz
+.PHONY: setup configure build run test check cuda bench clean sanitize fuzz
 setup:
 	@bash cmake/setup.sh
 
@@ -26,12 +26,39 @@ run: build
 	$(BUILD)/bin/orrery run scripts/quickstart.lua
 
 # ctest runs JOBS tests at a time, each with one intra-op thread (tests/CMakeLists.txt), and
-# the few whose ranks must meet within seconds alone.
+# the few whose ranks must meet within seconds alone. `make test` is every test; `make check` the
+# fast loop: what changed, built, then each program's cases not tagged [slow] (label check), which
+# `make test` runs anyway as part of the whole programs.
 test: build
-	cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS) -LE check
+
+check: build
+	cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS) -L check
 
 clean:
 	rm -rf $(BUILD)
+
+# `make cuda`: the CUDA path compiled, not run (no GPU needed): a second virtual environment with
+# the CUDA LibTorch, configured with nvcc (CUDA_HOME), and the CUDA kernels and the core built in
+# their own folder. What CI keeps compiling between the sessions that have a GPU (docs/gpu.md).
+CUDA_VENV   := .venv-cuda
+CUDA_BUILD  ?= build-cuda
+CUDA_TORCH  ?= torch==2.14.1
+CUDA_HOME   ?= /usr/local/cuda
+CUDA_TARGETS ?= orrery_kernels orrery_core
+
+cuda:
+	@bash cmake/setup.sh
+	@test -x $(CUDA_HOME)/bin/nvcc || { echo "make cuda: no nvcc at $(CUDA_HOME)/bin/nvcc (set CUDA_HOME)"; exit 1; }
+	@test -x $(CUDA_VENV)/bin/python || python3 -m venv $(CUDA_VENV)
+	@$(CUDA_VENV)/bin/python -W ignore -c 'import torch, cmake, ninja; assert torch.version.cuda' 2>/dev/null || \
+	  { echo "setup: installing $(CUDA_TORCH) (CUDA LibTorch), cmake and ninja into $(CUDA_VENV)"; \
+	    $(CUDA_VENV)/bin/pip install -q --disable-pip-version-check "$(CUDA_TORCH)" cmake ninja; }
+	$(CUDA_VENV)/bin/cmake -S . -B $(CUDA_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_UI=OFF -DORRERY_CUDA=ON \
+	  -DCMAKE_MAKE_PROGRAM=$(abspath $(CUDA_VENV)/bin/ninja) -DCUDA_TOOLKIT_ROOT_DIR=$(CUDA_HOME) \
+	  -DCMAKE_CUDA_COMPILER=$(CUDA_HOME)/bin/nvcc \
+	  -DCMAKE_PREFIX_PATH="$$($(CUDA_VENV)/bin/python -W ignore -c 'import torch; print(torch.utils.cmake_prefix_path)')" $(EXTRA)
+	$(CUDA_VENV)/bin/cmake --build $(CUDA_BUILD) -j $(JOBS) --target $(CUDA_TARGETS)
 
 # `make sanitize`: the whole project with ASan and UBSan (ORRERY_SANITIZE) in its own folder, then
 # the ctest tests under them, leaks included: those that check Orrery's own memory handling

@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,7 +74,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  plugins [--json]                 list the loaded plugins and their options\n"
-    "  run SCRIPT.lua [key=value ...]   run an experiment script; pairs reach it as `args`\n"
+    "  run SCRIPT.lua [key=value ...]   run an experiment script (SCRIPT.lua --help: its arguments)\n"
     "  launch -n N SCRIPT.lua [...]     run it as N data-parallel processes on this machine\n"
     "  repl                             interactive Lua with the same API\n"
     "  forecast --model M --input CSV --horizon H [--out CSV]\n"
@@ -126,10 +127,14 @@ int cmd_plugins(const std::vector<std::string>& args) {
 }
 
 int cmd_run(const std::vector<std::string>& args) {
-  if (args.empty() || wants_help(args)) {
-    std::fprintf(args.empty() ? stderr : stdout, "usage: orrery run SCRIPT.lua [--resume] [key=value ...]\n\nRuns an experiment script. "
-                "Each key=value pair lands in the global table `args` (also the chunk's `...`);\n"
-                "numbers and true/false are converted. Exit status: 0 ok, 1 error, 130 Ctrl-C,\n"
+  // `orrery run SCRIPT --help` is the script's own help (its orrery.args); before a script, run's.
+  const bool script_help = !args.empty() && !args[0].starts_with("-") && wants_help(args);
+  if (args.empty() || (wants_help(args) && !script_help)) {
+    std::fprintf(args.empty() ? stderr : stdout, "usage: orrery run SCRIPT.lua [--resume] [key=value ...]\n       orrery run SCRIPT.lua --help\n\n"
+                "Runs an experiment script. A script declares its arguments with orrery.args, which types\n"
+                "and checks each key=value pair (an unknown name or a malformed value is refused before any\n"
+                "work starts) and prints them under SCRIPT.lua --help. Each pair also lands, numbers and\n"
+                "true/false converted, in the global table `args`. Exit status: 0 ok, 1 error, 130 Ctrl-C,\n"
                 "143 SIGTERM (a stopped run still writes its summary).\n\n"
                 "--resume: every orrery.train of the script continues its run (runs/<name>) from its\n"
                 "newest valid checkpoint, or starts it when it does not exist yet; finished runs are\n"
@@ -141,17 +146,18 @@ int cmd_run(const std::vector<std::string>& args) {
   std::map<std::string, std::string> kv;
   std::vector<std::string> rest;  // the script and its key=value pairs, --resume taken out
   for (const auto& a : args)
-    if (a != "--resume") rest.push_back(a);
-  const bool resume = rest.size() < args.size();
+    if (a != "--resume" && a != "--help" && a != "-h") rest.push_back(a);
+  const bool resume = std::find(args.begin(), args.end(), "--resume") != args.end();
   if (rest.empty()) throw Error("run: which script? (see orrery run --help)");
   for (size_t i = 1; i < rest.size(); ++i) {
     if (rest[i].starts_with("-"))  // e.g. --resum or --resume=1: never a script argument
-      throw Error("run: unknown flag '" + rest[i] + "' (the only flag is --resume; script arguments are "
+      throw Error("run: unknown flag '" + rest[i] + "' (the flags are --resume and --help; script arguments are "
                   "key=value; see orrery run --help)");
     auto eq = rest[i].find('=');
     if (eq == std::string::npos || eq == 0)
       throw Error("run: argument '" + rest[i] + "' is not key=value (see orrery run --help)");
-    kv[rest[i].substr(0, eq)] = rest[i].substr(eq + 1);
+    if (!kv.emplace(rest[i].substr(0, eq), rest[i].substr(eq + 1)).second)
+      throw Error("run: argument '" + rest[i].substr(0, eq) + "' is given twice");
   }
   // A rank of a data-parallel job (torchrun --no-python, srun, orrery launch): join the others
   // (and take this machine's local_rank-th GPU) before the script runs.
@@ -162,6 +168,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!world || world->rank() == 0) report_problems(r);
   LuaSession session(r, program_lua_libraries());
   session.resume_runs(resume);
+  session.script_help(script_help);
   session.join(world.get());
   return session.run_file(rest[0], kv);
 }

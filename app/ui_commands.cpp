@@ -72,7 +72,8 @@ int cmd_ui(const std::vector<std::string>& args) {
     } else if (a.starts_with("--")) {
       throw Error("ui: unknown option '" + a + "' (see orrery ui --help)");
     } else if (!script.empty() && a.find('=') != std::string::npos) {
-      kv[a.substr(0, a.find('='))] = a.substr(a.find('=') + 1);
+      if (!kv.emplace(a.substr(0, a.find('=')), a.substr(a.find('=') + 1)).second)
+        throw Error("ui: argument '" + a.substr(0, a.find('=')) + "' is given twice");
     } else if (!positional_seen && a.ends_with(".lua")) {
       script = a, positional_seen = true;
     } else if (!positional_seen) {

@@ -21,29 +21,44 @@
 -- arch=gpt checks nanochat's GPT on a text corpus instead of the forecaster (lib/task.lua).
 -- Results: runs/coord_check*/coord_check.json (every layer x width x step) and a table.
 
-local list = require("lib.args").list
 local tasks = require("lib.task")
+local args = orrery.args{
+  "Coordinate check: train one model at several widths (or depths) for a few steps at a large learning\n" ..
+  "rate and measure every layer's activation RMS, and its change since step 0, on one fixed batch.",
+  {"params", "strings", nil, "parametrisations to check (default umup,sp across widths, umup across depths)"},
+  {"widths", "ints", {64, 128, 256, 512}, "the widths (d_model) compared", min = 1},
+  {"depths", "ints", nil, "check across these depths at one width instead of across widths", min = 1},
+  {"width", "int", 128, "the one width of a depth check", min = 1},
+  {"alphas", "numbers", nil, "u-muP's residual exponents to compare (default 0.5,1 across depths; named in labels when given)", min = 0},
+  {"steps", "int", 4, "training steps, each measured", min = 0},
+  {"seeds", "int", 2, "seeds averaged at each point", min = 1},
+  {"optimizer", "string", "adamw", "the optimizer of the hidden matrices", choices = {"adamw", "normuon", "muon", "dion2"}},
+  {"rules", "strings", {"toto2", "spectral"}, "u-muP's Muon-family rules checked (with a Muon-family optimizer)"},
+  {"lr", "number", nil, "one learning rate for every variant (default: about twice each variant's tuned optimum)", min = 0},
+  {"adamw_lr", "number", 0, "AdamW's rate for what a Muon-family optimizer leaves (0: frozen)", min = 0},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"runs_dir", "string", "runs", "where the experiment's folder goes"},
+  tasks.arguments,
+}
 
-local depths    = list(args.depths, nil)
+local depths    = args.depths
 local axis      = depths and "depth" or "width"
-local params    = list(args.params, axis == "depth" and {"umup"} or {"umup", "sp"})
-local seeds     = tonumber(args.seeds) or 2
-local widths    = list(args.widths, {64, 128, 256, 512})
-local width     = tonumber(args.width) or 128                 -- the one width of a depth check
-local alphas    = list(args.alphas, axis == "depth" and {0.5, 1} or {0.5})
+local params    = args.params or (axis == "depth" and {"umup"} or {"umup", "sp"})
+local seeds     = args.seeds
+local widths    = args.widths
+local width     = args.width                                  -- the one width of a depth check
+local alphas    = args.alphas or (axis == "depth" and {0.5, 1} or {0.5})
 local points    = axis == "depth" and depths or widths          -- the columns of the table
-local steps     = tonumber(args.steps) or 4
-local optimizer = args.optimizer or "adamw"
+local steps     = args.steps
+local optimizer = args.optimizer
 local muon_family = {normuon = true, muon = true, dion2 = true}
-assert(optimizer == "adamw" or muon_family[optimizer],
-       "optimizer must be adamw, normuon, muon or dion2, got " .. optimizer)
-local rules     = list(args.rules, {"toto2", "spectral"})
+local rules     = args.rules
 
 -- Large rates, as a coordinate check wants: about 2x each variant's tuned optimum at width 64
--- (see scripts/lr_transfer.lua and the README's tables).
+-- (see scripts/lr_transfer.lua and docs/results/lr_transfer/README.md).
 local tuned = {adamw = {umup = 1.0, sp = 4e-3, mup = 4e-3},
                muon_family = {["umup/toto2"] = 0.5, ["umup/spectral"] = 0.0625, sp = 0.03, mup = 0.03}}
-local adamw_lr = tonumber(args.adamw_lr) or 0
+local adamw_lr = args.adamw_lr
 
 local variants = {}
 for _, p in ipairs(params) do
@@ -68,7 +83,7 @@ for _, p in ipairs(params) do
   end
 end
 local function lr_of(v)
-  if args.lr then return tonumber(args.lr) end
+  if args.lr then return args.lr end
   return (muon_family[optimizer] and tuned.muon_family or tuned.adamw)[v.tuned] or 1e-3
 end
 local function optimizer_of(v)
@@ -112,7 +127,7 @@ for _, v in ipairs(variants) do
    local layers = axis == "depth" and at or 2
    for seed = 0, seeds - 1 do
     local model = orrery.model(tasks.model(task, d_model, layers,
-                                           {param = v.param, seed = seed, device = args.device or "cpu"}))
+                                           {param = v.param, seed = seed, device = args.device}))
     for _, p in ipairs(model:describe().params) do
       if p.role == "readout" then
         local layer = p.name:gsub("%.weight$", "")

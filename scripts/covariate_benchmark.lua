@@ -2,9 +2,6 @@
 -- with and without them, and the change is reported paired window by window, with a 90%
 -- bootstrap over the windows (docs/covariates.md).
 --
---   orrery run scripts/covariate_benchmark.lua [model=PATH[,PATH...]] [baselines=seasonal_naive,ets,arima]
---                                              [regression_lags=6] [sets=r|fpp|all|seatbelts,...] [runs_dir=runs]
---
 -- The data, R's (assets/data, assets/covariates): the seat-belt series (drivers, front- and
 -- rear-seat casualties) with the petrol price, the distance driven and the 1983 seat-belt law as
 -- known-future covariates; New York's ozone with the temperature and the wind; two beavers' body
@@ -29,7 +26,16 @@
 -- Results: runs/covariate_benchmark/covariate_benchmark.json.
 
 local stats = require("lib.stats")
-local dir = (args.runs_dir or "runs") .. "/covariate_benchmark"
+local args = orrery.args{
+  "Do known-future covariates help on real series? Each forecaster scored on the same windows with and\n" ..
+  "without them, the change paired window by window with a 90% bootstrap over the windows.",
+  {"model", "strings", nil, "models to score beside the baselines (several: the seeds of one recipe, pooled)"},
+  {"baselines", "strings", {"seasonal_naive", "ets", "arima"}, "classical forecasters scored"},
+  {"regression_lags", "int", 6, "the lagged regression's covariate lags 0..N (0: leave it out)", min = 0},
+  {"sets", "strings", {"r"}, "data sets or suites: r (R's seven), fpp (the textbook's three), all, or names"},
+  {"runs_dir", "string", "runs", "where covariate_benchmark/ goes"},
+}
+local dir = args.runs_dir .. "/covariate_benchmark"
 os.execute("mkdir -p '" .. dir .. "'")
 
 -- The bundled seat-belt CSV leaves out R's `law` column (as a target it has no MASE scale); as a
@@ -75,19 +81,13 @@ local data_sets = {
 for _, set in ipairs(data_sets) do set.suite = set.suite or "r" end
 -- sets=NAME,...: score these data sets only (the windows of the others are left out); a name may
 -- be a suite's, r (R's seven, the default), fpp (the textbook's three) or all.
-data_sets = require("lib.args").sets(args.sets, data_sets, "r")
-local regression_lags = tonumber(args.regression_lags or 6)
-if not regression_lags or regression_lags < 0 or regression_lags ~= math.floor(regression_lags) then
-  error("regression_lags must be a whole number, at least 0, got '" .. tostring(args.regression_lags) .. "'", 0)
-end
-local baselines = {}
-for b in tostring(args.baselines or "seasonal_naive,ets,arima"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
+data_sets = require("lib.args").sets(args.sets, data_sets)
+local regression_lags = args.regression_lags
+local baselines = args.baselines
 local models, seeds = {}, {}
-if args.model then
-  for path in tostring(args.model):gmatch("[^,]+") do
-    seeds[#seeds + 1] = "model" .. (#seeds + 1)
-    models[seeds[#seeds]] = orrery.load(path)
-  end
+for _, path in ipairs(args.model or {}) do
+  seeds[#seeds + 1] = "model" .. (#seeds + 1)
+  models[seeds[#seeds]] = orrery.load(path)
 end
 
 -- Every window's CRPS by forecaster: scores[window key][forecaster].

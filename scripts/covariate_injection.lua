@@ -22,84 +22,102 @@
 -- runs/covariate_injection/covariate_injection.json; run again to read finished training back.
 
 local stats = require("lib.stats")
+local args, given = orrery.args{
+  "Does a model read its covariates? Train a model with role embeddings on the synthetic prior, then\n" ..
+  "forecast targets that follow a covariate shifted by k steps, with and without it, on the same windows;\n" ..
+  "two controls (a noise covariate, a placebo) should change little.",
+  {"steps", "int", 2000, "training steps of each seed's model", min = 1},
+  {"seeds", "int", 3, "models trained", min = 1},
+  {"tasks", "int", 64, "injection tasks scored", min = 2},
+  {"horizon", "int", 16, "forecast horizon", min = 1},
+  {"context", "int", 128, "steps of history", min = 16},
+  {"batch", "int", 32, "series a step", min = 1},
+  {"layers", "int", 4, "transformer layers", min = 2},
+  {"variate_layers", "int", 1, "layers that attend across rows (dividing layers into groups of at least 2)", min = 1},
+  {"variate_first", "bool", false, "attend across rows before along time in each group"},
+  {"variate_attention", "string", "patch", "across rows patch by patch, or jointly over every patch", choices = {"patch", "joint"}},
+  {"covariate_lags", "int", 0, "align covariate rows by their best lag up to K steps", min = 0},
+  {"covariate_match", "bool", false, "give the model how well each aligned row matches (needs covariate_lags)"},
+  {"regression_lags", "int", 0, "also score through the in-context regression over lags 0..N (0: lag 0 only)", min = 0},
+  {"prior", "string", "mixed", "the training prior", choices = {"mixed", "simple", "injection"}},
+  {"covariate_prob", "number", nil, "prior=mixed: the share of samples that are covariate tasks, in (0, 1] (default 0.5)", min = 0, max = 1},
+  {"max_effect", "number", nil, "prior=mixed: the largest covariate effect, in base spreads", min = 0},
+  {"max_lag", "int", nil, "prior=mixed: the largest covariate lag", min = 0},
+  {"signs", "string", "positive", "prior=injection: targets follow their covariate, or half of them negated (both)",
+   choices = {"positive", "both"}},
+  {"injection_tasks", "int", nil, "prior=injection: training tasks (default 1024)", min = 1},
+  {"injection_lag", "int", nil, "prior=injection: the largest lag (default 2 horizons)", min = 0},
+  {"injection_lag_step", "int", nil, "prior=injection: the step between lags (default 1)", min = 1},
+  {"injection_noise", "number", nil, "prior=injection: the share of tasks whose covariate is noise, in [0, 1)", min = 0, max = 1},
+  {"injection_plain", "number", nil, "prior=injection: the share of samples without their covariate, in [0, 1)", min = 0, max = 1},
+  {"injection_hard", "bool", nil, "prior=injection: a noise task's target is the most correlated of 8 other paths"},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"runs_dir", "string", "runs", "where covariate_injection/ goes"},
+  {"against", "path", nil, "another run's covariate_injection.json (the same tasks) to pair this one with"},
+}
 
-local function whole(name, default, least) return require("lib.args").whole(args, name, default, least) end
-local steps, seeds, tasks = whole("steps", 2000, 1), whole("seeds", 3, 1), whole("tasks", 64, 2)
-local horizon, context, batch = whole("horizon", 16, 1), whole("context", 128, 16), whole("batch", 32, 1)
+local steps, seeds, tasks = args.steps, args.seeds, args.tasks
+local horizon, context, batch = args.horizon, args.context, args.batch
 -- layers: the model's depth; variate_layers: how many of them mix across rows (Toto 2.0 has 1,
 -- the last), each closing a group of layers / variate_layers layers, or opening it with
 -- variate_first=true; each group keeps at least one layer along time.
-local layers = whole("layers", 4, 2)
-local variate_layers = whole("variate_layers", 1, 1)
+local layers = args.layers
+local variate_layers = args.variate_layers
 if layers % variate_layers ~= 0 or layers // variate_layers < 2 then
   error(string.format("variate_layers must divide layers into groups of at least 2 (one along time), got %d of %d",
                       variate_layers, layers), 0)
 end
-local function switch(name) return require("lib.args").switch(args, name) end
-local variate_first = switch("variate_first")
+local variate_first = args.variate_first
 -- variate_attention=joint: the variate layers attend across rows and causally along time at once
 -- (toto2's option), so a target reads a covariate's earlier patches, a lag, directly.
-local variate_attention = args.variate_attention or "patch"
+local variate_attention = args.variate_attention
 -- covariate_lags=K: the model's covariate rows moved, before it reads them, by the lag up to K
 -- at which they best match the target in context (past-only rows a patch less; orrery.model's
 -- covariate_lags).
-local covariate_lags = whole("covariate_lags", 0, 0)
+local covariate_lags = args.covariate_lags
 -- covariate_match=true: each aligned row also tells the model how well it matches the target so
 -- far (toto2's covariate_match), so the model can tell a covariate that drives it from noise.
-local covariate_match = switch("covariate_match")
+local covariate_match = args.covariate_match
 -- regression_lags=K: also score the known-future arms through the in-context regression over the
 -- covariate's lags 0..K (model:forecast's regression_lags), beside the one at lag 0.
-local regression_lags = whole("regression_lags", 0, 0)
+local regression_lags = args.regression_lags
 if covariate_match and covariate_lags == 0 then
   error("covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too", 0)
-end
-if variate_attention ~= "patch" and variate_attention ~= "joint" then
-  error("variate_attention must be patch or joint, got '" .. tostring(variate_attention) .. "'", 0)
 end
 -- prior=mixed (the synthetic prior, covariate_prob of its samples covariate tasks, their effects
 -- up to max_effect base spreads and max_lag steps); prior=simple trains on covariate tasks only,
 -- each one informative covariate with a lagged linear effect; prior=injection trains on the test's
 -- own kind of task, made from other paths (the ceiling: can this model learn to read a covariate
 -- at all, whatever the prior teaches?).
-local prior = args.prior or "mixed"
-assert(prior == "mixed" or prior == "simple" or prior == "injection",
-       "prior must be mixed, simple or injection, got " .. tostring(prior))
-local function positive(name)
-  local v = args[name] and tonumber(args[name])
-  if args[name] and not (v and v > 0) then error(name .. " must be a positive number, got '" .. tostring(args[name]) .. "'", 0) end
-  return v
-end
-local max_effect, max_lag = positive("max_effect"), args.max_lag and whole("max_lag", 0, 0)
+local prior = args.prior
+local max_effect, max_lag = args.max_effect, args.max_lag
+if max_effect and max_effect <= 0 then error("max_effect must be above 0, got " .. max_effect, 0) end
 if prior ~= "mixed" then  -- the other priors fix their tasks
   for _, name in ipairs({"covariate_prob", "max_effect", "max_lag"}) do
-    if args[name] then error(name .. " shapes the mixed prior's covariate tasks; prior=" .. prior .. " fixes its own", 0) end
+    if given[name] then error(name .. " shapes the mixed prior's covariate tasks; prior=" .. prior .. " fixes its own", 0) end
   end
 end
 -- signs=both: half of prior=injection's training tasks follow their covariate negated,
 -- y[t] = -x[t - k] + noise, so the model must tell the sign from the history, as it must for the
 -- prior's effects (of either sign).
-local signs = args.signs or "positive"
+local signs = args.signs
 -- injection_tasks: how many tasks prior=injection trains on (each a whole window of its series);
 -- injection_lag: their largest lag, injection_lag_step the step between their lags (each lag
 -- 0, step, 2 step, ... up to the largest equally often).
-local injection_tasks, injection_lag = whole("injection_tasks", 1024, 1), whole("injection_lag", 2 * horizon, 0)
-local injection_lag_step = whole("injection_lag_step", 1, 1)
+local injection_tasks, injection_lag = args.injection_tasks or 1024, args.injection_lag or 2 * horizon
+local injection_lag_step = args.injection_lag_step or 1
 -- injection_noise: the share of those tasks whose covariate is noise (the target follows another
 -- path), so the model must also learn when not to lean on its covariate, as the noise arm asks.
-local injection_noise = tonumber(args.injection_noise or 0)
-if not injection_noise or injection_noise < 0 or injection_noise >= 1 then
-  error("injection_noise must be a share in [0, 1), got '" .. tostring(args.injection_noise) .. "'", 0)
-end
+local injection_noise = args.injection_noise or 0
+if injection_noise >= 1 then error("injection_noise must be a share in [0, 1), got " .. injection_noise, 0) end
 -- injection_plain: the share of training samples that are those tasks' targets alone, without their
 -- covariate, so a forecast without a covariate is as familiar to the model as one with it.
-local injection_plain = tonumber(args.injection_plain or 0)
-if not injection_plain or injection_plain < 0 or injection_plain >= 1 then
-  error("injection_plain must be a share in [0, 1), got '" .. tostring(args.injection_plain) .. "'", 0)
-end
+local injection_plain = args.injection_plain or 0
+if injection_plain >= 1 then error("injection_plain must be a share in [0, 1), got " .. injection_plain, 0) end
 -- injection_hard=true: a noise task's target is, of 8 other paths drawn at random, the one whose
 -- window correlates most (in size) with the covariate's, so that the distractors the model learns
 -- to set aside are as convincing as the placebo's worst (paths correlating 0.5-0.8 with a target).
-local injection_hard = switch("injection_hard")
+local injection_hard = args.injection_hard or false
 if injection_hard and injection_noise == 0 then error("injection_hard=true picks noise tasks' targets: give injection_noise too", 0) end
 if injection_hard and injection_tasks < 2 then
   error("injection_hard=true picks each noise task's target among the other paths: injection_tasks must be at least 2, got " ..
@@ -107,12 +125,11 @@ if injection_hard and injection_tasks < 2 then
 end
 for _, name in ipairs({"injection_tasks", "injection_lag", "injection_lag_step", "injection_noise", "injection_plain",
                        "injection_hard"}) do
-  if args[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end
+  if given[name] and prior ~= "injection" then error(name .. " is for prior=injection", 0) end
 end
-assert(signs == "positive" or signs == "both", "signs must be positive or both, got " .. tostring(signs))
-local covariate_prob = tonumber(args.covariate_prob or 0.5)
-assert(covariate_prob and covariate_prob > 0 and covariate_prob <= 1, "covariate_prob must lie in (0, 1]")
-local dir = (args.runs_dir or "runs") .. "/covariate_injection"
+local covariate_prob = args.covariate_prob or 0.5
+if covariate_prob <= 0 then error("covariate_prob must lie in (0, 1], got " .. covariate_prob, 0) end
+local dir = args.runs_dir .. "/covariate_injection"
 -- against: read before any training, so a wrong file is named at once.
 local against
 if args.against then
@@ -270,7 +287,7 @@ for seed = 0, seeds - 1 do
   if variate_attention ~= "patch" then arch.variate_attention = variate_attention end
   if covariate_match then arch.covariate_match = true end
   local m = orrery.model{arch = arch,
-                         head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device or "cpu",
+                         head = "quantile", param = "sp", patch_size = 16, seed = seed, device = args.device,
                          covariate_lags = covariate_lags > 0 and covariate_lags or nil}
   io.write(string.format("\rseed %d: training %d steps   ", seed, steps))
   io.flush()

@@ -3,12 +3,6 @@
 -- model trains on everything before them, and both the pretrained and the tuned model are
 -- scored on those windows next to the classical baselines.
 --
---   orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H]
---                                   [timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu]
---                                   [name=finetune] [past_covariates=COL,...] [future_covariates=COL,...]
---                                   [categorical=COL,...] [static_covariates=COL,...]
---                                   [select=true] [validation_windows=K]
---
 -- PATH: a Hugging Face Toto 2.0 folder, an Orrery run folder or a model.safetensors.
 -- FILE: a CSV, Parquet or Arrow file, or a glob of them. Wide: a time column and one column per
 -- series; long: rows of (id, time, value). The frequency is inferred from the times unless given;
@@ -35,18 +29,36 @@
 -- that a large one gains from. The choice goes to the run's selection.json; select=false runs
 -- `steps` as given.
 
-local usage = "usage: orrery run scripts/finetune.lua model=PATH data=FILE [layout=wide|long] [frequency=H] " ..
-              "[timestamp_format=iso|unix|year] [steps=300] [lr=3e-4] [batch=16] [context=512] [device=cpu] [name=finetune] " ..
-              "[past_covariates=COL,...] [future_covariates=COL,...] [categorical=COL,...] [static_covariates=COL,...] " ..
-              "[select=true] [validation_windows=K]"
-if not args.model or not args.data then error(usage, 0) end
-local given, tune = require("lib.args"), require("lib.finetune")
-local device = args.device or "cpu"
-local steps, batch, context = given.whole(args, "steps", 300, 1), given.whole(args, "batch", 16, 1),
-                              given.whole(args, "context", 512, 1)
-local lr = given.positive(args, "lr", 3e-4)
-local choose = given.switch(args, "select", true)
-local validation_windows = args.validation_windows and given.whole(args, "validation_windows", 1, 1)
+local args = orrery.args{
+  "Fine-tune a pretrained model on your own series and measure what it gained: the last test windows of\n" ..
+  "every series are held out, the model trains on everything before them (for a length chosen on the\n" ..
+  "validation windows), and the pretrained and the tuned model are scored there beside the baselines.",
+  {"model", "path", nil, "the pretrained model: a Hugging Face Toto 2.0 folder, a run folder or a weights file (required)"},
+  {"data", "string", nil, "the series: a CSV, Parquet or Arrow file, or a glob of them (required)"},
+  {"layout", "string", nil, "wide (a time column, a column a series) or long (id, time, value rows)"},
+  {"frequency", "string", nil, "the series' frequency (default: inferred from the times)"},
+  {"timestamp_format", "string", nil, "iso, unix or year (default iso)"},
+  {"steps", "int", 300, "fine-tuning steps (the longest length tried with select=true)", min = 1},
+  {"lr", "number", 3e-4, "fine-tuning learning rate, above 0", min = 0},
+  {"batch", "int", 16, "series a step", min = 1},
+  {"context", "int", 512, "steps a training series", min = 1},
+  {"select", "bool", true, "choose the length on the validation windows (false: train steps as given)"},
+  {"validation_windows", "int", nil, "validation windows a series (default: as many as the test has)", min = 1},
+  {"past_covariates", "string", nil, "columns known only up to the forecast's start, comma-separated"},
+  {"future_covariates", "string", nil, "columns known over the horizon too, comma-separated"},
+  {"categorical", "string", nil, "covariate columns that hold categories, comma-separated"},
+  {"static_covariates", "string", nil, "columns with one value a series, comma-separated"},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"name", "string", "finetune", "the tuned run's folder, runs/<name> (a fresh one if it exists)"},
+}
+if not args.model or not args.data then error("finetune.lua: give model=PATH and data=FILE (see --help)", 0) end
+local tune = require("lib.finetune")
+local device = args.device
+local steps, batch, context = args.steps, args.batch, args.context
+local lr = args.lr
+if lr <= 0 then error("lr must be above 0, got " .. lr, 0) end
+local choose = args.select
+local validation_windows = args.validation_windows
 if validation_windows and not choose then error("validation_windows needs select=true (it is where the length is chosen)", 0) end
 
 -- One reading of the files serves training and the test alike: the same plugin and options.
@@ -90,7 +102,7 @@ if statics then
         " (one value a series), learned from zero by the tuned model")
 end
 
-local recipe = {steps = steps, lr = lr, batch = batch, context = context, name = args.name or "finetune",
+local recipe = {steps = steps, lr = lr, batch = batch, context = context, name = args.name,
                 log_every = 25}
 local choice
 if choose then

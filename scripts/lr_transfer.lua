@@ -7,12 +7,6 @@
 -- bootstrap over seeds gives an interval for the optimum's move. Under a rule that transfers the
 -- optimum stays put (the goal: at most half an octave from the first width to the last).
 --
---   orrery run scripts/lr_transfer.lua [optimizer=adamw|normuon|muon|dion2] [params=sp,umup]
---       [rules=toto2,spectral] [alphas=0.5,1] [widths=64,128,256] [depths=2]
---       [shape=128x2,256x4,512x8] [seeds=3] [steps=100] [objective=val|train] [val_batches=8]
---       [adamw_lr=...] [start=-2,-5] [span=1] [device=cpu|cuda] [graph=true] [jobs=N]
---       [runs_dir=runs] [resume=runs/lr_transfer-N] [arch=toto2|gpt [files=kjv.txt] [vocab=4096]] [head_dim=D]
---
 -- jobs=N trains up to N runs side by side, each in its own orrery process with one thread (the
 -- seeds of a rate, and the rates a search step needs together): on a machine with N cores, or
 -- several runs sharing one GPU. The runs are those jobs=1 trains with OMP_NUM_THREADS=1 (more
@@ -48,41 +42,61 @@
 -- Results: runs/lr_transfer*/lr_transfer.json (rewritten after every curve) and a table; each
 -- training run has its folder, which the dashboard's LR-transfer view reads.
 
-local list = require("lib.args").list
 local parallel = require("lib.parallel_runs")
 local tasks = require("lib.task")
+local args = orrery.args{
+  "Learning-rate transfer: train the same small model at a grid of learning rates and several seeds\n" ..
+  "at each width, depth or shape, and measure how far the optimum moves.",
+  {"optimizer", "string", "adamw", "the swept optimizer (Muon-family: the stack's matrices)", choices = {"adamw", "normuon", "muon", "dion2"}},
+  {"params", "strings", nil, "parametrisations (default sp,umup with adamw, umup otherwise)"},
+  {"rules", "strings", {"toto2", "spectral"}, "u-muP's Muon-family rules (toto2, spectral)"},
+  {"alphas", "numbers", nil, "u-muP's residual exponents (depth_alpha; the plugin's default when not given)", min = 0},
+  {"widths", "ints", {64, 128, 256}, "widths (d_model) swept", min = 1},
+  {"depths", "ints", {2}, "depths swept (several at one width)", min = 1},
+  {"shape", "strings", nil, "a joint path of widthxdepth shapes instead, e.g. 128x2,256x4,512x8"},
+  {"base_depth", "int", nil, "u-muP's base depth (default: the first depth swept)", min = 1},
+  {"seeds", "int", 3, "seeds at each rate", min = 1},
+  {"steps", "int", 100, "training steps of each run", min = 1},
+  {"objective", "string", "val", "what a run scores: the held-out loss at the end, or the training loss of the last quarter",
+   choices = {"val", "train"}},
+  {"val_batches", "int", 8, "held-out batches of objective=val", min = 1},
+  {"adamw_lr", "number", nil, "AdamW's rate beside a Muon-family optimizer (default: each parametrisation's AdamW optimum)", min = 0},
+  {"start", "numbers", nil, "log2 of the rate each variant's search starts at, in order"},
+  {"span", "number", 0, "the first step tries every half-octave within this many octaves of the start", min = 0, max = 8},
+  {"jobs", "int", 1, "runs trained side by side, each in its own process", min = 1},
+  {"graph", "bool", false, "record each step as a CUDA graph (device=cuda)"},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"runs_dir", "string", "runs", "where the experiment's folder goes"},
+  {"resume", "string", nil, "the folder of an earlier sweep with the same arguments, to finish"},
+  tasks.arguments,
+}
 
-local optimizer = args.optimizer or "adamw"
+local optimizer = args.optimizer
 local muon_family = {normuon = true, muon = true, dion2 = true}
-assert(optimizer == "adamw" or muon_family[optimizer],
-       "optimizer must be adamw, normuon, muon or dion2, got " .. optimizer)
-local params = list(args.params, optimizer == "adamw" and {"sp", "umup"} or {"umup"})
-local rules  = list(args.rules, {"toto2", "spectral"})
-local alphas = list(args.alphas, {0.5})
-local widths = list(args.widths, {64, 128, 256})
-local depths = list(args.depths, {2})
-local seeds  = tonumber(args.seeds) or 3
-local steps  = tonumber(args.steps) or 100
-local device = args.device or "cpu"
-local objective = args.objective or "val"
-local val_batches = tonumber(args.val_batches) or 8
-local jobs = args.jobs == nil and 1 or tonumber(args.jobs)
-assert(jobs and jobs >= 1 and jobs == math.floor(jobs), "jobs must be a whole number of processes, at least 1, got " .. tostring(args.jobs))
-local graph = require("lib.args").switch(args, "graph")
-local span = args.span == nil and 0 or tonumber(args.span)
-assert(span and span >= 0 and span <= 8 and span * 2 == math.floor(span * 2),
-       "span must be a number of octaves in half-octave steps from 0 to 8 (0, 0.5, 1, ...), got " .. tostring(args.span))
-assert(not graph or device == "cuda", "graph=true records CUDA graphs: it needs device=cuda")
-assert(objective == "val" or objective == "train", "objective must be val or train, got " .. objective)
-assert(#widths == 1 or #depths == 1, "sweep widths or depths, not both at once (or give shape=)")
+local params = args.params or (optimizer == "adamw" and {"sp", "umup"} or {"umup"})
+local rules  = args.rules
+local alphas = args.alphas or {0.5}
+local widths = args.widths
+local depths = args.depths
+local seeds  = args.seeds
+local steps  = args.steps
+local device = args.device
+local objective = args.objective
+local val_batches = args.val_batches
+local jobs = args.jobs
+local graph = args.graph
+local span = args.span
+if span * 2 ~= math.floor(span * 2) then error("span must be a number of octaves in half-octave steps (0, 0.5, 1, ...), got " .. span, 0) end
+if graph and device ~= "cuda" then error("graph=true records CUDA graphs: it needs device=cuda", 0) end
+if #widths > 1 and #depths > 1 then error("sweep widths or depths, not both at once (or give shape=)", 0) end
 
 -- The points of the axis: {width, depth} each.
 local axis, points_along = "width", {}
 if args.shape then
   axis = "shape"
-  for item in tostring(args.shape):gmatch("[^,]+") do
+  for _, item in ipairs(args.shape) do
     local w, d = item:match("^%s*(%d+)x(%d+)%s*$")
-    assert(w, "shape takes width x depth pairs such as 128x2,256x4, got '" .. item .. "'")
+    if not w then error("shape takes width x depth pairs such as 128x2,256x4, got '" .. item .. "'", 0) end
     points_along[#points_along + 1] = {tonumber(w), tonumber(d)}
   end
 elseif #depths > 1 then
@@ -91,10 +105,7 @@ elseif #depths > 1 then
 else
   for _, w in ipairs(widths) do points_along[#points_along + 1] = {w, depths[1]} end
 end
-local base_depth = points_along[1][2]
-if args.base_depth then base_depth = tonumber(args.base_depth) end
-assert(base_depth, "base_depth must be a number of layers, got '" .. tostring(args.base_depth) .. "'")
-assert(base_depth >= 1 and base_depth == math.floor(base_depth), "base_depth must be a whole number of layers, at least 1")
+local base_depth = args.base_depth or points_along[1][2]
 local function point_name(at)
   if axis == "shape" then return string.format("%dx%d", at[1], at[2]) end
   return tostring(axis == "depth" and at[2] or at[1])
@@ -134,13 +145,13 @@ local function default_start(v)
   if v.rule == "spectral" then return -5, {-14, 2} end
   return -2, {-10, 4}
 end
-local starts = list(args.start, {})
+local starts = args.start or {}
 local function start_of(v, index)
   local centre, bounds = default_start(v)
-  return tonumber(starts[index]) or centre, bounds
+  return starts[index] or centre, bounds
 end
 local adamw_lr = {sp = 2^-9, mup = 2^-9, umup = 2^0}   -- the AdamW groups' rate beside Muon
-if args.adamw_lr then for k in pairs(adamw_lr) do adamw_lr[k] = tonumber(args.adamw_lr) end end
+if args.adamw_lr then for k in pairs(adamw_lr) do adamw_lr[k] = args.adamw_lr end end
 
 local dir = args.resume or orrery.experiment_dir("lr_transfer", args.runs_dir)
 local saved_config

@@ -7,9 +7,6 @@
 -- text.
 --
 --   bible -l1000 "gen1:1-rev22:21" > kjv.txt
---   orrery run scripts/nanogpt.lua [files=kjv.txt] [vocab=4096] [width=128] [depth=4] [heads=4]
---       [context=256] [batch=16] [steps=600] [seed=0] [order=5] [val_batches=16]
---       [prompt="And God said"] [samples=3] [sample_steps=60] [name=nanogpt] [runs_dir=runs]
 --
 -- Writes runs/<name>/ (the run, as orrery.train writes it; its validation events use 4 batches),
 -- model.safetensors, tokenizer.json and nanogpt.json (the bits per byte, the differences, the
@@ -18,19 +15,31 @@
 local nanochat = require("lib.nanochat")
 local ngram = require("lib.ngram")
 
--- A whole-number argument of at least `least`, or its default.
-local function whole(name, default, least)
-  local v = math.tointeger(tonumber(args[name] or default))
-  if not v or v < least then
-    error(string.format("nanogpt.lua: %s= must be a whole number >= %d, got %s", name, least, tostring(args[name])), 0)
-  end
-  return v
-end
-local files, prompt = args.files or "kjv.txt", args.prompt or "And God said"
-local vocab, width, depth, heads = whole("vocab", 4096, 257), whole("width", 128, 1), whole("depth", 4, 1), whole("heads", 4, 1)
-local context, batch, steps, seed = whole("context", 256, 2), whole("batch", 16, 1), whole("steps", 600, 1), whole("seed", 0, 0)
-local order, val_batches = whole("order", 5, 1), whole("val_batches", 16, 2)  -- the interval resamples batches
-local samples, sample_steps = whole("samples", 3, 0), whole("sample_steps", 60, 1)
+local args = orrery.args{
+  "A small GPT trained the nanochat way on a text corpus, scored in bits per byte beside a unigram and\n" ..
+  "a byte n-gram on the same held-out rows, then sampled. The corpus: bible -l1000 \"gen1:1-rev22:21\" > kjv.txt",
+  {"files", "string", "kjv.txt", "the text corpus (a file or a glob)"},
+  {"vocab", "int", 4096, "the BPE tokenizer's vocabulary, ids above the 256 bytes", min = 257},
+  {"width", "int", 128, "d_model", min = 1},
+  {"depth", "int", 4, "layers", min = 1},
+  {"heads", "int", 4, "attention heads", min = 1},
+  {"context", "int", 256, "tokens a row", min = 2},
+  {"batch", "int", 16, "rows a step", min = 1},
+  {"steps", "int", 600, "training steps", min = 1},
+  {"seed", "int", 0, "seed of the weights and the rows", min = 0},
+  {"order", "int", 5, "the byte n-gram baseline's order", min = 1},
+  {"val_batches", "int", 16, "held-out batches scored (the interval resamples them)", min = 2},
+  {"prompt", "string", "And God said", "what the samples continue"},
+  {"samples", "int", 3, "samples drawn", min = 0},
+  {"sample_steps", "int", 60, "tokens a sample", min = 1},
+  {"name", "string", "nanogpt", "the run folder's name"},
+  {"runs_dir", "string", "runs", "where the run folder goes"},
+}
+local files, prompt = args.files, args.prompt
+local vocab, width, depth, heads = args.vocab, args.width, args.depth, args.heads
+local context, batch, steps, seed = args.context, args.batch, args.steps, args.seed
+local order, val_batches = args.order, args.val_batches
+local samples, sample_steps = args.samples, args.sample_steps
 require("lib.task").require_corpus(files, "nanogpt.lua")
 
 local text = {"text", files = files, vocab_size = vocab}
@@ -56,7 +65,7 @@ local model = orrery.model{arch = {"gpt", vocab_size = about.vocab_size, d_model
 local run = {model = model, data = text, optimizer = nanochat.optimizer(width), steps = steps, batch_size = batch,
              context_length = context, seed = seed, val_batches = math.min(4, val_batches),
              val_every = math.max(1, steps // 6), forecast_series = 0,
-             name = args.name or "nanogpt", runs_dir = args.runs_dir or "runs"}
+             name = args.name, runs_dir = args.runs_dir}
 for k, v in pairs(nanochat.schedules(steps)) do run[k] = v end
 local r = orrery.train(run)
 if r.interrupted then print("nanogpt: interrupted at step " .. r.steps) end

@@ -4,18 +4,27 @@
 -- one fixed rate, as in Toto 2.0's split. Reported: the final loss, and the steps each needs to
 -- reach a target loss (by default the loss AdamW ends at).
 --
---   orrery run scripts/optimizer_duel.lua [steps=400] [seeds=2] [param=sp] [width=128]
---                                         [adamw_lr=2e-3] [muon_lr=0.02] [normuon_lr=0.02]
---                                         [target=<AdamW's final loss>]
 -- Results: runs/optimizer_duel*/optimizer_duel.json (loss curves and the table).
 
-local steps  = tonumber(args.steps) or 400
-local seeds  = tonumber(args.seeds) or 2
-local param  = args.param or "sp"
-local width  = tonumber(args.width) or 128
+local args = orrery.args{
+  "Optimizer duel: NorMuon vs Muon vs AdamW on Toto's pinball objective, at equal steps on the same data\n" ..
+  "and seeds; the final loss, and the steps each needs to reach a target loss.",
+  {"steps", "int", 400, "training steps", min = 1},
+  {"seeds", "int", 2, "seeds each contender trains", min = 1},
+  {"param", "string", "sp", "the parametrisation", choices = {"sp", "mup", "umup"}},
+  {"width", "int", 128, "d_model", min = 4},
+  {"adamw_lr", "number", 2e-3, "AdamW's rate (and the rate of what the Muon family leaves)", min = 0},
+  {"muon_lr", "number", 0.02, "Muon's rate", min = 0},
+  {"normuon_lr", "number", 0.02, "NorMuon's rate", min = 0},
+  {"target", "number", nil, "the target loss (default: the loss AdamW ends at)"},
+  {"runs_dir", "string", "runs", "where the experiment's folder goes"},
+}
+local steps  = args.steps
+local seeds  = args.seeds
+local param  = args.param
+local width  = args.width
 local every  = math.max(1, steps // 40)
-local lr = {adamw = tonumber(args.adamw_lr) or 2e-3, muon = tonumber(args.muon_lr) or 0.02,
-            normuon = tonumber(args.normuon_lr) or 0.02}
+local lr = {adamw = args.adamw_lr, muon = args.muon_lr, normuon = args.normuon_lr}
 
 local contenders = {
   {name = "adamw", optimizer = {"adamw", lr = lr.adamw}},
@@ -54,7 +63,7 @@ for _, c in ipairs(contenders) do
 end
 print()
 
-local target = tonumber(args.target) or results.contenders[1].final_loss
+local target = args.target or results.contenders[1].final_loss
 results.target = target
 print(string.format("\n%s, width %d, %d steps, %d seeds; target loss %.4f\n", param, width, steps, seeds, target))
 print(string.format("%-8s %10s %16s %10s", "optimizer", "final loss", "steps to target", "s per run"))

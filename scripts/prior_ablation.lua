@@ -8,8 +8,6 @@
 -- configurations (an interval that holds 0 is reported as no difference); and by frequency
 -- bucket against ETS, where the zero-shot goal is set.
 --
---   orrery run scripts/prior_ablation.lua [arms=default,state_space] [seeds=3] [seed=K] [steps=2000]
---       [context=512] [batch=32] [device=cpu|cuda] [data=assets/data] [runs_dir=runs]
 --
 -- An arm adds families to the default mix at a share of the synthetic series it draws (the
 -- default families keep their proportions in the rest), sets another option of the synthetic
@@ -21,7 +19,6 @@
 
 local zs = require("lib.zero_shot")
 local stats = require("lib.stats")
-local list = require("lib.args").list
 
 local arms_known = {
   default      = zs.recipes.toto,  -- Toto 2.0's: the plugin's default families (TempoPFN's mix), 32-step patches
@@ -88,6 +85,22 @@ local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmen
                   "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, ensemble64, boxcox, " ..
                   "context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early"
 
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local args = orrery.args{
+  "The synthetic prior, one change at a time: each arm trains zero_shot.lua's model with its change, once\n" ..
+  "a seed, scores it on the bundled benchmark's validation and test windows, and compares it with the\n" ..
+  "first arm and with ETS, paired by seed and configuration, with 90% bootstrap intervals.",
+  {"arms", "strings", {"default", "state_space"}, "the arms, the first the reference: " .. arm_names},
+  {"seeds", "int", 3, "seeds of every arm", min = 1},
+  {"seed", "int", nil, "train and score this seed only, and report nothing (seeds side by side)", min = 0},
+  {"steps", "int", 2000, "training steps of each model", min = 1},
+  {"context", "int", 512, "steps a training series", min = 1},
+  {"batch", "int", 32, "series a step", min = 1},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"data", "path", here .. "../assets/data", "the benchmark"},
+  {"runs_dir", "string", "runs", "where prior_ablation/ goes"},
+}
+
 -- Arms joined by '+' ("classical16+early") are one arm with the settings of each. Tables of
 -- settings merge entry by entry (persistent+steep sets two options of the synthetic source, and
 -- ets+arima two families' shares); two parts that set the same thing (the patch size, a family's
@@ -113,24 +126,23 @@ local function joined(name)
   end
   return settings
 end
-local arms = list(args.arms, {"default", "state_space"})
+local arms = args.arms
 for _, a in ipairs(arms) do
   arms_known[a] = arms_known[a] or joined(a)
-  assert(arms_known[a], "unknown arm '" .. a .. "' (arms: " .. arm_names .. ")")
+  if not arms_known[a] then error("arms: unknown arm '" .. a .. "' (arms: " .. arm_names .. ")", 0) end
 end
-local seeds = tonumber(args.seeds) or 3
+local seeds = args.seeds
 -- seed=K trains and scores seed K only, and reports nothing: seeds run side by side this way,
 -- each in its own runs_dir; their scores merged into one prior_ablation.json then report.
-local only_seed = args.seed and math.tointeger(tonumber(args.seed))
-if args.seed and not (only_seed and only_seed >= 0 and only_seed < seeds and only_seed == math.floor(only_seed)) then
-  error("seed must be a whole number from 0 to seeds - 1 (" .. (seeds - 1) .. "), got '" .. args.seed .. "'", 0)
+local only_seed = args.seed
+if only_seed and only_seed >= seeds then
+  error("seed must be a whole number from 0 to seeds - 1 (" .. (seeds - 1) .. "), got '" .. only_seed .. "'", 0)
 end
-local steps = tonumber(args.steps) or 2000
-local context = tonumber(args.context) or 512
-local device = args.device or "cpu"
-local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local benchmark = zs.benchmark(args.data, here .. "../assets/data")
-local dir = (args.runs_dir or "runs") .. "/prior_ablation"
+local steps = args.steps
+local context = args.context
+local device = args.device
+local benchmark = args.data
+local dir = args.runs_dir .. "/prior_ablation"
 
 -- The arm's families: its additions at their shares, the default families in the rest.
 local function families_of(arm) return zs.families(arms_known[arm].families) end
@@ -187,7 +199,7 @@ for _, arm in ipairs(arms) do
   results.families[arm] = families_of(arm)
   local arm_steps = math.floor(steps * (arms_known[arm].steps_scale or 1))
   local arm_context = arms_known[arm].train_context or context
-  local trained = {steps = arm_steps, context = arm_context, batch = tonumber(args.batch) or 32,
+  local trained = {steps = arm_steps, context = arm_context, batch = args.batch,
                    synthetic = synthetic_options(arm), augment = arms_known[arm].augment or {},
                    patch_size = arms_known[arm].patch_size, scaler_window = arms_known[arm].scaler_window,
                    observability = arms_known[arm].observability,
@@ -244,7 +256,7 @@ for _, arm in ipairs(arms) do
                                                      min_context = arms_known[arm].min_context},
                             arms_known[arm].observability),
           steps = arm_steps, context = arm_context,
-          batch = tonumber(args.batch), seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
+          batch = args.batch, seed = seed, name = arm .. "-s" .. seed, runs_dir = dir .. "/runs", quiet = true,
           checkpoint_at = checkpoint_at,
           early_steps = early_steps, early_weight = early.weight,
         })

@@ -10,9 +10,6 @@
 -- seasonal naive. Then the tuned configuration and the untuned default are trained with fresh
 -- seeds and scored on the validation and the test windows.
 --
---   orrery run scripts/proxy_search.lua [trials=24] [steps=500] [width=64] [depth=2] [heads=4]
---       [batch=16] [context=256] [final_seeds=3] [rounds=arch,mix,optimizer,decay]
---       [data=assets/data] [device=cpu|cuda] [prune=median] [name=proxy_search] [runs_dir=runs]
 --
 -- The default budget (24 trials a round, a 2-layer width-64 proxy, 500 steps) takes about 18
 -- minutes on 2 CPU cores. Toto 2.0's own proxy is 12 layers of width 256 trained 30,000 steps:
@@ -24,23 +21,35 @@
 -- Results: runs/<name>/proxy_search.json, a table, and each round's search.svg (the dashboard's
 -- Search tab: objective by trial, importance, objective against every dimension) in its folder.
 
-local function arg_number(key, default)
-  local v = args[key]
-  if v == nil then return default end
-  return assert(tonumber(v), key .. " must be a number, got '" .. tostring(v) .. "'")
-end
-local trials      = arg_number("trials", 24)
-local steps       = arg_number("steps", 500)
-local final_seeds = arg_number("final_seeds", 3)
-local shape = {width = arg_number("width", 64), depth = arg_number("depth", 2), heads = arg_number("heads", 4)}
-local batch, context = arg_number("batch", 16), arg_number("context", 256)
-local device = args.device or "cpu"
-local benchmark = require("lib.args").benchmark(args.data, "assets/data")  -- refused now, not after the search
-local name = args.name or "proxy_search"
-local dir = (args.runs_dir or "runs") .. "/" .. name
-local rounds = {}
-for r in (args.rounds or "arch,mix,optimizer,decay"):gmatch("[^,]+") do rounds[#rounds + 1] = r end
-assert(args.prune == nil or args.prune == "median", "prune takes median (or leave it out), got " .. tostring(args.prune))
+local args = orrery.args{
+  "Toto 2.0's hyper-parameter search on a proxy: four chained rounds of TPE (architecture, data mix,\n" ..
+  "optimizer, decay), each trial scored on the benchmark's validation windows; then the tuned and the\n" ..
+  "default configuration trained with fresh seeds and scored on the validation and test windows.",
+  {"trials", "int", 24, "trials a round", min = 1},
+  {"steps", "int", 500, "training steps a trial", min = 1},
+  {"final_seeds", "int", 3, "seeds of the final tuned-against-default comparison", min = 1},
+  {"width", "int", 64, "the proxy's d_model", min = 1},
+  {"depth", "int", 2, "the proxy's layers", min = 1},
+  {"heads", "int", 4, "the proxy's attention heads", min = 1},
+  {"batch", "int", 16, "series a step", min = 1},
+  {"context", "int", 256, "steps a training series", min = 32},
+  {"rounds", "strings", {"arch", "mix", "optimizer", "decay"}, "the rounds, in order: arch, mix, optimizer, decay"},
+  {"data", "path", "assets/data", "the benchmark whose validation windows score the trials"},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"prune", "string", nil, "median: stop trials whose training loss trails the median (arch and mix rounds)", choices = {"median"}},
+  {"name", "string", "proxy_search", "the study's folder under runs_dir"},
+  {"runs_dir", "string", "runs", "where the study's folder goes"},
+}
+local trials      = args.trials
+local steps       = args.steps
+local final_seeds = args.final_seeds
+local shape = {width = args.width, depth = args.depth, heads = args.heads}
+local batch, context = args.batch, args.context
+local device = args.device
+local benchmark = args.data
+local name = args.name
+local dir = args.runs_dir .. "/" .. name
+local rounds = args.rounds
 
 local stats = require("lib.stats")
 local proxy = require("lib.proxy")   -- the recipe as data, and how it becomes model, data and training
@@ -62,7 +71,9 @@ local spaces = {
   },
   decay = {decay = {"real", 0.05, 0.5}, decay_shape = {"categorical", "linear", "1-sqrt"}},
 }
-for _, r in ipairs(rounds) do assert(spaces[r], "unknown round '" .. r .. "' (arch, mix, optimizer, decay)") end
+for _, r in ipairs(rounds) do
+  if not spaces[r] then error("rounds: unknown round '" .. r .. "' (arch, mix, optimizer, decay)", 0) end
+end
 
 local function train_options(c, seed, run_name)
   return proxy.train_options(c, {steps = steps, batch = batch, context = context, seed = seed,

@@ -9,10 +9,6 @@
 -- with bootstrap intervals over runs, and refitted without the largest size to see how well it
 -- is predicted.
 --
---   orrery run scripts/scaling.lua [shapes=32x1,48x2,64x2,96x3,128x4] [head_dim=16]
---       [points_per_param=20] [fractions=0.25,0.5] [batch=16] [context=256]
---       [recipe=runs/proxy_search/proxy_search.json] [proxy_depth=2] [val_batches=16]
---       [bootstrap=1000] [device=cpu|cuda] [name=scaling] [runs_dir=runs]
 --
 -- The default, five sizes from 78k to 1.15M parameters at 20 points per parameter, takes about
 -- 11 minutes on 2 CPU cores. Toto 2.0's own shapes on GPUs:
@@ -23,38 +19,47 @@
 
 local proxy = require("lib.proxy")
 
-local function numbers(text, default)
-  local out = {}
-  for item in tostring(text or default):gmatch("[^,]+") do
-    out[#out + 1] = assert(tonumber(item), "expected numbers separated by commas, got '" .. item .. "'")
-  end
-  return out
-end
-local function arg_number(key, default)
-  if args[key] == nil then return default end
-  return assert(tonumber(args[key]), key .. " must be a number, got '" .. tostring(args[key]) .. "'")
-end
+local args = orrery.args{
+  "A scaling study: models of growing size (width and depth together) trained with one recipe at a fixed\n" ..
+  "number of points per parameter, shorter budgets branched off each run, the held-out loss fitted by size\n" ..
+  "and jointly (Chinchilla's approach 3) with bootstrap intervals, and the largest size predicted.",
+  {"shapes", "strings", {"32x1", "48x2", "64x2", "96x3", "128x4"}, "widthxdepth of each size, at least 3"},
+  {"head_dim", "int", 16, "channels per attention head (every width a multiple)", min = 1},
+  {"points_per_param", "number", 20, "training points per parameter of each size's full budget", min = 0},
+  {"fractions", "numbers", {0.25, 0.5}, "the shorter budgets, as shares of the full one, each in (0, 1)", min = 0, max = 1},
+  {"batch", "int", 16, "series a step", min = 1},
+  {"context", "int", 256, "steps a training series", min = 1},
+  {"recipe", "path", nil, "a proxy search's proxy_search.json (default: the untuned recipe)"},
+  {"proxy_depth", "int", 2, "the depth the recipe's rates were tuned at", min = 1},
+  {"val_batches", "int", 16, "held-out batches of the loss", min = 1},
+  {"bootstrap", "int", 1000, "bootstrap resamples of each fit", min = 0},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"name", "string", "scaling", "the study's folder under runs_dir"},
+  {"runs_dir", "string", "runs", "where the study's folder goes"},
+}
 
-local head_dim = arg_number("head_dim", 16)
+local head_dim = args.head_dim
 local shapes = {}
-for item in tostring(args.shapes or "32x1,48x2,64x2,96x3,128x4"):gmatch("[^,]+") do
+for _, item in ipairs(args.shapes) do
   local w, d = item:match("^%s*(%d+)x(%d+)%s*$")
-  assert(w, "shapes takes width x depth pairs such as 64x2,128x4, got '" .. item .. "'")
+  if not w then error("shapes takes width x depth pairs such as 64x2,128x4, got '" .. item .. "'", 0) end
   w, d = tonumber(w), tonumber(d)
-  assert(w % head_dim == 0, "width " .. w .. " is not a multiple of head_dim " .. head_dim)
+  if w % head_dim ~= 0 then error("shapes: width " .. w .. " is not a multiple of head_dim " .. head_dim, 0) end
   shapes[#shapes + 1] = {width = w, depth = d, heads = w // head_dim, label = item:gsub("%s", "")}
 end
-assert(#shapes >= 3, "a scaling fit needs at least 3 shapes, got " .. #shapes)
-local ppp = arg_number("points_per_param", 20)
-local fractions = numbers(args.fractions, "0.25,0.5")
-for _, f in ipairs(fractions) do assert(f > 0 and f < 1, "fractions are shares of the full budget in (0, 1)") end
+if #shapes < 3 then error("shapes: a scaling fit needs at least 3 shapes, got " .. #shapes, 0) end
+local ppp = args.points_per_param
+local fractions = args.fractions
+for _, f in ipairs(fractions) do
+  if not (f > 0 and f < 1) then error("fractions are shares of the full budget in (0, 1), got " .. f, 0) end
+end
 table.sort(fractions)
-local batch, context = arg_number("batch", 16), arg_number("context", 256)
-local proxy_depth = arg_number("proxy_depth", 2)
-local val_batches = arg_number("val_batches", 16)
-local device = args.device or "cpu"
+local batch, context = args.batch, args.context
+local proxy_depth = args.proxy_depth
+local val_batches = args.val_batches
+local device = args.device
 local recipe = args.recipe and proxy.load(args.recipe) or proxy.default
-local dir = (args.runs_dir or "runs") .. "/" .. (args.name or "scaling")
+local dir = args.runs_dir .. "/" .. args.name
 local points_per_step = batch * context
 
 -- One size: its full run, checkpointed where each shorter budget's decay starts, then a decay
@@ -110,7 +115,7 @@ for _, shape in ipairs(shapes) do
   by_size[#by_size + 1] = pts[#pts]
 end
 
-local bootstrap = arg_number("bootstrap", 1000)
+local bootstrap = args.bootstrap
 local function fit_points(list)
   local out = {}
   for i, p in ipairs(list) do out[i] = {params = p.params, tokens = p.tokens, loss = p.loss, run = p.run} end

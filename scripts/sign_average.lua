@@ -5,8 +5,6 @@
 -- the mean over seeds of log((MASE + CRPS) / 2 ratio), averaged minus plain, with a 90%
 -- bootstrap over configurations; an interval that holds 0 is reported as no difference.
 --
---   orrery run scripts/sign_average.lua [arms=augmented] [seeds=3] [data=assets/data] [runs_dir=runs]
---
 -- runs_dir is the one prior_ablation.lua was given; its models are read from
 -- runs_dir/prior_ablation/runs/ARM-sSEED/model.safetensors and scored with the context they were
 -- trained with. Results:
@@ -14,14 +12,21 @@
 
 local zs = require("lib.zero_shot")
 local stats = require("lib.stats")
-local list = require("lib.args").list
 local same = require("lib.tables").same
-
-local arms = list(args.arms, {"augmented"})
-local seeds = tonumber(args.seeds) or 3
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local benchmark = zs.benchmark(args.data, here .. "../assets/data")
-local dir = (args.runs_dir or "runs") .. "/prior_ablation"
+local args = orrery.args{
+  "Sign averaging at inference: re-score the models prior_ablation.lua saved, plain and sign-averaged,\n" ..
+  "on the benchmark's validation and test windows, paired by model and configuration.",
+  {"arms", "strings", {"augmented"}, "prior_ablation.lua's arms whose models are scored"},
+  {"seeds", "int", 3, "seeds of each arm", min = 1},
+  {"data", "path", here .. "../assets/data", "the benchmark"},
+  {"runs_dir", "string", "runs", "the runs_dir prior_ablation.lua was given"},
+}
+
+local arms = args.arms
+local seeds = args.seeds
+local benchmark = args.data
+local dir = args.runs_dir .. "/prior_ablation"
 local results_path = dir .. "/sign_average.json"
 local splits = {"validation", "test"}
 local ways = {plain = false, averaged = true}

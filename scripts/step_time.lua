@@ -8,20 +8,26 @@
 -- steps outpace its data workers waits; add workers), and the first window, the warm-up, is
 -- left out.
 --
---   orrery run scripts/step_time.lua [preset=toto2-4m] [batch=8] [context=512] [steps=200]
---                                    [workers=1] [device=cpu] [graph=false]
 
-local batch, context, steps = args.batch or 8, args.context or 512, args.steps or 200
+local args = orrery.args{
+  "The step time of a real training run, to set beside `orrery bench train` of the same shape.",
+  {"preset", "string", "toto2-4m", "a released Toto 2.0 size"},
+  {"batch", "int", 8, "series a step", min = 1},
+  {"context", "int", 512, "steps a series", min = 1},
+  {"steps", "int", 200, "training steps, at least 30 (a warm-up window and two more)", min = 30},
+  {"workers", "int", 1, "data worker threads", min = 1},
+  {"device", "string", "cpu", "where to train: cpu or cuda"},
+  {"graph", "bool", false, "record each step as a CUDA graph (device=cuda)"},
+}
+local batch, context, steps = args.batch, args.context, args.steps
 local every = 10
-assert(steps >= 3 * every, "step_time: steps must be at least " .. 3 * every .. " (a warm-up window and two more)")
-local model = orrery.model{arch = {"toto2", preset = args.preset or "toto2-4m"}, param = "umup",
-                           device = args.device or "cpu"}
+local model = orrery.model{arch = {"toto2", preset = args.preset}, param = "umup", device = args.device}
 local ms, wait = {}, {}
 local run = orrery.train{
   model = model, data = {"synthetic", variates = 1}, optimizer = "adamw",
   steps = steps, batch_size = batch, context_length = context, log_every = every,
-  val_batches = 0, forecast_series = 0, checkpoint_minutes = 0, graph = args.graph == true or args.graph == "true",
-  data_workers = args.workers or 1, name = "step_time", quiet = true,
+  val_batches = 0, forecast_series = 0, checkpoint_minutes = 0, graph = args.graph,
+  data_workers = args.workers, name = "step_time", quiet = true,
   on_step = function(ev)
     ms[#ms + 1] = 1000 * batch / ev.series_per_s
     wait[#wait + 1] = ev.data_wait_ms  -- how long the step waited for its batch
@@ -33,5 +39,5 @@ table.sort(ms)
 table.sort(wait)
 print(string.format("real run: %s, batch %d x %d steps, %d data worker(s): median %.1f ms a step, min %.1f, " ..
                     "max %.1f over %d windows of %d steps, of which %.1f ms waiting for data (%s)",
-                    args.preset or "toto2-4m", batch, context, args.workers or 1, ms[(#ms + 1) // 2], ms[1], ms[#ms],
+                    args.preset, batch, context, args.workers, ms[(#ms + 1) // 2], ms[1], ms[#ms],
                     #ms, every, wait[(#wait + 1) // 2], run.run_dir))

@@ -111,7 +111,7 @@ TEST_CASE("arima: fixed orders reach statsforecast's estimates and forecasts", "
 // same order and constant (4 of the 6 with covariates); their forecasts agree within 1.9%
 // (Seatbelts with the petrol price, whose coefficient the likelihood barely pins down).
 // [long]: 15 order searches, minutes under the sanitizers (tests/CMakeLists.txt).
-TEST_CASE("arima: AutoARIMA's order and forecasts, with and without covariates", "[arima][long]") {
+TEST_CASE("arima: AutoARIMA's order and forecasts, with and without covariates", "[arima][long][slow]") {
   const auto arima = make_baseline("arima");
   const Json all = fixture();
   int same = 0, fits = 0;

@@ -172,7 +172,7 @@ TEST_CASE("a history without a finite value is an error") {
 
 // [long]: every baseline fitted on AirPassengers four times, AutoARIMA among them: minutes under the
 // sanitizers, which run the cheaper cases (tests/CMakeLists.txt).
-TEST_CASE("missing values are forward-filled and leading ones take the first observed value", "[long]") {
+TEST_CASE("missing values are forward-filled and leading ones take the first observed value", "[long][slow]") {
   const auto air = orrery::read_csv(std::string(ORRERY_SOURCE_DIR) + "/assets/data/air_passengers.csv").column("value");
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> gappy(air), filled(air);

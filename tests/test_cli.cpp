@@ -51,7 +51,7 @@ TEST_CASE("orrery forecast: flags with bad values get messages that name the fla
   CHECK(csv_dir.output.find(f.dir + " is a folder, not a CSV file") != std::string::npos);
 }
 
-TEST_CASE("orrery forecast: input that would give meaningless forecasts is refused") {
+TEST_CASE("orrery forecast: input that would give meaningless forecasts is refused", "[slow]") {
   Fixture f;
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(f.dir + "/" + name, std::ios::binary) << text;
@@ -191,7 +191,7 @@ TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::fo
   CHECK(csv_column(other.output, "sales_q0.5") != median);
 }
 
-TEST_CASE("orrery forecast --static-covariates: columns of one value, the model's static covariates") {
+TEST_CASE("orrery forecast --static-covariates: columns of one value, the model's static covariates", "[slow]") {
   const std::string dir = test::temp_dir("cli-statics");
   orrery::ModelSpec spec = test::tiny_spec(3);
   spec.arch.options["static_covariates"] = "size, urban";
@@ -258,7 +258,7 @@ TEST_CASE("orrery forecast --static-covariates: columns of one value, the model'
         "empty.csv: static covariate column \"size\" has no value on any line");
 }
 
-TEST_CASE("orrery forecast --static-covariates --categorical: a column of one category, the model's 0/1 statics") {
+TEST_CASE("orrery forecast --static-covariates --categorical: a column of one category, the model's 0/1 statics", "[slow]") {
   const std::string dir = test::temp_dir("cli-static-categories");
   orrery::ModelSpec spec = test::tiny_spec(3);
   spec.arch.options["static_covariates"] = "size, format=mall, format=street";  // as a csv source names them
@@ -321,7 +321,7 @@ TEST_CASE("orrery forecast --static-covariates --categorical: a column of one ca
         "--categorical names \"format\", which --past-covariates, --future-covariates and --static-covariates do not");
 }
 
-TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot rows") {
+TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot rows", "[slow]") {
   CovariateFixture f;
   const int T = CovariateFixture::kSteps, H = CovariateFixture::kHorizon;
   // season: "high" every 12th step, else "low", one cell missing; high and low: its rows as numbers.
@@ -476,7 +476,7 @@ TEST_CASE("orrery forecast --box-cox: each series' Box-Cox transform forecast, a
   CHECK_THAT(unasked.output, Catch::Contains("--season sets the blocks of --box-cox's exponent; give --box-cox"));
 }
 
-TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag") {
+TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag", "[slow]") {
   CovariateFixture f;
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(f.dir + "/" + name) << text;
@@ -581,7 +581,7 @@ TEST_CASE("orrery bench train prints step time, throughput, memory, FLOPs and MF
   CHECK(r.output.find("reference") == std::string::npos);  // none asked for
 }
 
-TEST_CASE("orrery bench train refuses bad arguments, naming the option") {
+TEST_CASE("orrery bench train refuses bad arguments, naming the option", "[slow]") {
   struct Case {
     std::string args, message;
   };
@@ -609,7 +609,7 @@ TEST_CASE("orrery bench train refuses bad arguments, naming the option") {
 }
 
 // [long]: torch.compile in the reference (not instrumented), minutes under the sanitizers.
-TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, and prints the ratios", "[long]") {
+TEST_CASE("orrery bench train runs the PyTorch reference, eager and compiled, and prints the ratios", "[long][slow]") {
   const std::string python = python_with_torch();
   if (python.empty()) {
     WARN("skipped: no .venv/bin/python with torch");
@@ -653,7 +653,7 @@ TEST_CASE("orrery bench forecast: bf16 and graphed forecasts, and a bad --graph 
   CHECK(bad.output.find("--graph must be on or off, got 'maybe'") != std::string::npos);
 }
 
-TEST_CASE("orrery bench train --graph on replays the recorded step, and a bad --graph is named") {
+TEST_CASE("orrery bench train --graph on replays the recorded step, and a bad --graph is named", "[slow]") {
   auto r = test::run_command(orrery_cmd(kTinyTrain + " --graph on"));
   INFO(r.output);
   CHECK(r.status == 0);

@@ -273,7 +273,7 @@ TEST_CASE("rank 1 of the training job", "[.rank1_train]") {
 // steps, under sp and umup, with AdamW and with NorMuon. What remains is the order of float sums
 // (the mean of two gradients against the sum of two halves); the stated tolerance is 1e-4 of
 // the largest weight, and a run on half the batch is far outside it.
-TEST_CASE("two ranks with batch B train the weights one process trains with batch 2B") {
+TEST_CASE("two ranks with batch B train the weights one process trains with batch 2B", "[slow]") {
   const int port = free_port();
   const pid_t child = start_rank1("[.rank1_train]", port);
   auto g = orrery::ProcessGroup::join(local_job(0, port));
@@ -318,7 +318,7 @@ std::string parallel_script(const std::string& dir, const std::string& extra) {
 }
 }  // namespace
 
-TEST_CASE("orrery launch runs a script as two ranks: the run equals one process with twice the micro-batches") {
+TEST_CASE("orrery launch runs a script as two ranks: the run equals one process with twice the micro-batches", "[slow]") {
   const std::string dir = test::temp_dir("launch");
   parallel_script(dir, "accumulate = args.accumulate or 1");
   const auto two = test::run_command("cd '" + dir + "' && " + test::orrery_cmd("launch -n 2 dp.lua"));
@@ -401,7 +401,7 @@ TEST_CASE("shard_files gives each rank every world-th file, and refuses fewer fi
 }
 
 TEST_CASE("a sharded optimizer's checkpoint holds the whole state: resumed by two ranks or by one process, "
-          "the run goes on as if never stopped") {
+          "the run goes on as if never stopped", "[slow]") {
   const std::string dir = test::temp_dir("launch-zero");
   // `stop=8`: every rank exits at step 8's log line, before its checkpoint: the newest is step 4's.
   parallel_script(dir, "shard_optimizer = true, accumulate = args.accumulate or 1, "
@@ -480,7 +480,7 @@ TEST_CASE("the ranks of an orrery launch killed with -9 stop too, freeing the ru
   CHECK(summary.find("\"interrupted\": true") != std::string::npos);  // stopped after a step, summary written
 }
 
-TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, not left to time out", "[process]") {
+TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, not left to time out", "[process][slow]") {
   const std::string dir = test::temp_dir("dp-disagree");
   // The job stays up a few seconds, so that a late duplicate still finds it.
   std::ofstream(dir + "/hello.lua") << "print('rank ' .. orrery.world().rank .. ' joined'); os.execute('sleep 4')\n";
@@ -508,7 +508,7 @@ TEST_CASE("ranks that disagree are named at the rendezvous or the run's start, n
   CHECK_THAT(runs.output, Catch::Contains("rank 0 could not start the run: rank 1 asks for another run"));
 }
 
-TEST_CASE("a hung rank is named by the rank that timed out waiting for it", "[process]") {
+TEST_CASE("a hung rank is named by the rank that timed out waiting for it", "[process][slow]") {
   const std::string dir = test::temp_dir("dp-hung");
   // Rank 1 stops answering after step 8 (a sleep standing for a hang); rank 0 waits 10 s.
   parallel_script(dir, "on_step = function(ev) if w.rank == 1 and ev.step >= 8 and not slept then slept = true; "

@@ -73,7 +73,7 @@ TEST_CASE("docs/lua.md documents every option of orrery.train") {
 // Every Lua example of docs/lua.md runs: the blocks in order as one script (later examples use
 // the model and run of earlier ones), in a folder with assets/, under xvfb-run for orrery.ui.
 // Training examples run with fewer steps; the replacements are listed here.
-TEST_CASE("every Lua example in docs/lua.md runs") {
+TEST_CASE("every Lua example in docs/lua.md runs", "[slow]") {
   std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/docs/lua.md");
   std::string script, line;
   bool inside = false;

@@ -55,6 +55,15 @@ void write(const std::string& dir, const std::string& name, const std::string& t
   std::ofstream(dir + "/" + name, std::ios::binary) << text;
 }
 
+// A script that declares two arguments with orrery.args.
+const char* kDeclaring = R"(local args = orrery.args{
+  "A test.",
+  {"steps", "int", 10, "training steps", min = 1},
+  {"data", "path", nil, "a benchmark"},
+}
+print(args.steps)
+)";
+
 // A script run by `orrery run script.lua`.
 std::string script(const std::string& dir, const std::string& lua) {
   write(dir, "script.lua", lua);
@@ -148,8 +157,28 @@ const std::vector<Row>& rows() {
       {"cli-run-not-key-value", 1, "orrery: run: argument 'steps' is not key=value (see orrery run --help)",
        [](auto& d) { return script(d, "print(args.steps)\n") + " steps"; }},
       {"cli-run-unknown-flag", 1,
-       "orrery: run: unknown flag '--resum' (the only flag is --resume; script arguments are key=value; see orrery run --help)",
+       "orrery: run: unknown flag '--resum' (the flags are --resume and --help; script arguments are key=value; see orrery run --help)",
        [](auto& d) { return script(d, "print(args.steps)\n") + " --resum"; }},
+      {"cli-run-argument-twice", 1, "orrery: run: argument 'steps' is given twice",
+       [](auto& d) { return script(d, "print(args.steps)\n") + " steps=1 steps=2"; }},
+      // A script's own arguments, declared with orrery.args: refused before any work.
+      {"script-argument-unknown", 1,
+       "orrery: script.lua: unknown argument 'stpes' (did you mean 'steps'?); its arguments are steps, data (see orrery run script.lua --help)",
+       [](auto& d) { return script(d, kDeclaring) + " stpes=10"; }},
+      {"script-argument-malformed", 1,
+       "orrery: script.lua: argument steps=4OO: \"4OO\" is not a whole number (see orrery run script.lua --help)",
+       [](auto& d) { return script(d, kDeclaring) + " steps=4OO"; }},
+      {"script-argument-out-of-range", 1,
+       "orrery: script.lua: argument 'steps' of this script must be >= 1, got number -5 (see orrery run script.lua --help)",
+       [](auto& d) { return script(d, kDeclaring) + " steps=-5"; }},
+      {"script-argument-empty", 1,
+       "orrery: script.lua: argument steps=: no value; expected a whole number (see orrery run script.lua --help)",
+       [](auto& d) { return script(d, kDeclaring) + " steps="; }},
+      {"script-argument-no-path", 1, "orrery: script.lua: argument data=nowhere: no such file or folder",
+       [](auto& d) { return script(d, kDeclaring) + " data=nowhere"; }},
+      {"script-help-undeclared", 1,
+       "orrery: script.lua:1: script.lua --help: the script calls orrery.model before declaring its arguments with orrery.args",
+       [](auto& d) { return script(d, "orrery.model{arch = \"mlp\"}\n") + " --help"; }},
       {"cli-script-missing", 1, "orrery: cannot open missing.lua: No such file or directory",
        [](auto&) { return "\"$ORRERY\" run missing.lua"; }},
       {"cli-script-folder", 1, "orrery: scripts is a folder, not a Lua script",
@@ -988,7 +1017,7 @@ std::vector<DocRow> doc_rows() {
 
 }  // namespace
 
-TEST_CASE("every row of the error catalogue: the documented exit code and message") {
+TEST_CASE("every row of the error catalogue: the documented exit code and message", "[slow]") {
   const std::string root = test::temp_dir("errors");
   const auto& table = rows();
   const std::vector<Outcome> outcomes = run_rows(root);

@@ -108,7 +108,7 @@ TEST_CASE("proxy_search.lua chains four rounds, branches the decays, and resumes
   CHECK(r2["final"] == r["final"]);
   // A benchmark that is not there is refused before the first trial, not when the first scores.
   refuses(dir, "scripts/proxy_search.lua name=typo data=nlie " + cmd.substr(cmd.find(' ') + 1),
-          "data=nlie: no such benchmark folder or file");
+          "argument data=nlie: no such file or folder");
   CHECK(!fs::exists(dir + "/runs/typo"));
 }
 
@@ -357,14 +357,18 @@ TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on
   const Json toto_scored = Json::parse(test::read_text(dir + "/runs/toto/eval.json"));
   CHECK(toto_scored["protocol"]["contexts"] == Json::array({128}));
   CHECK(!toto_scored["protocol"].contains("box_cox"));  // box_cox=false: the values as they are
-  refuses(dir, "scripts/zero_shot.lua box_cox=yes" + small, "box_cox must be true or false, got 'yes'");
+  refuses(dir, "scripts/zero_shot.lua box_cox=yes" + small, "scripts/zero_shot.lua: argument box_cox=yes: expected true or false");
   refuses(dir, "scripts/zero_shot.lua short_context=128" + small,
-          "short_context must be a whole number from 0 to context - 1, got '128'");
-  refuses(dir, "scripts/zero_shot.lua short_context=some" + small, "got 'some'");
-  refuses(dir, "scripts/zero_shot.lua recipe=classical" + small, "unknown recipe 'classical' (recipes: classical16, classical16_full, toto)");
-  refuses(dir, "scripts/zero_shot.lua seed=-1" + small, "seed must be a whole number, at least 0, got '-1'");
-  refuses(dir, "scripts/zero_shot.lua context=wide steps=2 data=nile", "context must be a whole number above 0, got 'wide'");
-  refuses(dir, "scripts/zero_shot.lua steps=many data=nile", "option 'steps' of orrery.train must be an integer, got the string \"many\"");
+          "short_context must be a whole number from 0 to context - 1, got 128");
+  refuses(dir, "scripts/zero_shot.lua short_context=some" + small, "argument short_context=some: \"some\" is not a whole number");
+  refuses(dir, "scripts/zero_shot.lua recipe=classical" + small,
+          "argument 'recipe' of this script must be one of classical16, classical16_full, toto, got the string \"classical\"");
+  refuses(dir, "scripts/zero_shot.lua seed=-1" + small, "argument 'seed' of this script must be >= 0, got number -1");
+  refuses(dir, "scripts/zero_shot.lua context=wide steps=2 data=nile", "argument context=wide: \"wide\" is not a whole number");
+  refuses(dir, "scripts/zero_shot.lua steps=many data=nile", "argument steps=many: \"many\" is not a whole number");
+  // A typo is refused with the argument it resembles, before any work (no run folder).
+  refuses(dir, "scripts/zero_shot.lua stpes=2 name=typo data=nile",
+          "scripts/zero_shot.lua: unknown argument 'stpes' (did you mean 'steps'?)");
 }
 
 TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, scored as the same context ensemble") {
@@ -399,11 +403,11 @@ TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, s
     REQUIRE(b.find(name) != nullptr);
     CHECK(at::equal(t, *b.find(name)));
   }
-  refuses(dir, "scripts/quickstart.lua seed=1.5 steps=2", "seed must be a whole number, at least 0, got '1.5'");
-  refuses(dir, "scripts/quickstart.lua seed=inf steps=2", "seed must be a whole number, at least 0, got 'inf'");
+  refuses(dir, "scripts/quickstart.lua seed=1.5 steps=2", "argument seed=1.5: \"1.5\" is not a whole number");
+  refuses(dir, "scripts/quickstart.lua seed=inf steps=2", "argument seed=inf: \"inf\" is not a whole number");
   // A benchmark that is not there is refused before any training: no run folder is started.
-  refuses(dir, "scripts/quickstart.lua name=typo data=nlie", "data=nlie: no such benchmark folder or file");
-  refuses(dir, "scripts/zero_shot.lua name=typo data=nlie", "data=nlie: no such benchmark folder or file");
+  refuses(dir, "scripts/quickstart.lua name=typo data=nlie", "argument data=nlie: no such file or folder");
+  refuses(dir, "scripts/zero_shot.lua name=typo data=nlie", "argument data=nlie: no such file or folder");
   CHECK(!fs::exists(dir + "/runs/typo"));
 }
 
@@ -497,10 +501,15 @@ TEST_CASE("lr_transfer.lua span=1 trains every half-octave within an octave of t
   CHECK(j["span"] == 1);
   CHECK(!j["config"].contains("span"));  // which rates train first does not change the sweep: resume= accepts it
 
-  for (const std::string bad : {"-1", "0.3", "9", "1e999", "wide"}) {
+  for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
+           {"-1", "argument 'span' of this script must be >= 0, got number -1"},
+           {"0.3", "span must be a number of octaves in half-octave steps (0, 0.5, 1, ...), got 0.3"},
+           {"9", "argument 'span' of this script must be <= 8, got number 9"},
+           {"1e999", "argument span=1e999: \"1e999\" is not a finite number"},
+           {"wide", "argument span=wide: \"wide\" is not a finite number"}}) {
     const auto b = run(dir, cmd + " span=" + bad);
     CHECK(b.status == 1);
-    CHECK_THAT(b.output, Catch::Contains("span must be a number of octaves in half-octave steps from 0 to 8"));
+    CHECK_THAT(b.output, Catch::Contains(message));
   }
 }
 
@@ -525,17 +534,20 @@ TEST_CASE("lr_transfer.lua jobs=2 trains runs side by side with jobs=1's results
   for (const auto& e : fs::directory_iterator(dir + "/runs/lr_transfer-1"))
     CHECK(!e.path().filename().string().starts_with(".run-"));  // each process's files are removed once read
 
-  for (const std::string bad : {"0", "1.5", "many"}) {
+  for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
+           {"0", "argument 'jobs' of this script must be >= 1, got number 0"},
+           {"1.5", "argument jobs=1.5: \"1.5\" is not a whole number"},
+           {"many", "argument jobs=many: \"many\" is not a whole number"}}) {
     const auto r = run(dir, cmd + " jobs=" + bad);
     CHECK(r.status == 1);
-    CHECK_THAT(r.output, Catch::Contains("jobs must be a whole number of processes, at least 1, got " + bad));
+    CHECK_THAT(r.output, Catch::Contains(message));
   }
   const auto graph = run(dir, cmd + " graph=true");
   CHECK(graph.status == 1);
   CHECK_THAT(graph.output, Catch::Contains("graph=true records CUDA graphs: it needs device=cuda"));
   const auto graph_yes = run(dir, cmd + " graph=yes");
   CHECK(graph_yes.status == 1);
-  CHECK_THAT(graph_yes.output, Catch::Contains("graph must be true or false, got 'yes'"));
+  CHECK_THAT(graph_yes.output, Catch::Contains("argument graph=yes: expected true or false"));
 
   // A process that stops without an answer is the caller's error, with its output; the run beside
   // it is stopped rather than left training.
@@ -596,23 +608,24 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains(message));
   };
-  refused("steps=abc", "steps must be a whole number, at least 1, got 'abc'");
+  refused("steps=abc", "argument steps=abc: \"abc\" is not a whole number");
   refused("variate_layers=3", "variate_layers must divide layers into groups of at least 2 (one along time), got 3 of 4");
   refused("layers=6 variate_layers=4", "got 4 of 6");
   refused("injection_lag=0", "injection_lag is for prior=injection");
-  refused("prior=injection injection_tasks=0", "injection_tasks must be a whole number, at least 1, got '0'");
-  refused("prior=easy", "prior must be mixed, simple or injection, got easy");
-  refused("max_effect=-2", "max_effect must be a positive number, got '-2'");
-  refused("signs=negative", "signs must be positive or both, got negative");
-  refused("variate_attention=both", "variate_attention must be patch or joint, got 'both'");
-  refused("prior=injection injection_noise=1", "injection_noise must be a share in [0, 1), got '1'");
+  refused("prior=injection injection_tasks=0", "argument 'injection_tasks' of this script must be >= 1, got number 0");
+  refused("prior=easy", "argument 'prior' of this script must be one of mixed, simple, injection, got the string \"easy\"");
+  refused("max_effect=-2", "argument 'max_effect' of this script must be >= 0, got number -2");
+  refused("max_effect=0", "max_effect must be above 0, got 0");
+  refused("signs=negative", "argument 'signs' of this script must be one of positive, both, got the string \"negative\"");
+  refused("variate_attention=both", "argument 'variate_attention' of this script must be one of patch, joint, got the string \"both\"");
+  refused("prior=injection injection_noise=1", "injection_noise must be a share in [0, 1), got 1");
   refused("injection_noise=0.2", "injection_noise is for prior=injection");
   refused("against=missing.json", "against=missing.json: ");
-  refused("covariate_lags=-1", "covariate_lags must be a whole number, at least 0, got '-1'");
-  refused("covariate_match=yes", "covariate_match must be true or false, got 'yes'");
-  refused("variate_first=1", "variate_first must be true or false, got '1'");
+  refused("covariate_lags=-1", "argument 'covariate_lags' of this script must be >= 0, got number -1");
+  refused("covariate_match=yes", "argument covariate_match=yes: expected true or false");
+  refused("variate_first=1", "argument variate_first=1: expected true or false");
   refused("covariate_match=true", "covariate_match=true reads how well a row matches once aligned by lag: give covariate_lags=K too");
-  refused("prior=injection injection_plain=1", "injection_plain must be a share in [0, 1), got '1'");
+  refused("prior=injection injection_plain=1", "injection_plain must be a share in [0, 1), got 1");
   refused("injection_plain=0.5", "injection_plain is for prior=injection");
   refused("prior=injection injection_hard=true", "injection_hard=true picks noise tasks' targets: give injection_noise too");
   refused("injection_noise=0.2 injection_hard=true", "injection_noise is for prior=injection");
@@ -698,7 +711,7 @@ TEST_CASE("covariate_injection.lua scores every arm with and without its covaria
   }
   CHECK(!lagged["summary"]["lag 8, past-only"].contains("lagged_regression"));
   CHECK(!r["summary"]["lag 1, known-future"].contains("lagged_regression"));  // not asked for
-  refused("regression_lags=-3", "regression_lags must be a whole number, at least 0, got '-3'");
+  refused("regression_lags=-3", "argument 'regression_lags' of this script must be >= 0, got number -3");
   // ... reading how well each row matches once aligned.
   CHECK(tiny("covariate_lags=12 covariate_match=true", "match").dump().find("\"covariate_match\":true") != std::string::npos);
   // Injection tasks mixed with their targets alone: a mixture of the tasks' CSV read with and
@@ -846,7 +859,7 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   }
   const auto bad = run(dir, "scripts/covariate_benchmark.lua regression_lags=-1 runs_dir=bad");
   CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("regression_lags must be a whole number, at least 0, got '-1'"));
+  CHECK_THAT(bad.output, Catch::Contains("argument 'regression_lags' of this script must be >= 0, got number -1"));
   // sets= scores the named data sets only: the sales' 6 windows.
   const auto one = run(dir, "scripts/covariate_benchmark.lua sets=bjsales baselines=seasonal_naive runs_dir=one_set");
   INFO(one.output);
@@ -857,7 +870,7 @@ TEST_CASE("covariate_benchmark.lua pairs each forecaster with and without known-
   CHECK(Json::parse(test::read_text(dir + "/twice/covariate_benchmark/covariate_benchmark.json"))["windows"].size() == 6);
   const auto empty = run(dir, "scripts/covariate_benchmark.lua sets=, runs_dir=bad");
   CHECK(empty.status == 1);
-  CHECK_THAT(empty.output, Catch::Contains("sets: name at least one data set, got ','"));
+  CHECK_THAT(empty.output, Catch::Contains("argument sets=,: an empty item; expected names, comma-separated"));
   const auto unknown = run(dir, "scripts/covariate_benchmark.lua sets=bjsales,nile runs_dir=bad");
   CHECK(unknown.status == 1);
   CHECK_THAT(unknown.output, Catch::Contains("sets: unknown data set 'nile' (known: seatbelts, airquality, beaver1, beaver2, "
@@ -962,11 +975,12 @@ TEST_CASE("static_benchmark.lua fine-tunes each data set with and without its st
   CHECK(c["windows"][0]["crps"].contains("seed0/fixed"));
   CHECK(c["summary"]["length chosen vs 3 steps, without statics (visnights)"]["windows"] == 20);
 
-  refuses(dir, "scripts/static_benchmark.lua", "usage: orrery run scripts/static_benchmark.lua model=PATH");
+  refuses(dir, "scripts/static_benchmark.lua", "static_benchmark.lua: give model=PATH (see --help)");
   refuses(dir, "scripts/static_benchmark.lua model=" + model + " sets=prison,milk",
           "sets: unknown data set 'milk' (known: prison, visnights, employment; or all)");
-  refuses(dir, "scripts/static_benchmark.lua model=" + model + " lr=3e-4x", "lr must be a positive number, got '3e-4x'");
-  refuses(dir, "scripts/static_benchmark.lua model=" + model + " seeds=0", "seeds must be a whole number, at least 1, got '0'");
+  refuses(dir, "scripts/static_benchmark.lua model=" + model + " lr=3e-4x", "argument lr=3e-4x: \"3e-4x\" is not a finite number");
+  refuses(dir, "scripts/static_benchmark.lua model=" + model + " lr=0", "lr must be above 0, got 0");
+  refuses(dir, "scripts/static_benchmark.lua model=" + model + " seeds=0", "argument 'seeds' of this script must be >= 1, got number 0");
 }
 
 TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows before the test") {
@@ -1062,14 +1076,15 @@ TEST_CASE("finetune.lua chooses how long to fine-tune on the validation windows 
   const std::string short_run = "scripts/finetune.lua model=" + model + " data=short.csv timestamp_format=unix batch=4 "
                                 "context=32 steps=2";
   refuses(dir, short_run, "no validation window to choose the fine-tuning's length on: give select=false");
-  refuses(dir, base + "select=maybe", "select must be true or false, got 'maybe'");
+  refuses(dir, base + "select=maybe", "argument select=maybe: expected true or false");
   refuses(dir, base + "select=false validation_windows=2", "validation_windows needs select=true");
-  refuses(dir, base + "validation_windows=0", "validation_windows must be a whole number, at least 1, got '0'");
-  refuses(dir, base + "validation_windows=1e40", "validation_windows must be a whole number, at least 1, got '1e+40'");
-  refuses(dir, base + "select=", "select must be true or false, got ''");
-  refuses(dir, base + "lr=1e999", "lr must be a positive number, got 'inf'");
-  refuses(dir, base + "steps=0", "steps must be a whole number, at least 1, got '0'");
-  refuses(dir, base + "lr=fast", "lr must be a positive number, got 'fast'");
+  refuses(dir, base + "validation_windows=0", "argument 'validation_windows' of this script must be >= 1, got number 0");
+  refuses(dir, base + "validation_windows=1e40", "argument validation_windows=1e40: \"1e40\" is not a whole number");
+  refuses(dir, base + "select=", "argument select=: no value; expected true or false");
+  refuses(dir, base + "lr=1e999", "argument lr=1e999: \"1e999\" is not a finite number");
+  refuses(dir, base + "steps=0", "argument 'steps' of this script must be >= 1, got number 0");
+  refuses(dir, base + "lr=fast", "argument lr=fast: \"fast\" is not a finite number");
+  refuses(dir, base + "stpes=2", "scripts/finetune.lua: unknown argument 'stpes' (did you mean 'steps'?)");
 }
 
 namespace {
@@ -1218,7 +1233,7 @@ print("again: " .. d:decode(m:generate{values = d:encode("Paragraph"), steps = 5
 
   const auto few = run(dir, "scripts/nanogpt.lua files=c.txt val_batches=1");
   CHECK(few.status != 0);
-  CHECK_THAT(few.output, Catch::Contains("val_batches= must be a whole number >= 2, got 1"));
+  CHECK_THAT(few.output, Catch::Contains("argument 'val_batches' of this script must be >= 2, got number 1"));
   const auto missing = run(dir, "scripts/nanogpt.lua files=nowhere.txt");
   CHECK(missing.status != 0);
   CHECK_THAT(missing.output, Catch::Contains("no corpus at 'nowhere.txt'") && Catch::Contains("bible -l1000"));
@@ -1257,7 +1272,8 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
   INFO(depth.output);
   REQUIRE(depth.status == 0);
   refuses(dir, "scripts/coord_check.lua arch=gpt files=missing.txt", "arch=gpt: no corpus at 'missing.txt'");
-  refuses(dir, "scripts/coord_check.lua arch=lstm", "arch must be toto2 or gpt, got lstm");
+  refuses(dir, "scripts/coord_check.lua arch=lstm",
+          "argument 'arch' of this script must be one of toto2, gpt, got the string \"lstm\"");
 
   // head_dim=D: width / D heads of D channels at every width, kept in the sweep's config.
   const auto fixed = run(dir, "scripts/lr_transfer.lua arch=gpt files=c.txt vocab=300 head_dim=16 params=umup "
@@ -1281,5 +1297,5 @@ TEST_CASE("lr_transfer.lua and coord_check.lua arch=gpt sweep nanochat's GPT on 
       for (const auto& e : fs::directory_iterator(sweep.path())) CHECK_FALSE(fs::exists(e.path() / "config.json"));
   refuses(dir, "scripts/coord_check.lua arch=gpt files=c.txt vocab=300 head_dim=3 widths=33", "head_dim must be even");
   refuses(dir, "scripts/coord_check.lua arch=gpt files=c.txt head_dim=wide",
-          "head_dim must be a whole number of channels per attention head, got wide");
+          "argument head_dim=wide: \"wide\" is not a whole number");
 }

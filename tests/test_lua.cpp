@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "orrery/host/script_args.h"
 #include "support.h"
 
 namespace {
@@ -53,6 +55,158 @@ TEST_CASE("key=value pairs reach the script as a table with numbers converted") 
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("ok") != std::string::npos);
+}
+
+// orrery.args: a declaration types and checks the command line, and prints --help.
+const char* kDeclared = R"(local args, given = orrery.args{
+  "Trains nothing; prints its arguments.",
+  {"steps", "int", 300, "training steps", min = 1},
+  {"lr", "number", 2e-3, "learning rate", min = 0},
+  {"widths", "ints", {64, 128}, "widths", min = 8},
+  {"rates", "numbers", nil, "rates"},
+  {"params", "strings", {"sp", "umup"}, "parametrisations"},
+  {"optimizer", "string", "adamw", "optimizer", choices = {"adamw", "normuon"}},
+  {"fast", "bool", false, "a switch"},
+  {"data", "path", nil, "a file"},
+}
+print(string.format("steps=%s:%s lr=%g widths=%s params=%s optimizer=%s fast=%s rates=%s data=%s given=%s",
+                    args.steps, math.type(args.steps), args.lr, table.concat(args.widths, "/"),
+                    table.concat(args.params, "/"), args.optimizer, tostring(args.fast), tostring(args.rates),
+                    tostring(args.data), tostring(given.steps)))
+orrery.experiment_dir("work", ".")  -- work: a folder that --help must never make
+)";
+
+// The parser itself, without a process: every refusal names the script and the argument.
+TEST_CASE("parse_script_args types, checks and refuses the command line's name=value pairs") {
+  orrery::ScriptArgs d;
+  d.script = "x.lua";
+  d.about = "What x does.";
+  d.schema.add({"steps", "int", 300, "training steps", 1.0, {}, {}, {}})
+      .add({"lr", "number", 2e-3, "learning rate", 0.0, {}, {}, {}})
+      .add({"widths", "int_list", orrery::Json::array({64, 128}), "widths", 8.0, {}, {}, {}})
+      .add({"params", "strings", orrery::Json::array({"sp"}), "parametrisations", {}, {}, {}, {}})
+      .add({"optimizer", "string", "adamw", "optimizer", {}, {}, {"adamw", "normuon"}, {}})
+      .add({"fast", "bool", false, "a switch", {}, {}, {}, {}})
+      .add({"data", "path", nullptr, "a file", {}, {}, {}, {}});
+  const orrery::Json v = orrery::parse_script_args(d, {{"steps", "1e3"}, {"widths", "8,16"}, {"fast", "true"}});
+  CHECK(v["steps"] == 1000);
+  CHECK(v["steps"].is_number_integer());
+  CHECK(v["lr"] == 2e-3);
+  CHECK(v["widths"] == orrery::Json::array({8, 16}));
+  CHECK(v["fast"] == true);
+  CHECK(v["data"].is_null());
+  auto refused = [&](std::map<std::string, std::string> given, const std::string& message) {
+    INFO(given.begin()->first << "=" << given.begin()->second);
+    CHECK_THROWS_WITH(orrery::parse_script_args(d, given), Catch::Contains(message));
+  };
+  refused({{"stpes", "10"}}, "x.lua: unknown argument 'stpes' (did you mean 'steps'?); its arguments are steps, lr, widths, "
+                             "params, optimizer, fast, data (see orrery run x.lua --help)");
+  refused({{"steps", "4OO"}}, "x.lua: argument steps=4OO: \"4OO\" is not a whole number (see orrery run x.lua --help)");
+  refused({{"steps", "-5"}}, "x.lua: argument 'steps' of this script must be >= 1, got number -5");
+  refused({{"steps", "inf"}}, "argument steps=inf: \"inf\" is not a whole number");
+  refused({{"lr", "1e999"}}, "argument lr=1e999: \"1e999\" is not a finite number");
+  refused({{"widths", "abc"}}, "argument widths=abc: \"abc\" is not a whole number");
+  refused({{"widths", "64,4"}}, "must be a list of numbers each >= 8, got array [64,4]");
+  refused({{"optimizer", "sgd"}}, "must be one of adamw, normuon, got the string \"sgd\"");
+  refused({{"fast", "1"}}, "argument fast=1: expected true or false");
+  refused({{"params", "sp,"}}, "argument params=sp,: an empty item");
+  refused({{"data", "/nowhere/x.csv"}}, "argument data=/nowhere/x.csv: no such file or folder");
+  const std::string usage = orrery::script_usage(d);
+  CHECK_THAT(usage, Catch::StartsWith("usage: orrery run x.lua [--resume] [name=value ...]\n\nWhat x does.\n"));
+  CHECK_THAT(usage, Catch::Contains("  steps=300                 training steps [a whole number, at least 1]\n"));
+  CHECK_THAT(usage, Catch::Contains("  widths=64,128             widths [whole numbers, comma-separated, at least 8]\n"));
+  CHECK_THAT(usage, Catch::Contains("  optimizer=adamw           optimizer [one of adamw, normuon]\n"));
+}
+
+TEST_CASE("orrery.args types the command line's values and fills the defaults") {
+  auto dir = test::temp_dir("lua-declared");
+  auto r = run_script(dir, "d.lua", kDeclared);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("steps=300:integer lr=0.002 widths=64/128 params=sp/umup optimizer=adamw fast=false rates=nil "
+                      "data=nil given=nil") != std::string::npos);
+  std::ofstream(dir + "/in.csv") << "x\n";
+  r = run_script(dir, "d.lua", kDeclared, "steps=1e3 lr=0.5 widths=8,16,32 rates=0.5,-1 params=mup optimizer=normuon "
+                                          "fast=true data=" + dir + "/in.csv");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("steps=1000:integer lr=0.5 widths=8/16/32 params=mup optimizer=normuon fast=true") != std::string::npos);
+  CHECK(r.output.find("given=true") != std::string::npos);
+}
+
+TEST_CASE("orrery.args refuses a typo, a malformed or out-of-range value and a missing path before any work", "[slow]") {
+  auto dir = test::temp_dir("lua-declared-bad");
+  const std::string script = dir + "/d.lua";
+  for (const auto& [given, message] : std::vector<std::pair<std::string, std::string>>{
+           {"stpes=10", script + ": unknown argument 'stpes' (did you mean 'steps'?); its arguments are steps, lr, widths, "
+                                  "rates, params, optimizer, fast, data (see orrery run " + script + " --help)"},
+           {"steps=4OO", script + ": argument steps=4OO: \"4OO\" is not a whole number"},
+           {"steps=-5", script + ": argument 'steps' of this script must be >= 1, got number -5"},
+           {"steps=2.5", "argument steps=2.5: \"2.5\" is not a whole number"},
+           {"steps=1e40", "argument steps=1e40: \"1e40\" is not a whole number"},
+           {"lr=abc", "argument lr=abc: \"abc\" is not a finite number"},
+           {"lr=nan", "argument lr=nan: \"nan\" is not a finite number"},
+           {"widths=abc", "argument widths=abc: \"abc\" is not a whole number"},
+           {"widths=64,,128", "argument widths=64,,128: an empty item; expected whole numbers, comma-separated"},
+           {"widths=64,4", "argument 'widths' of this script must be a list of numbers each >= 8, got array [64,4]"},
+           {"optimizer=sgd", "argument 'optimizer' of this script must be one of adamw, normuon, got the string \"sgd\""},
+           {"fast=yes", "argument fast=yes: expected true or false"},
+           {"steps=", "argument steps=: no value; expected a whole number"},
+           {"data=nowhere.csv", "argument data=nowhere.csv: no such file or folder"}}) {
+    auto r = run_script(dir, "d.lua", kDeclared, given);
+    INFO(given << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find(message) != std::string::npos);
+    CHECK(r.output.find("stack traceback") == std::string::npos);  // the command line's mistake, not the script's
+    CHECK(!std::filesystem::exists(dir + "/work"));
+  }
+}
+
+TEST_CASE("orrery run SCRIPT --help prints the declaration and starts no work", "[slow]") {
+  auto dir = test::temp_dir("lua-declared-help");
+  auto r = run_script(dir, "d.lua", kDeclared, "--help");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("usage: orrery run " + dir + "/d.lua [--resume] [name=value ...]") != std::string::npos);
+  CHECK(r.output.find("Trains nothing; prints its arguments.") != std::string::npos);
+  CHECK(r.output.find("  steps=300") != std::string::npos);
+  CHECK(r.output.find("training steps [a whole number, at least 1]") != std::string::npos);
+  CHECK(r.output.find("  widths=64,128") != std::string::npos);
+  CHECK(r.output.find("[one of adamw, normuon]") != std::string::npos);
+  CHECK(r.output.find("steps=300:integer") == std::string::npos);  // the script stopped at its declaration
+  CHECK(!std::filesystem::exists(dir + "/work"));
+  // A script that calls another orrery function before declaring anything is stopped there.
+  r = run_script(dir, "u.lua", "orrery.experiment_dir('work', '.')\n", "--help");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("the script calls orrery.experiment_dir before declaring its arguments with orrery.args") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(dir + "/work"));
+  // Every script in scripts/ declares its arguments and answers --help.
+  for (const auto& e : std::filesystem::directory_iterator(std::string(ORRERY_SOURCE_DIR) + "/scripts")) {
+    if (e.path().extension() != ".lua") continue;
+    auto h = test::run_command(orrery_cmd("run " + e.path().string() + " --help"));
+    INFO(e.path() << "\n" << h.output);
+    CHECK(h.status == 0);
+    CHECK(h.output.find("arguments (default after =):") != std::string::npos);
+  }
+}
+
+TEST_CASE("orrery.args refuses a declaration that cannot be right", "[slow]") {
+  auto dir = test::temp_dir("lua-declared-wrong");
+  for (const auto& [decl, message] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"steps\", \"int\", 3, \"a\"}, {\"steps\", \"int\", 3, \"b\"}", "argument 'steps' is declared twice"},
+           {"{\"steps\", \"integer\", 3, \"a\"}", "type \"integer\" is not one of int, number, bool, string, path, ints"},
+           {"{\"steps\", \"int\", 3}", "argument 'steps' needs one line of help (its fourth item)"},
+           {"{\"steps\", \"int\", 0, \"a\", min = 1}", "argument 'steps' of orrery.args (a default) must be >= 1, got number 0"},
+           {"{\"steps\", \"int\", 2.5, \"a\"}", "must be an integer, got number 2.5"},
+           {"{\"my steps\", \"int\", 3, \"a\"}", "argument name \"my steps\" is not a name"},
+           {"{\"steps\", \"int\", 3, \"a\", mx = 4}", "orrery.args: unknown field 'mx' (did you mean 'max'?); its fields are: min, max, choices"},
+           {"{\"steps\", \"int\", 3, \"a\", choices = {\"x\"}}", "choices are for a string argument"}}) {
+    auto r = run_script(dir, "w.lua", "orrery.args{" + decl + "}\n");
+    INFO(decl << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find(message) != std::string::npos);
+  }
 }
 
 TEST_CASE("a script trains, forecasts and leaves a run directory") {
@@ -519,7 +673,7 @@ TEST_CASE("orrery.search resumes by name, fails bad trials without stopping, and
   CHECK(other.output.find("was created with another search space") != std::string::npos);
 }
 
-TEST_CASE("orrery.bootstrap resamples units with replacement, skips nil, and refuses bad arguments") {
+TEST_CASE("orrery.bootstrap resamples units with replacement, skips nil, and refuses bad arguments", "[slow]") {
   auto dir = test::temp_dir("lua-bootstrap");
   auto r = run_script(dir, "b.lua", R"(
 local seen, calls = {}, 0

@@ -350,7 +350,7 @@ TEST_CASE("Muon-family optimizers refuse vectors and name them") {
   }
 }
 
-TEST_CASE("u-muP's Muon-family rules give the effective weight's update the promised spectral norm") {
+TEST_CASE("u-muP's Muon-family rules give the effective weight's update the promised spectral norm", "[slow]") {
   // W_eff = multiplier * W (1/sqrt(fan_in) under u-muP). One Muon step (Polar Express, shape scale
   // s = sqrt(fan_out/fan_in)) on a matrix in a stack of L = 4 layers must move W_eff by
   //   spectral: lr L^-1/2 s               at every width (muP's spectral condition)

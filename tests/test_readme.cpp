@@ -1,9 +1,10 @@
-// Every command and Lua example in README.md and the docs pages it links to runs, so none can
-// rot. Each line of a fenced `sh` block (once, where pages repeat one) and each fenced `lua`
-// block is exercised here, in page order, in a scratch folder
-// laid out like a checkout (build/bin/orrery, scripts/, assets/). The long ones run with fewer
-// steps, and the dashboard under xvfb-run; the table below says what runs in place of what.
-// A README command this table does not know, or an entry the README no longer has, fails.
+// Every command and Lua example in README.md, the reference pages of docs/ and the reports of
+// docs/results/ runs, so none can rot. Each line of a fenced `sh` block (once, where pages repeat
+// one) and each fenced `lua` block is exercised here, in page order, in a scratch folder laid out
+// like a checkout (build/bin/orrery, scripts/, assets/). The long ones run with fewer steps, and
+// the dashboard under xvfb-run; the table below says what runs in place of what. A command this
+// table does not know, an entry no page has any more, or a page of docs/ this test does not read
+// fails.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -30,12 +31,18 @@ const std::string kGenesis = "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && 
 
 const std::vector<Exercise> kExercises = {
     // `make run` is setup + build + the quickstart; the quickstart runs here with fewer steps
-    // (`make test` is what CI runs, and this test is part of it).
+    // (`make test` is what CI runs, and this test is part of it; `make check` a subset of it).
     {"make run", kQuick + " steps=40", "best classical baseline"},
     {"make test", "", ""},
+    {"make check", "", ""},
+    {kQuick + " --help", "", "steps=2400"},
     {kQuick + " steps=500 name=short", kQuick + " steps=20 name=short", "Run directory: runs/short"},
-    {kQuick + " seconds=60", kQuick + " seconds=60 steps=20 name=budget", "20 steps in"},
     {kQuick + " seed=1 name=seed1", kQuick + " seed=1 steps=20 name=seed1", "Run directory: runs/seed1"},
+    // The README's first experiment, which the sandbox holds as my_experiment.lua (its Lua block).
+    {"build/bin/orrery run my_experiment.lua --help", "", "training steps of each run"},
+    {"bash .ci/run", "", ""},  // CI runs it itself, from a clean clone
+    {"build/bin/orrery ui my_experiment.lua steps=100",
+     kXvfb + "build/bin/orrery ui my_experiment.lua steps=3 --screenshot first.png", "file:first.png"},
     {"build/bin/orrery plugins", "", "toto2"},
     {"build/bin/orrery plugins --json", "", "\"checkpoint_format\": \"Hugging Face Toto 2.0\""},
     {"build/bin/orrery run scripts/coord_check.lua widths=64,128 seeds=1",
@@ -54,6 +61,10 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/coord_check.lua widths=32,64 seeds=1 steps=1", "coord_check.json"},
     {"build/bin/orrery run scripts/lr_transfer.lua",
      "build/bin/orrery run scripts/lr_transfer.lua params=sp widths=32 seeds=1 steps=4", "lr_transfer.json"},
+    // docs/results/lr_transfer: the first width sweep, scored by the training loss as it was then.
+    {"build/bin/orrery run scripts/lr_transfer.lua widths=64,128,256,512 seeds=2 objective=train",
+     "build/bin/orrery run scripts/lr_transfer.lua params=sp widths=32,64 seeds=1 steps=2 objective=train",
+     "lr_transfer.json"},
     {"build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon",
      "build/bin/orrery run scripts/lr_transfer.lua optimizer=normuon widths=32,64 seeds=2 steps=2",
      "umup/spectral      optimum moves"},
@@ -70,7 +81,7 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/scaling.lua recipe=runs/proxy_search/proxy_search.json shapes=16x1,32x1,48x1 "
      "points_per_param=2 bootstrap=10 val_batches=1",
      "L(N, D) = E + A N^-alpha + B D^-beta"},
-    // docs/depth-transfer.md
+    // docs/training.md: depth
     {"build/bin/orrery run scripts/coord_check.lua depths=2,4,8,16,32 width=128",
      "build/bin/orrery run scripts/coord_check.lua depths=1,2 width=32 seeds=1 steps=1", "max/min across depths"},
     {"build/bin/orrery run scripts/lr_transfer.lua params=umup alphas=0.5,1 depths=2,4,8,16 widths=128",
@@ -325,32 +336,63 @@ const std::vector<Exercise> kExercises = {
      "lr_transfer.json"},
 };
 
-// Lua blocks, by their order in the README: replacements that shorten their training.
-const std::vector<std::vector<std::pair<std::string, std::string>>> kLuaEdits = {
-    {{"steps = 500", "steps = 20"}},
-    {{"steps = 400", "steps = 6"}, {"warmup = 300", "warmup = 3"}},
-    {{"steps = 300", "steps = 5"}},
-    {{"steps = 300", "steps = 5"}},
-    {{"steps = 300", "steps = 5"}},  // docs/covariates.md
-    {{"steps = 300", "steps = 5"}},  // docs/covariates.md: static covariates
-    {{"steps = 200", "steps = 3"}},  // docs/covariates.md: covariate columns of a CSV
-    {},                              // docs/language.md: the text source
-    {{"steps = 300", "steps = 3"}},  // docs/language.md: a GPT on it
-    {},                              // docs/language.md: the nanogpt run again, in the REPL
+// Lua blocks: on each page, every block holding `from` runs with `to` in its place (shorter
+// training); each entry must apply to at least one block.
+struct LuaEdit {
+  std::string page, from, to;
+};
+const std::vector<LuaEdit> kLuaEdits = {
+    {"README.md", "{\"steps\", \"int\", 300,", "{\"steps\", \"int\", 3,"},
+    {"docs/training.md", "steps = 500", "steps = 20"},
+    {"docs/training.md", "steps = 400", "steps = 6"},
+    {"docs/training.md", "warmup = 300", "warmup = 3"},
+    {"docs/training.md", "steps = 300", "steps = 5"},
+    {"docs/data.md", "steps = 300", "steps = 5"},
+    {"docs/covariates.md", "steps = 300", "steps = 5"},
+    {"docs/covariates.md", "steps = 200", "steps = 3"},
+    {"docs/language.md", "steps = 300", "steps = 3"},
 };
 
-// The pages whose examples run here, in this order; docs/lua.md's run in tests/test_docs.cpp.
-const char* kPages[] = {"README.md", "docs/muon-transfer.md", "docs/depth-transfer.md", "docs/performance.md",
-                         "docs/testing.md", "docs/search.md", "docs/covariates.md", "docs/language.md"};
+// The pages whose examples run here, in this order (a later command may use what an earlier one
+// wrote); every report of docs/results/ follows them. docs/lua.md's examples run in
+// tests/test_docs.cpp.
+const std::vector<std::string> kPages = {
+    "README.md",           "docs/training.md",  "docs/data.md",        "docs/evaluation.md",
+    "docs/checkpoints.md", "docs/distributed.md", "docs/gpu.md",       "docs/dashboard.md",
+    "docs/plugins.md",     "docs/search.md",    "docs/covariates.md",  "docs/language.md",
+    "docs/performance.md", "docs/testing.md",   "docs/errors.md"};
 
+// kPages and then every report, docs/results/*/README.md and the log, in name order; a page of
+// docs/ that is neither listed nor lua.md fails.
+std::vector<std::string> pages() {
+  std::vector<std::string> out = kPages;
+  for (const auto& e : fs::directory_iterator(std::string(ORRERY_SOURCE_DIR) + "/docs")) {
+    const std::string page = "docs/" + e.path().filename().string();
+    if (e.path().extension() != ".md" || page == "docs/lua.md") continue;
+    INFO("a page of docs/ whose commands no test runs: add it to kPages in tests/test_readme.cpp");
+    CHECK(std::find(out.begin(), out.end(), page) != out.end());
+  }
+  std::vector<std::string> reports;
+  for (const auto& e : fs::directory_iterator(std::string(ORRERY_SOURCE_DIR) + "/docs/results"))
+    if (e.is_directory() && fs::exists(e.path() / "README.md"))
+      reports.push_back("docs/results/" + e.path().filename().string() + "/README.md");
+  std::sort(reports.begin(), reports.end());
+  out.insert(out.end(), reports.begin(), reports.end());
+  out.push_back("docs/results/README.md");
+  return out;
+}
+
+struct LuaBlock {
+  std::string page, code;
+};
 struct Readme {
   std::vector<std::string> commands;  // sh lines, comments stripped, each once
-  std::vector<std::string> lua;       // lua blocks
+  std::vector<LuaBlock> lua;          // lua blocks
 };
 
 Readme parse_readme() {
   Readme r;
-  for (const char* page : kPages) {
+  for (const auto& page : pages()) {
     std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/" + page);
     INFO(page);
     REQUIRE(in.good());
@@ -362,7 +404,7 @@ Readme parse_readme() {
           inside = true, kind = line.substr(3), block.clear();
         } else {
           inside = false;
-          if (kind == "lua") r.lua.push_back(block);
+          if (kind == "lua") r.lua.push_back({page, block});
         }
         continue;
       }
@@ -376,6 +418,26 @@ Readme parse_readme() {
     }
   }
   return r;
+}
+
+// A Lua block that names its file on its first line ("-- my_experiment.lua: ...") is that file,
+// which the page's commands run: the sandbox holds it before any command.
+std::string named_file(const std::string& code) {
+  std::smatch m;
+  const std::string first = code.substr(0, code.find('\n'));
+  return std::regex_match(first, m, std::regex("-- ([A-Za-z0-9_]+\\.lua):.*")) ? m[1].str() : "";
+}
+
+// The block with the page's edits applied, counting each edit that applied.
+std::string edited(const LuaBlock& b, std::vector<int>& used) {
+  std::string code = b.code;
+  for (size_t i = 0; i < kLuaEdits.size(); ++i) {
+    const auto& e = kLuaEdits[i];
+    if (e.page != b.page) continue;
+    for (size_t at = code.find(e.from); at != std::string::npos; at = code.find(e.from, at + e.to.size()))
+      code.replace(at, e.from.size(), e.to), ++used[i];
+  }
+  return code;
 }
 
 // Scripts that score on the bundled benchmark (25 data sets: half a minute a model and split)
@@ -405,7 +467,7 @@ std::string sandbox() {
 
 }  // namespace
 
-TEST_CASE("README.md and its docs pages: every command and Lua example runs") {
+TEST_CASE("README.md, docs/ and docs/results/: every command and Lua example runs") {
   const Readme readme = parse_readme();
   REQUIRE(readme.commands.size() >= 10);
   for (const auto& e : kExercises) {
@@ -419,6 +481,9 @@ TEST_CASE("README.md and its docs pages: every command and Lua example runs") {
     CHECK(test::read_text(std::string(ORRERY_SOURCE_DIR) + "/.ci/run").find(ci) != std::string::npos);
 
   const std::string dir = sandbox();
+  std::vector<int> used(kLuaEdits.size(), 0);
+  for (const auto& b : readme.lua)
+    if (const std::string file = named_file(b.code); !file.empty()) std::ofstream(dir + "/" + file) << edited(b, used);
   for (const auto& cmd : readme.commands) {
     INFO("README command: " << cmd);
     auto it = std::find_if(kExercises.begin(), kExercises.end(), [&](const Exercise& e) { return e.readme == cmd; });
@@ -447,18 +512,17 @@ TEST_CASE("README.md and its docs pages: every command and Lua example runs") {
   for (std::string line; std::getline(fc, line);) ++rows;
   CHECK(rows == 1 + 24);
 
-  REQUIRE(readme.lua.size() == kLuaEdits.size());
   for (size_t i = 0; i < readme.lua.size(); ++i) {
-    std::string code = readme.lua[i];
-    for (const auto& [from, to] : kLuaEdits[i]) {
-      INFO("Lua block " << i + 1 << " no longer holds: " << from);
-      REQUIRE(code.find(from) != std::string::npos);
-      code.replace(code.find(from), from.size(), to);
-    }
+    const LuaBlock& b = readme.lua[i];
+    const std::string code = edited(b, used);
     const std::string path = dir + "/example" + std::to_string(i + 1) + ".lua";
     std::ofstream(path) << code;
     auto r = test::run_command("cd '" + dir + "' && build/bin/orrery run " + path);
-    INFO("README Lua block " << i + 1 << ":\n" << code << "\n" << r.output);
+    INFO(b.page << ", Lua block " << i + 1 << ":\n" << code << "\n" << r.output);
     CHECK(r.status == 0);
+  }
+  for (size_t i = 0; i < kLuaEdits.size(); ++i) {
+    INFO("no Lua block of " << kLuaEdits[i].page << " holds " << kLuaEdits[i].from);
+    CHECK(used[i] > 0);
   }
 }

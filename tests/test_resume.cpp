@@ -97,7 +97,7 @@ void flip_byte(const std::string& path, std::streamoff at) {
 
 }  // namespace
 
-TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run ends as the uninterrupted one", "[process]") {
+TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run ends as the uninterrupted one", "[process][slow]") {
   Run r("resume-kill");
   const std::string steps = "steps=240 every=1";
   REQUIRE(r.go(steps + " name=ref").status == 0);
@@ -161,7 +161,7 @@ TEST_CASE("killed with SIGKILL at random moments and resumed each time, a run en
   CHECK_FALSE(write_in_progress(k));
 }
 
-TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses another run, and trains a finished run no more", "[process]") {
+TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses another run, and trains a finished run no more", "[process][slow]") {
   Run r("resume-damage");
   REQUIRE(r.go("steps=20 every=5 name=ref").status == 0);
   const auto failed = r.go("steps=20 every=5 name=c fail_at=12");
@@ -234,7 +234,7 @@ TEST_CASE("resume skips a damaged checkpoint with a warning naming it, refuses a
   CHECK(test::read_text(r.run_dir("d") + "/final.safetensors") == test::read_text(r.run_dir("ref") + "/final.safetensors"));
 }
 
-TEST_CASE("a branch starts a new run at another run's checkpoint: the same schedule continues it bit for bit") {
+TEST_CASE("a branch starts a new run at another run's checkpoint: the same schedule continues it bit for bit", "[slow]") {
   Run r("resume-branch");
   REQUIRE(r.go("steps=20 every=5 at=7 name=stable").status == 0);
   const std::string stable = r.run_dir("stable");

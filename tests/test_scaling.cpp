@@ -70,7 +70,7 @@ TEST_CASE("L(N) = E + A N^-alpha: the fit recovers the law, its interval covers 
   CHECK(e_in >= 7);
 }
 
-TEST_CASE("Chinchilla's approach 3 recovers Besiroglu et al.'s refit, inside its intervals") {
+TEST_CASE("Chinchilla's approach 3 recovers Besiroglu et al.'s refit, inside its intervals", "[slow]") {
   for (uint64_t seed = 0; seed < 5; ++seed) {  // 0.2% log-noise: exponents within 0.02
     const auto law = scaling::fit(chinchilla_points(seed, 0.002), true);
     INFO("seed " << seed << ": E " << law.E << " alpha " << law.alpha << " beta " << law.beta);

@@ -52,7 +52,7 @@ TEST_CASE("a loop that wraps its body in pcall still stops on Ctrl-C") {
   CHECK(run.output().find("interrupted") != std::string::npos);
 }
 
-TEST_CASE("Ctrl-C stops a long forecast between passes") {
+TEST_CASE("Ctrl-C stops a long forecast between passes", "[slow]") {
   auto dir = test::temp_dir("signal-forecast");
   // 2,000 series of 4,096 steps: four passes of a 128-wide model (a pass holds 2^16 tokens, 504
   // of these series). The script first forecasts 500 of them, about one pass, so the test knows

@@ -6,17 +6,23 @@
 -- check trains and measures every seed on.
 local M = {}
 
--- The task for `args`; `dir` is the experiment's folder, where a GPT task keeps the tokenizer it
--- trains once for every run (each run then loads it instead of training its own; a resumed
--- sweep finds it there).
+-- The arguments that choose the task, for a sweep script's orrery.args.
+M.arguments = {
+  {"arch", "string", "toto2", "what the sweep trains: toto2 on the synthetic prior, or gpt on a text corpus",
+   choices = {"toto2", "gpt"}},
+  {"head_dim", "int", nil, "channels per attention head, width / head_dim heads (default: 4 heads at every width)", min = 1},
+  {"files", "string", "kjv.txt", "arch=gpt: the text corpus (a file or a glob)"},
+  {"vocab", "int", 4096, "arch=gpt: the tokenizer's vocabulary, ids above the 256 bytes", min = 257},
+}
+
+-- The task for `args` (typed by M.arguments); `dir` is the experiment's folder, where a GPT task
+-- keeps the tokenizer it trains once for every run (each run then loads it instead of training its
+-- own; a resumed sweep finds it there).
 function M.from_args(args, dir)
-  local arch = args.arch or "toto2"
+  local arch = args.arch
   -- Attention heads: 4 at every width, so a head grows with the width, or head_dim=D: width / D
   -- heads of D channels each, the head's size fixed as models grow in practice.
-  local head_dim = args.head_dim and math.tointeger(tonumber(args.head_dim))
-  if args.head_dim and (not head_dim or head_dim < 1) then
-    error("head_dim must be a whole number of channels per attention head, got " .. tostring(args.head_dim), 0)
-  end
+  local head_dim = args.head_dim
   local function heads(width)
     if not head_dim then return 4 end
     if width % head_dim ~= 0 then error("head_dim=" .. head_dim .. " does not divide width " .. width, 0) end
@@ -32,14 +38,11 @@ function M.from_args(args, dir)
       probe_data = {"synthetic"},                                          -- one source for every seed
     }
   end
-  if arch ~= "gpt" then error("arch must be toto2 or gpt, got " .. tostring(arch), 0) end
   if head_dim and head_dim % 2 == 1 then
     error("head_dim must be even for arch=gpt (rotary embeddings turn pairs of channels), got " .. head_dim, 0)
   end
-  local files = args.files or "kjv.txt"
+  local files, vocab = args.files, args.vocab
   M.require_corpus(files, "arch=gpt")
-  local vocab = math.tointeger(tonumber(args.vocab or 4096))
-  if not vocab or vocab < 257 then error("vocab must be a whole number of ids above 256, got " .. tostring(args.vocab), 0) end
   -- A resumed sweep keeps the tokenizer its finished runs were trained with.
   local tokenizer = dir .. "/tokenizer.json"
   local kept = io.open(tokenizer, "rb")

@@ -13,8 +13,8 @@ function zs.model(o)
 end
 
 -- Recipes: what the synthetic half of the mix draws and the patch size. `classical16` is the
--- default of zero_shot.lua: measured best in prior_ablation.lua (README, "The prior, one change at
--- a time"); `toto` is Toto 2.0's own, the synthetic source's default families on 32-step patches.
+-- default of zero_shot.lua: measured best in prior_ablation.lua (docs/results/prior_ablation, "The prior, one
+-- change at a time"); `toto` is Toto 2.0's own, the synthetic source's default families on 32-step patches.
 -- Half the synthetic series from the classical families (ETS, KernelSynth on trends, ARIMA),
 -- the default families in the rest.
 local classical = {ets = 0.2, kernel_trend = 0.2, arima = 0.1}
@@ -24,7 +24,7 @@ zs.recipes = {
   classical16 = {families = classical, patch_size = 16},
   -- The same with every training sample observed over its whole context (the mixture's
   -- min_context off): the quickstart's recipe, measured best on the validation windows at its
-  -- 2,400 steps (README, "The quickstart's recipe").
+  -- 2,400 steps (docs/results/prior_ablation, "The quickstart's recipe").
   classical16_full = {families = classical, patch_size = 16, min_context = 0},
 }
 zs.recipe_names = "classical16, classical16_full, toto"
@@ -35,18 +35,6 @@ function zs.recipe(name)
   if not r then error("unknown recipe '" .. tostring(name) .. "' (recipes: " .. zs.recipe_names .. ")", 0) end
   return r
 end
-
--- A script's seed= argument: a whole number, at least 0 (0 when not given), or an error that
--- quotes it.
-function zs.seed(arg)
-  if arg == nil then return 0 end
-  local seed = math.tointeger(tonumber(arg))
-  if not (seed and seed >= 0) then error("seed must be a whole number, at least 0, got '" .. tostring(arg) .. "'", 0) end
-  return seed
-end
-
--- data= (a benchmark folder or a CSV file), refused before any training when it is not there.
-zs.benchmark = require("lib.args").benchmark
 
 -- The synthetic source's families: `added` ({name = share}) at their shares of the synthetic
 -- series, the source's default families keeping their proportions in the rest.

@@ -12,7 +12,9 @@ namespace orrery {
 
 struct OptionSpec {
   std::string name;
-  std::string type;  // "int", "number", "bool", "string", "number_list", "table", "list", "strings"
+  // "int", "number", "bool", "string", "number_list", "int_list", "table", "list", "strings", and
+  // "path" (a string naming a file or folder; whoever reads it checks that it exists)
+  std::string type;
   Json default_value;
   std::string description;
   std::optional<double> min, max;
@@ -46,6 +48,8 @@ class OptionSchema {
   OptionSchema& list(std::string name, std::string doc);
   // The last option's default was `before` until this version changed it (OptionSpec::default_was).
   OptionSchema& default_was(Json before);
+  // One option as it is (a script's declaration builds its schema this way).
+  OptionSchema& add(OptionSpec spec);
   // Every option of `other`, after this schema's own.
   OptionSchema& extend(const OptionSchema& other);
 
@@ -54,10 +58,11 @@ class OptionSchema {
 
   // Returns the options with defaults filled in. `owner` names the plugin in errors, e.g.
   // "architecture plugin 'toto2'". Throws orrery::Error on unknown names, wrong types,
-  // non-finite or out-of-range values. `also_known` are names the caller reads itself (not in
-  // `user`): an unknown name is compared against them too, and they are listed in the error.
+  // non-finite or out-of-range values (a list's range applies to each item). `also_known` are
+  // names the caller reads itself (not in `user`): an unknown name is compared against them too,
+  // and they are listed in the error. `noun` is what the errors call an option ("argument").
   Json validate(const Json& user, const std::string& owner,
-                const std::vector<std::string>& also_known = {}) const;
+                const std::vector<std::string>& also_known = {}, const std::string& noun = "option") const;
 
   Json to_json() const;
   static OptionSchema from_json(const Json& j);

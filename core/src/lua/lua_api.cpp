@@ -61,6 +61,7 @@ void open_orrery_api(lua_State* L, LuaHost& h) {
   open_io_library(L, h);
   open_eval_library(L, h);
   open_search_library(L, h);
+  open_args_library(L, h);
   lua_pushstring(L, "0.1.0");
   lua_setfield(L, -2, "version");
   lua_setglobal(L, "orrery");

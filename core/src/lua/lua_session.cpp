@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "orrery/host/lua_session.h"
+#include "orrery/host/lua_binding.h"
 #include "orrery/input_file.h"
 #include "orrery/host/registry.h"
 
@@ -152,6 +153,9 @@ int LuaSession::run_file(const std::string& path, const std::map<std::string, st
   lua_newtable(L_);
   for (const auto& [k, v] : args) push_arg(L_, v), lua_setfield(L_, -2, k.c_str());
   lua_setglobal(L_, "args");
+  host_.script = path;
+  host_.script_args = args;
+  if (host_.script_help) guard_help(L_, host_);
   // Modules beside the script come first: require("lib.proxy") in scripts/x.lua reads
   // scripts/lib/proxy.lua, wherever the script is run from.
   {
@@ -176,9 +180,12 @@ int LuaSession::run_file(const std::string& path, const std::map<std::string, st
   if (call(1, 0) != LUA_OK) {
     std::string msg = lua_tostring(L_, -1) ? lua_tostring(L_, -1) : "error";
     lua_pop(L_, 1);
+    if (host_.help_shown) return 0;
+    if (host_.argument_error) msg = msg.substr(0, msg.find("\nstack traceback:"));
     const int code_ = fail(msg);
     return interrupt_.requested() ? 128 + interrupt_.signal() : code_;
   }
+  if (host_.script_help) return fail(path + " --help: the script declares no arguments with orrery.args");
   return 0;
 }
 

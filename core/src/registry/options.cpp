@@ -133,8 +133,13 @@ const OptionSpec* OptionSchema::find(const std::string& name) const {
   return nullptr;
 }
 
+OptionSchema& OptionSchema::add(OptionSpec spec) {
+  specs_.push_back(std::move(spec));
+  return *this;
+}
+
 Json OptionSchema::validate(const Json& user, const std::string& owner,
-                            const std::vector<std::string>& also_known) const {
+                            const std::vector<std::string>& also_known, const std::string& noun) const {
   if (!user.is_null() && !user.is_object())
     throw Error("options for " + owner + " must be a table of name = value pairs");
   Json out = Json::object();
@@ -146,14 +151,14 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
   for (const auto& [key, value] : user.items()) {
     const OptionSpec* s = find(key);
     if (!s) {
-      std::string msg = "unknown option '" + key + "' for " + owner;
+      std::string msg = "unknown " + noun + " '" + key + "' for " + owner;
       std::string near = closest_name(key, known);
       if (!near.empty()) msg += " (did you mean '" + near + "'?)";
-      msg += known.empty() ? "; it takes no options" : "; its options are: " + join_names(known);
+      msg += known.empty() ? "; it takes no " + noun + "s" : "; its " + noun + "s are: " + join_names(known);
       throw Error(msg);
     }
     auto bad = [&](const std::string& what) {
-      return Error("option '" + key + "' of " + owner + " must be " + what + ", got " +
+      return Error(noun + " '" + key + "' of " + owner + " must be " + what + ", got " +
                    describe_value(value));
     };
     Json v = value;
@@ -181,7 +186,7 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
       v = v.get<double>();
     } else if (s->type == "bool") {
       if (!v.is_boolean()) throw bad("true or false");
-    } else if (s->type == "string") {
+    } else if (s->type == "string" || s->type == "path") {
       if (!v.is_string()) throw bad("a string");
       if (!s->choices.empty() &&
           std::find(s->choices.begin(), s->choices.end(), v.get<std::string>()) == s->choices.end()) {
@@ -195,6 +200,13 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
       if (!v.is_array() || (v.empty() && !s->default_value.empty())) throw bad("a non-empty list of numbers");
       for (auto& e : v)
         if (!e.is_number() || !std::isfinite(e.get<double>())) throw bad("a list of finite numbers");
+    } else if (s->type == "int_list") {
+      if (!v.is_array() || (v.empty() && !s->default_value.empty())) throw bad("a non-empty list of integers");
+      for (auto& e : v) {
+        if (e.is_number_float() && std::floor(e.get<double>()) == e.get<double>() && std::fabs(e.get<double>()) < 9.2e18)
+          e = static_cast<long long>(e.get<double>());
+        if (!e.is_number_integer()) throw bad("a list of integers");
+      }
     } else if (s->type == "table") {
       if (!v.is_object() && !v.is_null()) throw bad("a table of name = value pairs");
     } else if (s->type == "list") {
@@ -205,13 +217,16 @@ Json OptionSchema::validate(const Json& user, const std::string& owner,
         for (const auto& e : v) ok = ok && e.is_string();
       if (!ok) throw bad("a string or a non-empty list of strings");
     }
-    if (v.is_number()) {
-      double d = v.get<double>();
+    const auto in_range = [&](const Json& n, const std::string& what) {
+      const double d = n.get<double>();
       std::ostringstream range;
       if (s->min && d < *s->min) range << ">= " << *s->min;
       if (s->max && d > *s->max) range << "<= " << *s->max;
-      if (!range.str().empty()) throw bad(range.str());
-    }
+      if (!range.str().empty()) throw bad(what + range.str());
+    };
+    if (v.is_number()) in_range(v, "");
+    if (v.is_array() && (s->type == "number_list" || s->type == "int_list"))
+      for (const auto& e : v) in_range(e, "a list of numbers each ");
     out[key] = v;
   }
   return out;

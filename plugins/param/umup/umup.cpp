@@ -163,7 +163,7 @@ OptionSchema schema() {
       .number("depth_alpha", 1.0,
               "residual exponent: branch multipliers m_L^-alpha and in-stack rates L_base^-1/2 "
               "m_L^(alpha-1), m_L = layers / base_depth; 1 = CompleteP (Dey et al. 2025; the "
-              "measured default, docs/depth-transfer.md), 0.5 = u-muP's depth-muP (Toto 2.0, the "
+              "measured default, docs/results/depth_transfer), 0.5 = u-muP's depth-muP (Toto 2.0, the "
               "released checkpoints; the default before 0.3.0)",
               0.5, 1.0)
       .default_was(0.5)
@@ -176,7 +176,7 @@ OptionSchema schema() {
       .string("muon_rule", "spectral",
               "Muon-family learning rates: spectral = the depth factor / the forward multiplier, so "
               "the effective weight's update has spectral norm lr * the depth factor * the "
-              "optimizer's shape scale at any width (the rate transfers across widths; README); "
+              "optimizer's shape scale at any width (the rate transfers across widths; docs/training.md); "
               "toto2 = the depth factor only (DataDog's rule, as Toto 2.0 trains: the rate must "
               "grow with width)",
               {"toto2", "spectral"});

@@ -119,5 +119,9 @@ void open_train_library(lua_State* L, LuaHost& host);  // train, evaluate
 void open_io_library(lua_State* L, LuaHost& host);     // read_csv, write_json, experiment_dir
 void open_eval_library(lua_State* L, LuaHost& host);   // eval
 void open_search_library(lua_State* L, LuaHost& host); // search
+void open_args_library(lua_State* L, LuaHost& host);   // args (lua_args.cpp)
+// `orrery run SCRIPT --help`: every orrery function but orrery.args stops the script, so that a
+// script without a declaration starts no work.
+void guard_help(lua_State* L, LuaHost& host);
 
 }  // namespace orrery

@@ -24,6 +24,12 @@ struct LuaHost {
   Interrupt& interrupt;
   bool resume_runs = false;  // `orrery run --resume`: every orrery.train continues its run
   ProcessGroup* world = nullptr;  // a data-parallel job this process is a rank of (orrery.world)
+  // The running script and its command line's name=value pairs, as given: orrery.args reads them.
+  std::string script{};
+  std::map<std::string, std::string> script_args{};
+  bool script_help = false;  // `orrery run SCRIPT --help`: orrery.args prints the usage and stops
+  bool help_shown = false;
+  bool argument_error = false;  // orrery.args refused the command line: reported without a traceback
 };
 
 // Adds functions to the `orrery` table on top of the stack (e.g. the dashboard's orrery.plot and
@@ -44,9 +50,12 @@ class LuaSession {
   // A rank of a data-parallel job (launched by torchrun, srun or orrery launch): every
   // orrery.train of the script trains with the other ranks; the group outlives the session.
   void join(ProcessGroup* world) { host_.world = world; }
+  // `orrery run SCRIPT --help`: the script runs until its orrery.args, which prints the arguments
+  // and stops it (exit 0); any other orrery call first stops it with an error.
+  void script_help(bool on) { host_.script_help = on; }
 
-  // Runs a script; `args` (key=value pairs from the command line, numbers and booleans
-  // converted) become the global table `args` and the chunk's `...`. Returns the process exit
+  // Runs a script; `args` (key=value pairs from the command line) are what orrery.args reads, and
+  // (numbers and booleans converted) the global table `args` and the chunk's `...`. Returns the process exit
   // code: 0, 1 on error (message and traceback on stderr), 128 + the signal when stopped
   // (130 for Ctrl-C, 143 for SIGTERM).
   int run_file(const std::string& path, const std::map<std::string, std::string>& args);
