@@ -8,7 +8,7 @@ CMAKE   := $(VENV)/bin/cmake
 PY      := $(VENV)/bin/python
 EXTRA   ?=
 
-.PHONY: setup configure build run test check cuda bench clean sanitize fuzz
+.PHONY: setup configure build run test check install cuda bench clean sanitize fuzz
 setup:
 	@bash cmake/setup.sh
 
@@ -34,6 +34,12 @@ test: build
 
 check: build
 	cd $(BUILD) && $(abspath $(VENV))/bin/ctest --output-on-failure -j $(JOBS) -L check
+
+# `make install PREFIX=P`: bin/orrery, the core library, the plugins, the SDK headers, the CMake
+# package Orrery (lib/cmake/Orrery) and the scripts and assets (share/orrery), relocatable.
+PREFIX ?= /usr/local
+install: build
+	$(CMAKE) --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

@@ -30,6 +30,8 @@ int cmd_bench_generate(const std::vector<std::string>& args);  // bench_generate
 // The Lua libraries the program adds to the core's `orrery` table (app/ui_commands.cpp).
 std::vector<LuaLibrary> program_lua_libraries();
 int cmd_ui(const std::vector<std::string>& args);    // app/ui_commands.cpp
+int cmd_new(const std::vector<std::string>& args);   // app/new_plugin.cpp
+int cmd_export(const std::vector<std::string>& args);  // app/export.cpp
 int cmd_plot(const std::vector<std::string>& args);
 
 }  // namespace orrery

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include <c10/util/Exception.h>
 
 #include "commands.h"
+#include "orrery/host/program.h"
 #include <ATen/Context.h>
 
 #include "orrery/error.h"
@@ -85,6 +87,8 @@ const char* kUsage =
     "  bench data [options]             batch generation time against the training step\n"
     "  ui [RUNS_DIR | SCRIPT.lua]       the live dashboard (loss, forecasts, LR transfer)\n"
     "  plot RUN_DIR [--out DIR]         the dashboard's views as SVG files\n"
+    "  new plugin KIND NAME [--dir DIR] a plugin of your own: source, CMakeLists.txt, README, script\n"
+    "  export --model M --out DIR       a model in its released layout (Hugging Face Toto 2.0)\n"
     "  version                          print the version\n"
     "\n"
     "Plugins load from lib/orrery-plugins beside liborrery_core and from the folders in\n"
@@ -98,8 +102,10 @@ void report_problems(const Registry& r) {
 int cmd_plugins(const std::vector<std::string>& args) {
   if (wants_help(args)) {
     std::printf("usage: orrery plugins [--json]\n\nLists every loaded plugin: kind, name, version, "
-                "description and options.\n--json prints an array of {kind, name, version, "
-                "description, options, path}.\n");
+                "description, the file it was loaded from and its options. The folders of\n"
+                "ORRERY_PLUGIN_PATH are searched first, so a plugin built there shadows a built-in one of the\n"
+                "same kind and name (a warning names the one skipped).\n--json prints an array of {kind, name, "
+                "version, description, options, path}.\n");
     return 0;
   }
   bool json = false;
@@ -119,6 +125,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   for (const auto& p : r.plugins()) {
     std::printf("%-16s %-12s %-8s %s\n", kind_name(p.kind), p.name.c_str(), p.version.c_str(),
                 p.description.c_str());
+    std::printf("%-16s   from %s\n", "", p.path.c_str());
     for (const auto& o : p.schema.specs())
       std::printf("%-16s   %-20s %-11s = %-10s %s\n", "", o.name.c_str(), o.type.c_str(),
                   o.default_value.dump().c_str(), o.description.c_str());
@@ -166,11 +173,17 @@ int cmd_run(const std::vector<std::string>& args) {
   if (env.distributed()) world = ProcessGroup::join(env);
   Registry& r = Registry::global();
   if (!world || world->rank() == 0) report_problems(r);
+  // An installed orrery runs its own scripts by name from anywhere (share/orrery/scripts).
+  std::string script = rest[0];
+  if (std::error_code ec; !std::filesystem::exists(script, ec)) {
+    const std::string bare = script.starts_with("scripts/") ? script.substr(8) : script;
+    if (const std::string installed = installed_data("scripts/" + bare); !installed.empty()) script = installed;
+  }
   LuaSession session(r, program_lua_libraries());
   session.resume_runs(resume);
   session.script_help(script_help);
   session.join(world.get());
-  return session.run_file(rest[0], kv);
+  return session.run_file(script, kv);
 }
 
 int cmd_repl(const std::vector<std::string>& args) {
@@ -345,9 +358,11 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return cmd_eval(args);
     if (cmd == "ui") return cmd_ui(args);
     if (cmd == "plot") return cmd_plot(args);
+    if (cmd == "new") return cmd_new(args);
+    if (cmd == "export") return cmd_export(args);
     if (cmd == "version" || cmd == "--version") return std::printf("orrery 0.1.0\n"), 0;
     const std::string near = closest_name(cmd, {"plugins", "run", "launch", "repl", "forecast", "eval", "bench", "ui",
-                                                 "plot", "version"});
+                                                 "plot", "new", "export", "version"});
     std::fprintf(stderr, "orrery: unknown command '%s'%s\n\n%s", cmd.c_str(),
                  near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str(), kUsage);
     return 2;

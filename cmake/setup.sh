@@ -32,3 +32,12 @@ if ! .venv/bin/python -c 'import torch, cmake, ninja, pyarrow' 2>/dev/null; then
   echo "setup: installing $TORCH_SPEC, cmake, ninja and pyarrow into .venv (CPU LibTorch, Arrow C++)"
   .venv/bin/pip install -q --disable-pip-version-check "$TORCH_SPEC" cmake ninja pyarrow==26.0.1
 fi
+# The released Toto 2.0 package, which loads what `orrery export` writes (tests/test_export.cpp).
+# It declares Python >= 3.12 but runs on 3.11; its modules' own dependencies come first.
+if ! .venv/bin/python -W ignore -c 'import toto2' 2>/dev/null; then
+  echo "setup: installing the released toto-2 package into .venv (for the export test)"
+  .venv/bin/pip install -q --disable-pip-version-check "numpy<2.4" einops jaxtyping huggingface-hub safetensors \
+    "gluonts[torch]" unit-scaling
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --ignore-requires-python toto-2==2.0.0 \
+    dd-unit-scaling==0.1.0
+fi

@@ -20,6 +20,9 @@
 -- series' values. What they are worth is the difference to
 -- the same fine-tuning without them (a second run); the pretrained model is scored without.
 --
+-- export=DIR writes the tuned model in its released layout (a Toto 2.0 model: a Hugging Face folder
+-- that Python's toto-2 package loads with Toto2Model.from_pretrained(DIR)).
+--
 -- How long to fine-tune is chosen, not fixed (select=true, the default): fine-tunings of none, a
 -- ninth, a third and all of `steps` train on everything before the validation windows (the
 -- K windows a series just before the test, K = the test's count unless given); of the lengths
@@ -50,6 +53,7 @@ local args = orrery.args{
   {"static_covariates", "string", nil, "columns with one value a series, comma-separated"},
   {"device", "string", "cpu", "where to train: cpu or cuda"},
   {"name", "string", "finetune", "the tuned run's folder, runs/<name> (a fresh one if it exists)"},
+  {"export", "string", nil, "also write the tuned model here in its released layout (Hugging Face Toto 2.0), a new or empty folder"},
 }
 if not args.model or not args.data then error("finetune.lua: give model=PATH and data=FILE (see --help)", 0) end
 local tune = require("lib.finetune")
@@ -76,6 +80,10 @@ local function series(extra)
 end
 
 local covariates = args.past_covariates ~= nil or args.future_covariates ~= nil
+if args.export and (covariates or args.static_covariates) then
+  error("export=" .. args.export .. ": the released Toto 2.0 layout has no covariate embeddings; fine-tune without " ..
+        "covariates to export, or keep the tuned model in its run folder", 0)
+end
 local pretrained = orrery.load(args.model, device)
 -- The model's static covariates as the data names them: a categorical column's as "column=category".
 local statics = args.static_covariates and orrery.data(series()):describe().static_covariates or nil
@@ -124,6 +132,15 @@ else
 end
 tuned:save(run_dir .. "/model.safetensors")
 if choice then orrery.write_json(run_dir .. "/selection.json", choice) end
+-- Back out to the released layout, for Python's toto-2 package (Toto2Model.from_pretrained).
+if args.export then
+  local ok, err = pcall(tuned.export, tuned, args.export)
+  if not ok then
+    error("export=" .. args.export .. ": " .. tostring(err) .. "; the tuned weights are kept in " .. run_dir ..
+          "/model.safetensors (orrery export --model " .. run_dir .. " --out DIR writes them)", 0)
+  end
+  print("exported the tuned model to " .. args.export .. " (Hugging Face Toto 2.0: config.json, model.safetensors)")
+end
 
 local eval = orrery.eval{
   models  = {pretrained = pretrained, tuned = tuned},

@@ -27,6 +27,7 @@ struct Exercise {
 
 const std::string kQuick = "build/bin/orrery run scripts/quickstart.lua";
 const std::string kXvfb = "xvfb-run -a -s '-screen 0 1280x800x24' ";
+const std::string kCMake = "'" ORRERY_CMAKE "'";
 const std::string kGenesis = "bible -l1000 \"gen1:1-gen50:26\" > genesis.txt && ";  // a small corpus
 
 const std::vector<Exercise> kExercises = {
@@ -38,6 +39,29 @@ const std::vector<Exercise> kExercises = {
     {kQuick + " --help", "", "steps=2400"},
     {kQuick + " steps=500 name=short", kQuick + " steps=20 name=short", "Run directory: runs/short"},
     {kQuick + " seed=1 name=seed1", kQuick + " seed=1 steps=20 name=seed1", "Run directory: runs/seed1"},
+    // docs/plugins.md: a plugin of one's own, from an install of this build to a trained model.
+    {"make install PREFIX=$HOME/orrery", kCMake + " --install '" ORRERY_BUILD_DIR "' --prefix orrery-install",
+     "file:orrery-install/lib/cmake/Orrery/OrreryConfig.cmake"},
+    {"$HOME/orrery/bin/orrery new plugin optimizer signum", "orrery-install/bin/orrery new plugin optimizer signum",
+     "wrote signum"},
+    {"cmake -S signum -B signum/build -DCMAKE_PREFIX_PATH=$HOME/orrery",
+     kCMake + " -S signum -B signum/build -G Ninja -DCMAKE_MAKE_PROGRAM='" ORRERY_NINJA "' -DCMAKE_PREFIX_PATH=$PWD/orrery-install",
+     "Build files have been written"},
+    {"cmake --build signum/build", kCMake + " --build signum/build", "file:signum/build/optim_signum.so"},
+    {"ORRERY_PLUGIN_PATH=$PWD/signum/build $HOME/orrery/bin/orrery plugins",
+     "ORRERY_PLUGIN_PATH=$PWD/signum/build orrery-install/bin/orrery plugins", "signum/build/optim_signum.so"},
+    {"ORRERY_PLUGIN_PATH=$PWD/signum/build $HOME/orrery/bin/orrery run signum/signum.lua steps=300",
+     "ORRERY_PLUGIN_PATH=$PWD/signum/build orrery-install/bin/orrery run signum/signum.lua steps=3", "signum     loss"},
+    // docs/plugins.md: a released layout in, fine-tuned, and out again (a random-weights stand-in).
+    {"build/bin/orrery run toto2_standin.lua", "", "file:toto2-standin/config.json"},
+    {"build/bin/orrery run scripts/finetune.lua model=toto2-standin data=assets/data/airquality.csv export=airquality-toto2",
+     "build/bin/orrery run scripts/finetune.lua model=toto2-standin data=assets/data/airquality.csv export=airquality-toto2 "
+     "steps=4 batch=4 context=128",
+     "exported the tuned model to airquality-toto2"},
+    {".venv/bin/python -c \"from toto2 import Toto2Model; print(Toto2Model.from_pretrained('airquality-toto2').config)\"",
+     "'" ORRERY_SOURCE_DIR "/.venv/bin/python' -c \"from toto2 import Toto2Model; "
+     "print(Toto2Model.from_pretrained('airquality-toto2').config)\"",
+     "Toto2ModelConfig(patch_size=32, d_model=256"},
     // The README's first experiment, which the sandbox holds as my_experiment.lua (its Lua block).
     {"build/bin/orrery run my_experiment.lua --help", "", "training steps of each run"},
     {"bash .ci/run", "", ""},  // CI runs it itself, from a clean clone
@@ -388,6 +412,7 @@ struct LuaBlock {
 struct Readme {
   std::vector<std::string> commands;  // sh lines, comments stripped, each once
   std::vector<LuaBlock> lua;          // lua blocks
+  std::vector<LuaBlock> python;       // python blocks, run with the checkout's .venv after the commands
 };
 
 Readme parse_readme() {
@@ -405,6 +430,7 @@ Readme parse_readme() {
         } else {
           inside = false;
           if (kind == "lua") r.lua.push_back({page, block});
+          if (kind == "python") r.python.push_back({page, block});
         }
         continue;
       }
@@ -512,8 +538,17 @@ TEST_CASE("README.md, docs/ and docs/results/: every command and Lua example run
   for (std::string line; std::getline(fc, line);) ++rows;
   CHECK(rows == 1 + 24);
 
+  // Python blocks (what a user runs on an export) after the commands that wrote their inputs.
+  for (size_t i = 0; i < readme.python.size(); ++i) {
+    const std::string path = dir + "/example" + std::to_string(i + 1) + ".py";
+    std::ofstream(path) << readme.python[i].code;
+    auto r = test::run_command("cd '" + dir + "' && '" ORRERY_SOURCE_DIR "/.venv/bin/python' " + path);
+    INFO(readme.python[i].page << ", Python block " << i + 1 << ":\n" << readme.python[i].code << "\n" << r.output);
+    CHECK(r.status == 0);
+  }
   for (size_t i = 0; i < readme.lua.size(); ++i) {
     const LuaBlock& b = readme.lua[i];
+    if (!named_file(b.code).empty()) continue;  // a page's own command runs it
     const std::string code = edited(b, used);
     const std::string path = dir + "/example" + std::to_string(i + 1) + ".lua";
     std::ofstream(path) << code;

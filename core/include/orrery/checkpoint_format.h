@@ -1,9 +1,10 @@
 #pragma once
-// A checkpoint layout an architecture plugin reads besides Orrery's own weights: a released
-// model's folder (config.json + safetensors under the release's parameter names), such as a
-// Hugging Face Toto 2.0 checkpoint. The host knows no such layout; the architecture plugin
-// exports one with ORRERY_CHECKPOINT_FORMAT (plugin.h), the registry finds it, and load_model
-// asks each format whether it recognises a folder's config.json.
+// A checkpoint layout an architecture plugin reads, and may write, besides Orrery's own weights: a
+// released model's folder (config.json + safetensors under the release's parameter names), such
+// as a Hugging Face Toto 2.0 checkpoint. The host knows no such layout; the architecture plugin
+// exports one with ORRERY_CHECKPOINT_FORMAT (plugin.h), the registry finds it, load_model asks
+// each format whether it recognises a folder's config.json, and export_model asks the model's
+// architecture for its layout.
 #include <string>
 
 #include "orrery/json.h"
@@ -25,6 +26,11 @@ struct CheckpointFormat {
   // then be the model's parameters by name. Errors name `path` and the tensor.
   void (*take_buffers)(NamedTensors& tensors, const ModelSpec& spec, const Parametrisation& param,
                        const std::string& path);
+  // The other way (nullptr: the format is read only): config.json for a model of `spec`, whose
+  // options arrive validated (every one present), and its tensors: `tensors` holds the model's
+  // parameters by name, which the format renames, folds multipliers into and completes with the
+  // buffers the layout keeps. What the layout cannot compute is an error naming the option.
+  Json (*write)(const ModelSpec& spec, const Parametrisation& param, NamedTensors& tensors);
 };
 
 }  // namespace orrery

@@ -3,6 +3,8 @@
 // (role, fans, depth) to pick its per-parameter learning-rate multiplier from the active
 // parametrisation; a RoutedOptimizer (routed_optimizer.h) splits a model's parameters across
 // several optimizers so that one step call steps all of them.
+#include <ATen/core/grad_mode.h>  // at::NoGradGuard: an optimizer's step runs outside autograd
+
 #include <memory>
 #include <string>
 #include <vector>

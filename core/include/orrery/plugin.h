@@ -6,6 +6,11 @@
 // orrery_plugin_describe for the descriptor (kind, name, options, factory), and, when an
 // architecture plugin exports it, orrery_plugin_checkpoint_format for the released checkpoint
 // layout it reads (checkpoint_format.h). Plugins are never unloaded.
+#if !defined(__cplusplus)
+#error "orrery/plugin.h is the C++ plugin SDK: compile the plugin as C++20 (a .cpp file, CMake's orrery_add_plugin)"
+#elif __cplusplus < 202002L
+#error "orrery/plugin.h needs C++20 (-std=c++20; find_package(Orrery) and orrery_add_plugin set it)"
+#endif
 #include <torch/version.h>
 
 #include <cstdint>
@@ -21,7 +26,7 @@
 
 // The plugin SDK is core/include/orrery/ without host/: what a plugin may include. Bump when any
 // of its interfaces changes layout or meaning; a change in host/ never asks for a bump.
-#define ORRERY_PLUGIN_ABI 14
+#define ORRERY_PLUGIN_ABI 15
 
 extern "C" {
 struct orrery_plugin_abi_info {

@@ -1,4 +1,5 @@
 #include "orrery/host/eval_protocol.h"
+#include "orrery/host/program.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -99,8 +100,17 @@ EvalDataset dataset_from_csv(const std::string& name, const std::string& file, s
 
 }  // namespace
 
-std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::string& frequency) {
+std::string eval_data_path(const std::string& given) {
+  // The default, the bundled benchmark: beside the working directory, or an install's own.
   std::error_code ec;
+  if (given == EvalRequest{}.data && !fs::exists(given, ec))
+    if (const std::string installed = installed_data(given); !installed.empty()) return installed;
+  return given;
+}
+
+std::vector<EvalDataset> load_eval_datasets(const std::string& given, const std::string& frequency) {
+  std::error_code ec;
+  const std::string path = eval_data_path(given);
   fs::path manifest = path;
   if (fs::is_directory(path, ec)) manifest = fs::path(path) / "manifest.json";
   if (!fs::exists(path, ec))
@@ -824,7 +834,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   for (const auto& d : datasets) series += static_cast<int64_t>(d.series.size());
   if (!r.quiet) {
     std::printf("evaluating %zu forecaster(s) on %zu data sets (%lld series) from %s\n", forecasters.size(),
-                datasets.size(), static_cast<long long>(series), r.data.c_str());
+                datasets.size(), static_cast<long long>(series), (r.source ? r.data : eval_data_path(r.data)).c_str());
     std::fflush(stdout);
   }
   auto progress = [&](const std::string& line) {

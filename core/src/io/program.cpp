@@ -21,4 +21,13 @@ std::string orrery_program() {
   throw Error("cannot find the orrery program (tried /proc/self/exe and " + beside.string() + ")");
 }
 
+std::string installed_data(const std::string& relative) {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&installed_data), &info) || !info.dli_fname) return "";
+  const std::filesystem::path path =
+      (std::filesystem::path(info.dli_fname).parent_path().parent_path() / "share" / "orrery" / relative).lexically_normal();
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? std::filesystem::absolute(path, ec).string() : "";
+}
+
 }  // namespace orrery

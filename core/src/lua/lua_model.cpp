@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "orrery/host/batch_queue.h"
+#include "orrery/host/export_model.h"
 #include "orrery/host/coord_check.h"
 #include "orrery/host/covariate_regression.h"
 #include "orrery/host/backtest.h"
@@ -390,6 +391,12 @@ int m_save(lua_State* L) {
   return 0;
 }
 
+// model:export(dir): the model in its architecture's released checkpoint layout (export_model.h).
+int m_export(lua_State* L) {
+  export_model(*self(L, "export"), host(L).registry, to_string(L, 2, "model:export: dir"));
+  return 0;
+}
+
 // model:load(path), or model:load{path, ...}: the mean of the files' weights.
 int m_load(lua_State* L) {
   auto model = self(L, "load");
@@ -487,6 +494,7 @@ void open_model_library(lua_State* L, LuaHost& h) {
                                      {"describe", ORRERY_LUA(m_describe)},
                                      {"activations", ORRERY_LUA(m_activations)},
                                      {"save", ORRERY_LUA(m_save)},
+                                     {"export", ORRERY_LUA(m_export)},
                                      {"load", ORRERY_LUA(m_load)},
                                      {nullptr, nullptr}};
   new_metatable(L, h, kModelMeta, gc_box<Model, kModelMeta>, methods, ORRERY_LUA(m_tostring));

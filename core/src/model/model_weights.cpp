@@ -10,6 +10,13 @@
 namespace orrery {
 
 void Model::save_weights(const std::string& path) const {
+  require_finite_weights(path);
+  NamedTensors tensors;
+  for (const auto& p : params_) tensors.emplace_back(p.info.name, p.tensor);
+  save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});
+}
+
+void Model::require_finite_weights(const std::string& path) const {
   // A NaN model is refused here as loading refuses it: nothing written can hold one.
   std::vector<std::string> bad;
   for (const auto& p : params_)
@@ -20,9 +27,6 @@ void Model::save_weights(const std::string& path) const {
     if (bad.size() > 4) names += " and " + std::to_string(bad.size() - 4) + " more";
     throw Error("cannot save " + path + ": the weights " + names + " hold NaN or infinite values (a diverged run?)");
   }
-  NamedTensors tensors;
-  for (const auto& p : params_) tensors.emplace_back(p.info.name, p.tensor);
-  save_safetensors(path, tensors, {{"format", "pt"}, {"orrery_model", spec_.to_json().dump()}});
 }
 
 namespace {

@@ -110,7 +110,7 @@ std::vector<std::string> Registry::default_directories() {
   // lib/orrery-plugins beside the library that holds this function (liborrery_core.so).
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&Registry::default_directories), &info) && info.dli_fname)
-    dirs.push_back((fs::path(info.dli_fname).parent_path() / "orrery-plugins").string());
+    dirs.push_back((fs::path(info.dli_fname).parent_path() / "orrery-plugins").lexically_normal().string());
   return dirs;
 }
 

@@ -2,13 +2,16 @@
 // Toto2ModelConfig and model.safetensors the released module's state dict. Parameter names
 // already match this plugin's (toto2.cpp keeps the release's names); what is left is the
 // config's mapping onto a toto2 + umup + quantile model, and the residual coefficients the
-// release stores as buffers.
+// release stores as buffers. Both ways: a checkpoint is read into a model, and a model whose
+// every setting the release can compute is written out as one, which the released `toto-2`
+// package loads (Toto2Model.from_pretrained).
 #include <ATen/ATen.h>
 
 #include <cmath>
 
 #include "orrery/error.h"
 #include "orrery/plugin.h"
+#include "shape.h"
 
 namespace {
 using namespace orrery;
@@ -127,7 +130,75 @@ void take_buffers(NamedTensors& tensors, const ModelSpec& spec, const Parametris
   tensors = std::move(weights);
 }
 
-constexpr CheckpointFormat kFormat{"Hugging Face Toto 2.0", recognises, spec_from_config, take_buffers};
+// The release's residual coefficient of branch `index` (attention 2i, MLP 2i + 1) of `count`.
+double tau(const Parametrisation& p, int index, int count) {
+  const auto [branch, skip] = p.residual_weights(index, count);
+  return branch / skip;
+}
+
+// A toto2 model as the release's config.json, its tau buffers added to `tensors`. The release is
+// a toto2 transformer under u-muP with depth-muP's residuals, the nine-knot quantile head and the
+// whole-history scaler: any other setting that changes what the model computes is refused,
+// naming it. Settings of training alone (umup's muon_rule and backward_scales, toto2's
+// xpos_centre for block decoding) do not change the weights and pass.
+Json config_from_spec(const ModelSpec& s, const Parametrisation& p, NamedTensors& tensors) {
+  auto refuse = [](const std::string& what, const std::string& why) {
+    return Error("the Hugging Face Toto 2.0 layout cannot hold " + what + ": " + why);
+  };
+  const Json& a = s.arch.options;
+  const Json& u = s.param.options;
+  if (s.param.name != "umup")
+    throw refuse("parametrisation '" + s.param.name + "'", "the released models are u-muP's (param = \"umup\")");
+  if (u["depth_alpha"].get<double>() != 0.5)
+    throw refuse("depth_alpha = " + u["depth_alpha"].dump() + " of parametrisation 'umup'",
+                 "the release's residuals are depth-muP's, depth_alpha = 0.5");
+  if (s.head.name != "quantile") throw refuse("head '" + s.head.name + "'", "the release forecasts with the quantile head");
+  if (s.head.options["levels"].get<std::vector<double>>() != nine_levels())
+    throw refuse("the quantile head's levels " + s.head.options["levels"].dump(), "the release's are 0.1, 0.2, ..., 0.9");
+  if (s.scaler_window != 0)
+    throw refuse("scaler_window = " + std::to_string(s.scaler_window), "the release's scaler reads the whole history");
+  if (s.covariate_lags != 0)
+    throw refuse("covariate_lags = " + std::to_string(s.covariate_lags), "the release reads covariates as given");
+  for (const char* option : {"variate_roles", "covariate_match"})
+    if (a[option].get<bool>()) throw refuse(std::string(option) + " = true", "the release has no covariate embeddings");
+  if (!string_list(a["static_covariates"]).empty())
+    throw refuse("static_covariates = " + a["static_covariates"].dump(), "the release has no static covariate embeddings");
+  if (a["variate_attention"] != "patch")
+    throw refuse("variate_attention = " + a["variate_attention"].dump(), "the release's variate layers attend patch by patch");
+  if (a["rope_fraction"].get<double>() != 0.5 || a["rope_base"].get<double>() != 1e4)
+    throw refuse("rope_fraction = " + a["rope_fraction"].dump() + ", rope_base = " + a["rope_base"].dump(),
+                 "the release rotates half of each head's dimensions at base 10000");
+
+  const toto2::Shape shape = toto2::shape_of(a);
+  for (int64_t i = 0; i < shape.num_layers; ++i) {
+    const std::string layer = "transformer.layers." + std::to_string(i);
+    const int count = static_cast<int>(2 * shape.num_layers);
+    tensors.emplace_back(layer + ".attn_tau", at::scalar_tensor(tau(p, static_cast<int>(2 * i), count), at::kFloat));
+    tensors.emplace_back(layer + ".mlp_tau", at::scalar_tensor(tau(p, static_cast<int>(2 * i + 1), count), at::kFloat));
+  }
+  return {{"patch_size", s.patch_size},
+          {"d_model", shape.d_model},
+          {"num_heads", shape.num_heads},
+          {"num_layers", shape.num_layers},
+          {"layer_group_size", shape.layer_group_size},
+          {"num_variate_layers_per_group", shape.variate_layers_per_group},
+          {"variate_layer_first", a["variate_layer_first"]},
+          {"dropout_p", 0.0},
+          {"norm_eps", a["norm_eps"]},
+          {"attn_bias", a["attn_bias"]},
+          {"mlp_bias", a["mlp_bias"]},
+          {"num_output_patches", 1},
+          {"pre_norm", true},
+          {"d_ff", shape.d_ff},
+          {"residual_mult", u["residual_mult"]},
+          {"residual_attn_ratio", u["residual_attn_ratio"]},
+          {"qk_norm", a["qk_norm"]},
+          {"norm_include_weight", false},
+          {"per_dim_scale", a["per_dim_scale"]},
+          {"use_xpos", a["use_xpos"]}};
+}
+
+constexpr CheckpointFormat kFormat{"Hugging Face Toto 2.0", recognises, spec_from_config, take_buffers, config_from_spec};
 
 }  // namespace
 

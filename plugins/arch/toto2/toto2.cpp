@@ -23,21 +23,10 @@
 #include "orrery/error.h"
 #include "orrery/ops.h"
 #include "orrery/plugin.h"
+#include "shape.h"
 
 namespace {
 using namespace orrery;
-
-// The published sizes (d_head = 64, one variate layer, the last).
-struct Preset {
-  const char* name;
-  int64_t d_model, num_layers, num_heads;
-};
-constexpr Preset kPresets[] = {{"toto2-4m", 256, 4, 4},      {"toto2-22m", 512, 6, 8},
-                               {"toto2-313m", 1024, 24, 16}, {"toto2-1b", 1536, 36, 24},
-                               {"toto2-2.5b", 2048, 48, 32}, {"toto2-proxy10m", 256, 12, 4}};
-
-// d_ff = 8d/3 rounded up to a multiple of 8, as in the released configuration.
-int64_t default_d_ff(int64_t d) { return (4 * d * 2 / 3 + 7) / 8 * 8; }
 
 // Rotary embedding on the first `dims` of each head, interleaved pairs (0,1), (2,3), ..., at
 // patch positions `pos` (T). With xPos (`xpos_sign` +1 for queries, -1 for keys) pair i is also
@@ -155,27 +144,15 @@ struct Layer {
 class Toto2 final : public Architecture {
  public:
   Toto2(const Json& o, ArchitectureContext& ctx) : eps_(o["norm_eps"].get<double>()) {
-    int64_t L = o["num_layers"], H = o["num_heads"];
-    d_ = o["d_model"];
-    if (const std::string preset = o["preset"]; !preset.empty()) {
-      for (const auto& p : kPresets)
-        if (preset == p.name) d_ = d_ ? d_ : p.d_model, L = L ? L : p.num_layers, H = H ? H : p.num_heads;
-    }
-    d_ = d_ ? d_ : 256, L = L ? L : 4, H = H ? H : 4;
+    const toto2::Shape shape = toto2::shape_of(o);
+    d_ = shape.d_model;
+    const int64_t L = shape.num_layers, H = shape.num_heads, G = shape.layer_group_size,
+                  n_v = shape.variate_layers_per_group;
     auto fail = [](const std::string& m) { return Error("architecture plugin 'toto2': " + m); };
-    if (d_ % H != 0)
-      throw fail("d_model " + std::to_string(d_) + " is not divisible by num_heads " + std::to_string(H));
-    const int64_t G = o["layer_group_size"].get<int64_t>() ? o["layer_group_size"].get<int64_t>() : L;
-    const int64_t n_v = o["num_variate_layers_per_group"];
-    if (L % G != 0)
-      throw fail("num_layers " + std::to_string(L) + " is not a multiple of layer_group_size " + std::to_string(G));
-    if (n_v > G)
-      throw fail("num_variate_layers_per_group " + std::to_string(n_v) + " exceeds layer_group_size " + std::to_string(G));
     const bool variate_first = o["variate_layer_first"];
     const int64_t dh = d_ / H;
     const int64_t rope_dims = static_cast<int64_t>(dh * o["rope_fraction"].get<double>()) / 2 * 2;
-    int64_t d_ff = o["d_ff"];
-    if (d_ff == 0) d_ff = default_d_ff(d_);
+    const int64_t d_ff = shape.d_ff;
     ParamFactory& f = ctx.params;
     const Parametrisation& p = f.parametrisation();
     const int branches = 2 * static_cast<int>(L);
@@ -431,7 +408,7 @@ class Toto2 final : public Architecture {
 
 OptionSchema schema() {
   std::vector<std::string> presets = {""};
-  for (const auto& p : kPresets) presets.push_back(p.name);
+  for (const auto& p : toto2::kPresets) presets.push_back(p.name);
   return OptionSchema{}
       .string("preset", "", "published size; sets d_model, num_layers, num_heads left at 0", presets)
       .integer("d_model", 0, "model width; 0 = from the preset, else 256", 0, 65536)

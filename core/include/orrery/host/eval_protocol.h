@@ -33,6 +33,9 @@ struct EvalDataset {
 // series, one row per step; its frequency is `frequency`, or inferred from a "time" column of
 // ISO dates. Errors name the manifest entry or file at fault.
 std::vector<EvalDataset> load_eval_datasets(const std::string& path, const std::string& frequency = "");
+// `path` as load_eval_datasets reads it: the default, assets/data, where the working directory has
+// none, is an install's own bundled benchmark (share/orrery/assets/data).
+std::string eval_data_path(const std::string& path);
 
 // The series a data source reads from files (csv, parquet: any layout), whole: one data set per
 // frequency, each variate an item (each target variate, with its series' covariate rows, when the

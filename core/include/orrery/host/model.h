@@ -141,6 +141,9 @@ class Model {
 
   // Weights as safetensors, under the parameters' names, with the model spec in the metadata.
   void save_weights(const std::string& path) const;
+  // Throws, naming `path` and up to four parameters, when a weight is NaN or infinite (a diverged
+  // run's): nothing written may hold one.
+  void require_finite_weights(const std::string& path) const;
   // Strict: every parameter must be present with its shape and nothing else may be; errors name
   // the file and the tensors at fault. The model is unchanged when loading fails. A checkpoint
   // folder stands for its model.safetensors.
@@ -167,6 +170,7 @@ class Model {
   StepFlops step_flops(int64_t batch, int64_t variates, int64_t context) const;
 
   std::vector<Param>& params() { return params_; }
+  const std::vector<Param>& params() const { return params_; }
   const Parametrisation& parametrisation() const { return *param_; }
   int64_t num_parameters() const { return count_parameters(params_); }
   // Whether the head predicts the data's own values (class ids) rather than quantiles of them.
