@@ -22,7 +22,7 @@ int cmd_eval(const std::vector<std::string>& args) {
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
         "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox]\n"
-        "                   [--regression-lags K] [--device cpu|cuda] [--out DIR]\n\n"
+        "                   [--regression-lags K] [--device cpu|cuda] [--out DIR] [--no-forecasts]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
         "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
@@ -57,7 +57,10 @@ int cmd_eval(const std::vector<std::string>& args) {
         "                       regression over the covariates' lags 0..K (NAME/lagged-regression),\n"
         "                       beside NAME/regression (lag 0)\n"
         "  --out DIR            where eval.json and eval.csv go (default: a new runs/eval folder;\n"
-        "                       nothing already there is overwritten)\n");
+        "                       nothing already there is overwritten), with eval_forecasts.jsonl: every\n"
+        "                       window's history, actual values and each forecaster's quantiles, which\n"
+        "                       orrery ui and orrery plot draw\n"
+        "  --no-forecasts       write the scores only, no eval_forecasts.jsonl\n");
     return 0;
   }
   EvalRequest r;
@@ -104,6 +107,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
     else if (a == "--box-cox") r.box_cox = true;
+    else if (a == "--no-forecasts") r.forecasts = false;
     else if (a == "--regression-lags") {
       r.regression_lags = parse_whole_number("eval: --regression-lags", value());
       check_regression_lags(r.regression_lags, "eval: --regression-lags");

@@ -205,7 +205,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
   if (args.empty() || wants_help(args)) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
-        "                       [--context N] [--decode-block-size S] [--device cpu|cuda]\n"
+        "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--box-cox [--season M]]\n"
         "                       [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
@@ -218,7 +218,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "series; empty fields and NA are missing values. The output has one row per step: step,\n"
         "time (when the input has a time column, which must be evenly spaced), then\n"
         "<series>_q<level> for each quantile level.\n"
-        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model.\n"
+        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model;\n"
+        "several (--context 64,512) forecast from each and average level by level, a context\n"
+        "ensemble, as orrery eval and model:forecast do (one forecast path serves all three).\n"
         "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
         "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n"
         "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n"
@@ -261,7 +263,10 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--out") o.output = value();
     else if (a == "--device") o.device = value();
     else if (a == "--horizon") o.horizon = number(a);
-    else if (a == "--context") o.context = number(a);
+    else if (a == "--context") {
+      o.contexts.clear();
+      for (const auto& c : comma_list(value())) o.contexts.push_back(parse_whole_number("forecast: --context", c));
+    }
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;

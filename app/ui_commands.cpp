@@ -37,7 +37,9 @@ int cmd_ui(const std::vector<std::string>& args) {
         "                      display: under Xvfb on a server (xvfb-run -a orrery ui ...)\n"
         "  --after N           frames to render before the screenshot\n"
         "  --layout JSON       with --screenshot: where each plot landed (pixels and axis ranges)\n"
-        "  --hover X,Y         with --screenshot: the mouse rests there (to capture hover read-outs)\n");
+        "  --hover X,Y         with --screenshot: the mouse rests there (to capture hover read-outs)\n"
+        "  --select DATASET    the Evaluation tab opens on this data set's windows (an evaluation's\n"
+        "                      eval_forecasts.jsonl): the model's fan beside ETS's, window by window\n");
     return 0;
   }
   ui::DashboardOptions o;
@@ -55,6 +57,7 @@ int cmd_ui(const std::vector<std::string>& args) {
     else if (a == "--view") o.view = value();
     else if (a == "--filter") o.filter = value();
     else if (a == "--layout") o.layout = value();
+    else if (a == "--select") o.select = value();
     else if (a == "--runs") runs_dir = value();
     else if (a == "--hover") {
       const std::string v = value();

@@ -663,3 +663,78 @@ TEST_CASE("orrery bench train --graph on replays the recorded step, and a bad --
   CHECK(bad.status != 0);
   CHECK(bad.output.find("--graph must be on or off, got 'yes'") != std::string::npos);
 }
+
+// One forecast path (core/include/orrery/host/forecast_request.h): the same request through
+// model:forecast, `orrery forecast` and `orrery eval` gives the same numbers. Eval's window, with a
+// context ensemble and Box-Cox, is forecast again from its history by the other two.
+TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same forecast of a window") {
+  Fixture f;
+  // A monthly series with a season and a trend, ISO dates: eval's season is 12.
+  std::ofstream(f.dir + "/monthly.csv") << [] {
+    std::ostringstream s;
+    s << "time,sales\n";
+    for (int t = 0; t < 150; ++t)
+      s << 2000 + t / 12 << "-" << (t % 12 < 9 ? "0" : "") << t % 12 + 1 << "-01," << 50 + 0.4 * t + 9 * std::sin(t * 0.5236) + (t % 7) << "\n";
+    return s.str();
+  }();
+  const auto eval = test::run_command(orrery_cmd("eval --model " + f.dir + "/model.safetensors=tiny --data " + f.dir +
+                                                 "/monthly.csv --baselines seasonal_naive --context 64,512 --box-cox --out " +
+                                                 f.dir + "/eval"));
+  INFO(eval.output);
+  REQUIRE(eval.status == 0);
+  std::ifstream lines(f.dir + "/eval/eval_forecasts.jsonl");
+  std::string header, last, line;
+  std::getline(lines, header);
+  while (std::getline(lines, line)) last = line;
+  const orrery::Json window = orrery::Json::parse(last);
+  const int64_t start = window["start"], horizon = window["actual"].size();
+  REQUIRE(horizon > 0);
+  const orrery::Json& theirs = window["forecasts"]["tiny"];  // [level][step], 6 significant digits
+
+  // The same window's history, as a CSV for orrery forecast and as a list for Lua.
+  std::vector<double> history;
+  {
+    std::ifstream in(f.dir + "/monthly.csv");
+    std::getline(in, line);
+    for (int64_t t = 0; t < start && std::getline(in, line); ++t) history.push_back(std::stod(line.substr(line.find(',') + 1)));
+  }
+  {
+    std::ofstream csv(f.dir + "/history.csv");
+    csv.precision(17);
+    csv << "sales\n";
+    for (double v : history) csv << v << "\n";
+  }
+  const auto cli = f.forecast("--input " + f.dir + "/history.csv --horizon " + std::to_string(horizon) +
+                              " --context 64,512 --box-cox --season 12 --out " + f.dir + "/cli.csv");
+  INFO(cli.output);
+  REQUIRE(cli.status == 0);
+  std::vector<std::vector<double>> by_cli(9, std::vector<double>(horizon));
+  {
+    std::ifstream in(f.dir + "/cli.csv");
+    std::getline(in, line);
+    for (int64_t h = 0; h < horizon && std::getline(in, line); ++h) {
+      std::stringstream cells(line);
+      std::string cell;
+      std::getline(cells, cell, ',');  // step
+      for (int q = 0; q < 9; ++q) std::getline(cells, cell, ','), by_cli[q][h] = std::stod(cell);
+    }
+  }
+  std::ostringstream lua;
+  lua.precision(17);
+  lua << "local m = orrery.load('" << f.dir << "/model.safetensors')\nlocal f = m:forecast{values = {";
+  for (size_t t = 0; t < history.size(); ++t) lua << (t ? ", " : "") << history[t];
+  lua << "}, horizon = " << horizon << ", contexts = {64, 512}, box_cox = true, season = 12}\n"
+         "orrery.write_json('" << f.dir << "/lua.json', f.quantiles)\n";
+  std::ofstream(f.dir + "/parity.lua") << lua.str();
+  const auto by_lua = test::run_command(orrery_cmd("run " + f.dir + "/parity.lua"));
+  INFO(by_lua.output);
+  REQUIRE(by_lua.status == 0);
+  const orrery::Json from_lua = orrery::Json::parse(test::read_text(f.dir + "/lua.json"));
+  for (int q = 0; q < 9; ++q)
+    for (int64_t h = 0; h < horizon; ++h) {
+      const double e = theirs[q][h].get<double>(), tolerance = 1e-5 * std::max(1.0, std::fabs(e));  // eval keeps 6 digits
+      INFO("level " << q << ", step " << h);
+      CHECK(std::fabs(by_cli[q][h] - e) <= tolerance);
+      CHECK(std::fabs(from_lua[q][h].get<double>() - by_cli[q][h]) <= 1e-9 * std::max(1.0, std::fabs(by_cli[q][h])));
+    }
+}

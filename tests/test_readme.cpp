@@ -167,7 +167,10 @@ const std::vector<Exercise> kExercises = {
      "file:live.png"},
     {"build/bin/orrery ui runs --view lr --screenshot lr.png", kXvfb + "build/bin/orrery ui runs --view lr --screenshot lr.png",
      "file:lr.png"},
-    {"build/bin/orrery plot runs/quickstart --out plots", "", "loss.svg"},
+    {"build/bin/orrery plot runs/quickstart --out plots", "", "windows-austres-Q-short.svg"},
+    // docs/dashboard.md: the quickstart's evaluation, drilled down to austres' windows.
+    {"build/bin/orrery ui runs --view eval --select austres",
+     kXvfb + "build/bin/orrery ui runs --view eval --select austres --screenshot austres.png", "file:austres.png"},
     {"build/bin/orrery run scripts/quickstart.lua --resume name=long checkpoint_every=200",
      kQuick + " --resume name=long checkpoint_every=10 steps=20", "Run directory: runs/long"},
     // CI runs these two itself (.ci/run); here they would rebuild everything twice.

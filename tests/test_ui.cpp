@@ -335,3 +335,52 @@ TEST_CASE("orrery ui explains what is wrong") {
   CHECK_THAT(run_err("run " + (root / "u.lua").string(), "env -u DISPLAY"), Catch::Contains("orrery.plot"));
   orrery::remove_tree(root);
 }
+
+// The Evaluation tab's drill-down (--select) and orrery plot of an evaluation folder: a data set's
+// windows, the model's fan beside the baseline's on the same context and actual values.
+TEST_CASE("the Evaluation tab drills down to a data set's windows, the model's fan beside ETS's") {
+  auto root = test::fresh_dir("eval-windows");
+  test::write_text(root / "eval" / "eval.json",
+                   test::eval_json({"mine", "ets", "seasonal_naive"}, {"a", "b"}, [](size_t k, size_t) { return 1.0 + k; }).dump());
+  // One window each: a flat history at 10, actual values at 20, the model's fan around 50 and ETS's
+  // around 10 (levels 0.1 .. 0.9, one unit apart).
+  std::string lines = Json{{"orrery_eval_forecasts", 1}, {"split", "test"}, {"levels", {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}},
+                           {"forecasters", {"mine", "ets", "seasonal_naive"}}, {"normaliser", "seasonal_naive"}, {"windows", 2}}
+                          .dump() + "\n";
+  auto fan = [](double centre) {
+    Json q = Json::array();
+    for (int l = 0; l < 9; ++l) q.push_back(std::vector<double>(12, centre + 2.0 * (l - 4)));
+    return q;
+  };
+  for (const char* d : {"a", "b"})
+    lines += Json{{"dataset", d}, {"frequency", "M"}, {"term", "short"}, {"series", std::string(d) + "/0"}, {"start", 24},
+                  {"season", 12}, {"history", std::vector<double>(24, 10.0)}, {"actual", std::vector<double>(12, 20.0)},
+                  {"forecasts", {{"mine", fan(50)}, {"ets", fan(10)}, {"seasonal_naive", fan(10)}}},
+                  {"scores", {{"mine", {3.0, 2.5}}, {"ets", {1.0, 0.5}}, {"seasonal_naive", {1.0, 0.5}}}}}
+                 .dump() + "\n";
+  test::write_text(root / "eval" / "eval_forecasts.jsonl", lines);
+  const std::string png = (root / "b.png").string(), layout_path = (root / "b.json").string();
+  REQUIRE(run("ui " + root.string() + " --view eval --select b --screenshot " + png + " --layout " + layout_path) == 0);
+  Image img(png);
+  std::ifstream lf(layout_path);
+  const Json layout = Json::parse(lf);
+  const Json mine = frame(layout, "mine: MASE 3, CRPS 2.5"), ets = frame(layout, "ets: MASE 1, CRPS 0.5");
+  // Each fan lies where its quantiles say, brighter than the empty plot beside it.
+  CHECK(img.luminance(pixel(mine, 6, 50).first, pixel(mine, 6, 50).second) >
+        img.luminance(pixel(mine, 6, 35).first, pixel(mine, 6, 35).second) + 10);
+  CHECK(img.luminance(pixel(ets, 6, 10).first, pixel(ets, 6, 10).second) >
+        img.luminance(pixel(ets, 6, 3).first, pixel(ets, 6, 3).second) + 10);
+  // A data set no forecasts file holds is said, naming those there are; the window still opens.
+  const std::string out = (root / "warning.txt").string();
+  CHECK(run("ui " + root.string() + " --view eval --select nile --screenshot " + (root / "n.png").string() + " 2> " + out) == 0);
+  CHECK(test::read_text(out).find("--select nile: no data set of that name in the evaluations' forecasts; they hold a, b") !=
+        std::string::npos);
+  // orrery plot draws the same windows as SVG files.
+  REQUIRE(run("plot " + (root / "eval").string() + " --out " + (root / "plots").string()) == 0);
+  CHECK(test::read_text((root / "plots" / "windows-b-M-short.svg").string()).find("mine: MASE 3, CRPS 2.5") != std::string::npos);
+  // A forecasts file of another version is refused, naming both versions.
+  test::write_text(root / "eval" / "eval_forecasts.jsonl", "{\"orrery_eval_forecasts\": 7}\n");
+  CHECK(run("plot " + (root / "eval").string() + " --out " + (root / "plots2").string() + " 2> " + out) != 0);
+  CHECK(test::read_text(out).find("is a forecasts file of version 7, this orrery reads version 1") != std::string::npos);
+  orrery::remove_tree(root);
+}

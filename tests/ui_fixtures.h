@@ -22,6 +22,11 @@ inline fs::path fresh_dir(const std::string& name) {
   return p;
 }
 
+inline std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 inline void write_text(const fs::path& p, const std::string& s, bool append = false) {
   fs::create_directories(p.parent_path());
   std::ofstream f(p, append ? std::ios::app : std::ios::trunc);

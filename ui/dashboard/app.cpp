@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <utility>
 
 #include "imgui_canvas.h"
 #include "orrery/error.h"
+#include "orrery/host/eval_forecasts.h"
 #include "orrery/host/format_duration.h"
 #include "plot/theme.h"
 #include "orrery/sort_stably.h"
@@ -461,16 +463,43 @@ void App::diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& sel
   draw_optimizer_view(canvas, rows[1], selected);
 }
 
+const App::ForecastsFile& App::forecasts_file(const std::string& path) {
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(path, ec);
+  ForecastsFile& f = forecasts_files_[path];
+  if (f.forecasts && !ec && f.written == written) return f;
+  f = ForecastsFile{written, nullptr, ""};
+  try {
+    f.forecasts = std::make_shared<const EvalForecasts>(read_eval_forecasts(path));
+  } catch (const std::exception& e) {
+    f.error = e.what();  // shown in the window; the dashboard goes on
+  }
+  return f;
+}
+
 void App::eval_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
-  const EvalTable table = merge_evaluations(shown);
+  EvalTable table = merge_evaluations(shown);
+  if (!drill_.pending.empty() || !drill_.configuration.empty()) return eval_windows(table, shown);
   int metric = eval_.metric == EvalMetric::crps ? 0 : 1;
   ImGui::RadioButton("CRPS", &metric, 0);
   ImGui::SameLine();
   ImGui::RadioButton("MASE", &metric, 1);
   eval_.metric = metric == 0 ? EvalMetric::crps : EvalMetric::mase;
+  // Worst first: the rows by the first Orrery model over ETS (or the first baseline), one click.
+  size_t model = table.models.size(), baseline = table.models.size();
+  for (size_t k = 0; k < table.models.size(); ++k) {
+    if (!table.models[k].baseline && model == table.models.size()) model = k;
+    if (table.models[k].baseline && (baseline == table.models.size() || table.models[k].name == "ets")) baseline = k;
+  }
+  if (model < table.models.size() && baseline < table.models.size()) {
+    ImGui::SameLine();
+    ImGui::Checkbox(("worst first: " + table.models[model].label + " over " + table.models[baseline].label).c_str(),
+                    &drill_.sort);
+    if (drill_.sort) sort_eval_rows(table, model, baseline, eval_.metric);
+  }
   ImGui::SameLine();
-  ImGui::TextDisabled("every run passing the filter with an eval.json; each model's metric over seasonal naive's "
-                      "on the same windows");
+  ImGui::TextDisabled("each model's metric over seasonal naive's on the same windows; click a data set for its windows");
+  if (!drill_.message.empty()) ImGui::TextColored({0.95f, 0.4f, 0.4f, 1}, "%s", drill_.message.c_str());
   // A long benchmark scrolls instead of squeezing its rows below a readable height.
   ImGui::BeginChild("eval", {0, 0}, false);
   ImGuiCanvas canvas(ImGui::GetWindowDrawList());
@@ -497,8 +526,91 @@ void App::eval_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
         if (std::isfinite(s.coverage)) ImGui::Text("mean 10-90 coverage %.2f", s.coverage);
       }
       ImGui::EndTooltip();
+      // A click on a data set's dot opens its windows.
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && hit->row < table.rows.size())
+        drill_.configuration = table.rows[hit->row].label, drill_.first = 0, drill_.message.clear();
     }
   ImGui::EndChild();
+}
+
+// One configuration's windows from the forecasts file of the first shown run that holds it: the
+// model's fan beside the baseline's, a page of windows at a time. Keys: left and right page
+// through the windows, up and down step through the data sets, Escape goes back to the table.
+void App::eval_windows(const EvalTable& table, const std::vector<std::shared_ptr<const Run>>& shown) {
+  std::shared_ptr<const EvalForecasts> forecasts;
+  std::string names;  // every configuration a forecasts file holds, for --select's message
+  for (const auto& r : shown) {
+    const auto path = std::filesystem::path(r->dir) / kEvalForecastsFile;
+    if (!r->eval || !std::filesystem::exists(path)) continue;
+    const ForecastsFile& f = forecasts_file(path.string());
+    if (!f.error.empty()) {
+      drill_.message = f.error;
+      continue;
+    }
+    const auto configurations = forecast_configurations(*f.forecasts);
+    if (!drill_.pending.empty()) {  // --select: a data set's name, or its whole configuration
+      for (const auto& c : configurations)
+        if (c == drill_.pending || c.substr(0, c.find('/')) == drill_.pending) drill_.configuration = c, drill_.pending.clear();
+      for (const auto& c : configurations) names += (names.empty() ? "" : ", ") + c.substr(0, c.find('/'));
+    }
+    if (std::find(configurations.begin(), configurations.end(), drill_.configuration) != configurations.end()) {
+      forecasts = f.forecasts;
+      break;
+    }
+  }
+  if (!drill_.pending.empty()) {
+    drill_.message = "--select " + drill_.pending + ": no data set of that name in the evaluations' forecasts" +
+                     (names.empty() ? std::string(" (no run shown has an eval_forecasts.jsonl)") : "; they hold " + names);
+    std::fprintf(stderr, "orrery: warning: ui: %s\n", drill_.message.c_str());  // also where no one sees the window
+    drill_.pending.clear(), drill_.configuration.clear();
+    return eval_tab(shown);
+  }
+  if (ImGui::Button("< table") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    drill_.configuration.clear();
+    return;
+  }
+  if (!forecasts) {
+    ImGui::SameLine();
+    ImGui::TextColored({0.95f, 0.4f, 0.4f, 1}, "%s",
+                       (drill_.message.empty() ? "no eval_forecasts.jsonl holds " + drill_.configuration +
+                                                     " (orrery eval writes it; --no-forecasts leaves it out)"
+                                               : drill_.message).c_str());
+    return;
+  }
+  const EvalForecasts& f = *forecasts;
+  if (drill_.model.empty() || std::find(f.forecasters.begin(), f.forecasters.end(), drill_.model) == f.forecasters.end())
+    drill_.model = default_eval_model(f);
+  if (drill_.baseline.empty()) drill_.baseline = default_eval_baseline(f);
+  auto pick = [&](const char* label, std::string& chosen) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(180);
+    if (ImGui::BeginCombo(label, chosen.c_str())) {
+      for (const auto& name : f.forecasters)
+        if (ImGui::Selectable(name.c_str(), name == chosen)) chosen = name;
+      ImGui::EndCombo();
+    }
+  };
+  pick("model", drill_.model);
+  pick("beside", drill_.baseline);
+  // The data sets in the table's order, and this one's windows a page at a time.
+  std::vector<std::string> order;
+  for (const auto& row : table.rows) order.push_back(row.label);
+  const auto at = std::find(order.begin(), order.end(), drill_.configuration);
+  const size_t n = configuration_windows(f, drill_.configuration).size(), page = 4;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) && drill_.first + page < n) drill_.first += page;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) drill_.first -= std::min(drill_.first, page);
+  if (at != order.end()) {
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) && at + 1 != order.end())
+      drill_.configuration = *(at + 1), drill_.first = 0;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)) && at != order.begin())
+      drill_.configuration = *(at - 1), drill_.first = 0;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("windows %zu-%zu of %zu (left, right); data set %zu of %zu (up, down); Esc: the table",
+                      std::min(drill_.first + 1, n), std::min(drill_.first + page, n), n,
+                      at == order.end() ? 0 : static_cast<size_t>(at - order.begin()) + 1, order.size());
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  draw_eval_windows(canvas, claim_region(), f, drill_.configuration, drill_.model, drill_.baseline, drill_.first, page);
 }
 
 // A combo over the studies of one kind (their folders), newest by default; -1 when there are none.

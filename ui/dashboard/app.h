@@ -3,6 +3,7 @@
 // right. A pure function of the newest Workspace snapshot plus what the user clicked.
 #include <imgui.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,6 +21,9 @@ class App {
  public:
   // `show_fps` is off for screenshots, so two renders of the same data are identical.
   App(Tab first_tab, const std::string& filter, bool show_fps = true);
+  // The Evaluation tab opens on the windows of this data set ("nile", or "nile/A/short");
+  // one no forecasts file holds is said in the window, with the names there are.
+  void select_eval(const std::string& dataset) { drill_.pending = dataset; }
   // Draws one frame over the whole viewport. `job_line` is shown in the header when non-empty.
   void frame(const Workspace& ws, const std::string& job_line);
   // Each run's colour (stable: by first appearance), for tests and the layout file.
@@ -34,6 +38,7 @@ class App {
   void lr_tab(const std::vector<std::shared_ptr<const Run>>& shown);
   void diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& selected);
   void eval_tab(const std::vector<std::shared_ptr<const Run>>& shown);
+  void eval_windows(const EvalTable& table, const std::vector<std::shared_ptr<const Run>>& shown);
   void search_tab(const Workspace& ws);
   void scaling_tab(const Workspace& ws);
   plot::Color color_of(const std::string& name);
@@ -51,6 +56,22 @@ class App {
   bool latest_snapshot_ = true, grid_ = false;
   int coord_index_ = 0, coord_step_ = -1;
   EvalViewOptions eval_;
+  // The Evaluation tab's drill-down: one configuration's windows from its run's eval_forecasts.jsonl.
+  struct Drill {
+    std::string configuration;   // "" = the table
+    std::string pending;         // --select, resolved on the first frame with forecasts
+    std::string model, baseline; // "" = the file's defaults
+    size_t first = 0;            // the first window shown
+    bool sort = false;           // the table's rows worst first by the model over the baseline
+    std::string message;         // what went wrong (a file of another version, an unknown --select)
+  } drill_;
+  struct ForecastsFile {
+    std::filesystem::file_time_type written;
+    std::shared_ptr<const EvalForecasts> forecasts;
+    std::string error;
+  };
+  std::map<std::string, ForecastsFile> forecasts_files_;  // by path, read again when rewritten
+  const ForecastsFile& forecasts_file(const std::string& path);
   std::string study_, scaling_;  // the folders picked in the Search and Scaling tabs
   float samples_height_ = 0;  // what the Samples tab drew last frame: its scrolled content
   double now_ = 0;

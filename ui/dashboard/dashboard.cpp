@@ -151,6 +151,7 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
     });
 
   App app(first, o.filter, /*show_fps=*/!headless);
+  if (!o.select.empty()) app.select_eval(o.select);
   int frames_after = 0;
   bool finished_polled = false;
   std::string error;

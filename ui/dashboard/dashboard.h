@@ -25,6 +25,7 @@ struct DashboardOptions {
   int after = 3;
   std::string layout;            // with a screenshot: the plots' pixel frames as JSON
   float hover_x = -1, hover_y = -1;  // with a screenshot: where the mouse rests (hover read-outs)
+  std::string select;  // the Evaluation tab opens on this data set's windows (its eval_forecasts.jsonl)
 };
 
 // Opens the window and runs until it closes (or the screenshot is written). Returns the job's

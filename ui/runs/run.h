@@ -81,6 +81,29 @@ struct Evaluation {
 // wrong shape are skipped, never thrown on.
 std::shared_ptr<const Evaluation> parse_eval(const Json& j);
 
+// forecasts.jsonl, written beside eval.json by `orrery eval`: every window's history (its last
+// steps), actual values, and each forecaster's quantiles and scores on that window alone.
+struct EvalWindow {
+  std::string dataset, frequency, term, series;
+  int64_t start = 0, season = 1;  // the series' step the window's first actual value is at
+  std::vector<double> history, actual;                                 // NaN = missing
+  std::map<std::string, std::vector<std::vector<double>>> forecasts;   // forecaster -> [level][step]
+  std::map<std::string, std::pair<double, double>> scores;             // forecaster -> (MASE, CRPS)
+  std::string configuration() const { return dataset + "/" + frequency + "/" + term; }
+};
+struct EvalForecasts {
+  std::string split;
+  std::vector<double> levels;
+  std::vector<std::string> forecasters;  // in the evaluation's order
+  std::vector<EvalWindow> windows;       // in the file's order: configuration by configuration
+};
+// The file at `path`; an error naming the file and the line for one that is not a forecasts
+// file, one of another version (naming both), or a line that is not a window.
+EvalForecasts read_eval_forecasts(const std::string& path);
+// A window's forecast as a snapshot draw_forecast draws: its history, actual values and the
+// named forecaster's quantiles (empty when the window has none of it).
+ForecastSnapshot window_snapshot(const EvalForecasts& f, const EvalWindow& w, const std::string& forecaster);
+
 // Text a model of token ids drew after a validation: the prompt (a held-out row's start) and
 // what followed it.
 struct TextSample {

@@ -140,4 +140,18 @@ EvalTable merge_evaluations(std::span<const std::shared_ptr<const Run>> runs) {
   return t;
 }
 
+void sort_eval_rows(EvalTable& t, size_t model, size_t baseline, EvalMetric m) {
+  auto ratio = [&](const EvalTableRow& row) {
+    if (model >= row.cells.size() || baseline >= row.cells.size()) return kNaN;
+    const EvalScores& a = row.cells[model];
+    const EvalScores& b = row.cells[baseline];
+    return m == EvalMetric::crps ? a.crps / b.crps : a.mase / b.mase;
+  };
+  sort_stably(t.rows, [&](const EvalTableRow& a, const EvalTableRow& b) {
+    const double x = ratio(a), y = ratio(b);
+    if (!std::isfinite(y)) return std::isfinite(x);
+    return std::isfinite(x) && x > y;
+  });
+}
+
 }  // namespace orrery::ui

@@ -6,6 +6,7 @@
 #include "../plot/svg_canvas.h"
 #include "../plot/theme.h"
 #include "orrery/error.h"
+#include "orrery/host/eval_forecasts.h"
 #include "orrery/sort_stably.h"
 #include "views.h"
 
@@ -81,6 +82,27 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
     plot::SvgCanvas c(W, h, plot::theme().background);
     draw_eval_view(c, {16, 16, W - 16, h - 16}, table, EvalViewOptions{});
     save(c, "eval.svg");
+  }
+  // An evaluation's windows (its eval_forecasts.jsonl): one file per configuration, every window a row,
+  // the model's fan beside the baseline's, named by the run folder when the workspace holds several.
+  size_t evaluated = 0;
+  for (const auto& r : ws.runs) evaluated += r->eval && std::filesystem::exists(std::filesystem::path(r->dir) / kEvalForecastsFile);
+  for (const auto& r : ws.runs) {
+    const auto file = std::filesystem::path(r->dir) / kEvalForecastsFile;
+    if (!r->eval || !std::filesystem::exists(file)) continue;
+    const EvalForecasts f = read_eval_forecasts(file.string());
+    const std::string model = default_eval_model(f), baseline = default_eval_baseline(f);
+    for (const auto& configuration : forecast_configurations(f)) {
+      const size_t n = configuration_windows(f, configuration).size();
+      const float h = 60 + 220.f * static_cast<float>(n);
+      plot::SvgCanvas c(W, h, plot::theme().background);
+      draw_eval_windows(c, {16, 16, W - 16, h - 16}, f, configuration, model, baseline, 0, n);
+      std::string name = configuration;
+      std::replace(name.begin(), name.end(), '/', '-');
+      std::string prefix = r->name;
+      std::replace(prefix.begin(), prefix.end(), '/', '-');
+      save(c, ("windows-" + (evaluated > 1 ? prefix + "-" : std::string()) + name + ".svg").c_str());
+    }
   }
   // Studies: one file each, named by its folder when the workspace holds several.
   const auto file_for = [](const std::string& kind, const std::string& folder, size_t count) {

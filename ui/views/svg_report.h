@@ -14,6 +14,8 @@ namespace orrery::ui {
 //   coord_check.svg the newest coordinate check's last step
 //   optimizer.svg   update RMS per optimizer group and gradient norm, when recorded
 //   eval.svg        CRPS ratios per data set of every model in the runs' eval.json files
+//   windows-<dataset>-<frequency>-<term>.svg   each configuration's windows from an evaluation's
+//                   eval_forecasts.jsonl: the model's fan beside the baseline's (ETS where scored)
 //   search.svg      a hyper-parameter study (study.json); search-<folder>.svg each when several
 //   scaling.svg     a scaling study (scaling.json); scaling-<folder>.svg each when several
 // Returns the paths written.

@@ -63,6 +63,21 @@ void draw_forecast_grid(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& s
 // The (lower, upper) level index pairs of the nested bands, outermost first.
 std::vector<std::pair<size_t, size_t>> band_pairs(std::span<const double> levels);
 
+// ---- evaluation windows (eval_forecasts.jsonl) --------------------------------------------------
+// The configurations ("dataset/frequency/term") of a forecasts file, in its order, and the
+// indices of one's windows.
+std::vector<std::string> forecast_configurations(const EvalForecasts& f);
+std::vector<size_t> configuration_windows(const EvalForecasts& f, const std::string& configuration);
+// The model drawn by default (the first forecaster that is neither a baseline nor a variant such as
+// NAME/regression), and the baseline beside it (ETS where scored).
+std::string default_eval_model(const EvalForecasts& f);
+std::string default_eval_baseline(const EvalForecasts& f);
+// Windows first..first+count of a configuration as small multiples: a row per window, the model's
+// fan beside the baseline's on the same context and actual values, each titled with its MASE and
+// CRPS on that window.
+void draw_eval_windows(plot::Canvas& c, plot::Rect r, const EvalForecasts& f, const std::string& configuration,
+                       const std::string& model, const std::string& baseline, size_t first = 0, size_t count = 8);
+
 // ---- learning-rate transfer ----------------------------------------------------------------
 struct SweepPoint {
   double log2_lr = 0;
@@ -156,6 +171,9 @@ struct EvalHit {
   size_t row = 0, model = 0;  // row == rows.size(): the geometric mean
 };
 std::optional<EvalHit> eval_hit(const EvalTable& t, const plot::PlotFrame& f, plot::Vec2 mouse, EvalMetric m);
+// The rows ordered by `model`'s metric over `baseline`'s, worst (highest) first, so the data sets
+// where the model trails most are at the top; rows without both keep their order at the end.
+void sort_eval_rows(EvalTable& t, size_t model, size_t baseline, EvalMetric m);
 // One row per configuration and a final geometric-mean row set apart, a dot per model at its
 // ratio to seasonal naive on a log x axis, a dashed rule at 1, a legend with each model's
 // geometric mean beside the plot. Rows are at most a comfortable height; the rest of `r` stays

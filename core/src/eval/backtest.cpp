@@ -1,4 +1,5 @@
 #include "orrery/host/backtest.h"
+#include "orrery/host/forecast_request.h"
 
 #include <ATen/ATen.h>
 
@@ -36,21 +37,22 @@ Json backtest(Model& model, const std::vector<SeriesInput>& series, const Backte
       throw Error("backtest: series '" + s.name + "' has " + std::to_string(n) +
                   " points, too few for " + std::to_string(cfg.windows) + " windows of " +
                   std::to_string(cfg.horizon));
-    // All windows of a series in one batch: each window's history, right-aligned.
-    std::vector<std::vector<double>> histories;
-    std::vector<std::string> labels;
+    // Every window of a series through the one forecast path, each window a series of its own.
+    ForecastRequest request;
+    request.horizon = cfg.horizon;
+    request.contexts = {cfg.context};
+    request.batch_size = cfg.windows;
+    request.options.interrupt = interrupt;
+    const bool statics = !s.statics.empty() && !model.static_covariates().empty();
     for (int64_t w = 0; w < cfg.windows; ++w) {
       const int64_t cut = first_cut + w * cfg.horizon;
-      histories.emplace_back(s.values.begin() + std::max<int64_t>(0, cut - cfg.context), s.values.begin() + cut);
-      labels.push_back("backtest: series '" + s.name + "' before window " + std::to_string(w + 1));
+      request.series.push_back({{std::vector<double>(s.values.begin() + std::max<int64_t>(0, cut - cfg.context),
+                                                     s.values.begin() + cut)},
+                                {"backtest: series '" + s.name + "' before window " + std::to_string(w + 1)},
+                                {},
+                                statics ? s.statics : std::vector<double>{}});
     }
-    const SeriesBatch batch = series_batch(histories, labels, cfg.context);
-    ForecastOptions options;
-    options.interrupt = interrupt;
-    if (!s.statics.empty() && !model.static_covariates().empty())  // the series' static covariates, on each window
-      options.statics = at::tensor(s.statics, at::kDouble).to(at::kFloat).view({1, 1, -1}).expand({cfg.windows, 1, -1}).contiguous();
-    Forecast f = model.forecast(batch.values, batch.observed, at::zeros({cfg.windows, 1}, at::kLong),
-                                cfg.horizon, options);
+    const ForecastAnswer f = answer(model, request);
     if (levels.empty()) {
       levels = f.levels;
       all_model.emplace(levels);
@@ -61,7 +63,7 @@ Json backtest(Model& model, const std::vector<SeriesInput>& series, const Backte
       const int64_t cut = first_cut + w * cfg.horizon;
       std::vector<double> history(s.values.begin(), s.values.begin() + cut);
       std::vector<double> target(s.values.begin() + cut, s.values.begin() + cut + cfg.horizon);
-      auto q_model = quantile_rows(f.quantiles.select(1, w).select(1, 0));
+      const auto& q_model = f.series[static_cast<size_t>(w)][0].quantiles;
       auto q_naive = seasonal_naive_quantiles(history, s.season, cfg.horizon, levels);
       for (auto* acc : {&m, &*all_model}) acc->add(history, s.season, target, q_model);
       for (auto* acc : {&nv, &*all_naive}) acc->add(history, s.season, target, q_naive);

@@ -27,6 +27,7 @@
 #include "orrery/host/scoring.h"
 #include "orrery/host/series.h"
 #include "orrery/host/covariate_regression.h"
+#include "orrery/host/forecast_request.h"
 #include "orrery/timestamps.h"
 
 namespace orrery {
@@ -194,116 +195,79 @@ std::vector<EvalDataset> eval_datasets(const DataSource& source, const std::stri
 namespace {
 
 // One context or more, each at least a step, none twice.
-void check_contexts(const std::vector<int64_t>& contexts) {
+void check_eval_contexts(const std::vector<int64_t>& contexts) {
   if (contexts.empty()) throw Error("evaluation: give at least one context (steps of history a model reads)");
-  for (size_t i = 0; i < contexts.size(); ++i) {
-    if (contexts[i] < 1)
-      throw Error("evaluation: context must be at least 1 step, got " + std::to_string(contexts[i]));
-    for (size_t k = 0; k < i; ++k)
-      if (contexts[k] == contexts[i]) throw Error("evaluation: context " + std::to_string(contexts[i]) + " given twice");
-  }
+  check_contexts(contexts, "evaluation");
 }
 
+// A model through the one forecast path (forecast_request.h): each window a series of its own,
+// its target, then (when scored with them) its past-only and known-future covariate rows; a model
+// that reads static covariates gets its series' values.
 class ModelForecaster final : public EvalForecaster {
  public:
   ModelForecaster(Model& m, std::string name, std::vector<int64_t> contexts, int64_t batch,
                   const Interrupt* interrupt, ForecastRecipe recipe, bool covariates)
       : model_(m), name_(std::move(name)), contexts_(std::move(contexts)), batch_(batch), interrupt_(interrupt),
-        recipe_(recipe), covariates_(covariates), statics_(!m.static_covariates().empty()) {
-    context_ = *std::max_element(contexts_.begin(), contexts_.end());
-    if (contexts_.size() == 1) contexts_.clear();  // one context: the windows' own histories
-  }
+        recipe_(recipe), covariates_(covariates), statics_(!m.static_covariates().empty()) {}
   std::string name() const override { return name_; }
 
-  // Each window one series: its target, then its past-only and known-future covariate rows (when
-  // scored with them); a model that reads static covariates gets its series' on every row.
   std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
                                                               const std::vector<Covariates>& covariates,
                                                               int64_t season, int64_t horizon,
                                                               const std::vector<double>& levels) override {
-    if (!covariates_ && !statics_) return forecast(histories, season, horizon, levels);
-    std::vector<std::vector<std::vector<double>>> out;
-    for (size_t start = 0; start < histories.size(); start += static_cast<size_t>(batch_)) {
-      const size_t end = std::min(histories.size(), start + static_cast<size_t>(batch_));
-      const size_t np = covariates_ ? covariates[start].past.size() : 0;
-      const size_t nf = covariates_ ? covariates[start].future.size() : 0;
-      const int64_t n = static_cast<int64_t>(end - start), V = static_cast<int64_t>(1 + np + nf);
-      std::vector<std::vector<double>> rows;  // n x V rows, window by window
-      std::vector<std::string> labels;
-      std::vector<int64_t> roles;
-      at::Tensor ahead = at::full({n, V, horizon}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
-      for (size_t i = start; i < end; ++i) {
-        const Covariates& c = covariates[i];
-        if (covariates_ && (c.past.size() != np || c.future.size() != nf))
-          throw Error("windows " + std::to_string(start + 1) + " and " + std::to_string(i + 1) +
-                      " have different covariates; forecast them apart");
-        const std::string window = "window " + std::to_string(i + 1);
-        const size_t T = histories[i].size();
-        rows.push_back(histories[i]), labels.push_back(window), roles.push_back(0);
-        for (size_t k = 0; k < np; ++k)
-          rows.push_back(c.past[k]), labels.push_back(window + ", past-only covariate " + std::to_string(k + 1)),
-              roles.push_back(static_cast<int64_t>(VariateRole::past));
-        for (size_t k = 0; k < nf; ++k) {
-          rows.emplace_back(c.future[k].begin(), c.future[k].begin() + static_cast<std::ptrdiff_t>(T));
-          labels.push_back(window + ", known-future covariate " + std::to_string(k + 1));
-          roles.push_back(static_cast<int64_t>(VariateRole::future));
-          for (int64_t h = 0; h < horizon; ++h)
-            ahead[static_cast<int64_t>(i - start)][static_cast<int64_t>(1 + np + k)][h] = c.future[k][T + h];
-        }
-      }
-      const SeriesBatch b = series_batch(rows, labels, context_);
-      ForecastOptions o = options(season, levels);
-      if (covariates_) o.roles = at::tensor(roles, at::kLong).view({n, V}), o.future = ahead;
-      if (statics_) {
-        std::vector<at::Tensor> each;
-        for (size_t i = start; i < end; ++i)
-          each.push_back(at::tensor(covariates[i].statics, at::kDouble).to(at::kFloat).view({1, 1, -1}).expand({1, V, -1}));
-        o.statics = at::cat(each, 0).contiguous();
-      }
-      const int64_t T = b.values.size(2);
-      Forecast f = model_.forecast(b.values.view({n, V, T}), b.observed.view({n, V, T}), at::zeros({n, V}, at::kLong),
-                                   horizon, o);
-      for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
-    }
-    return out;
+    return forecast_windows(histories, &covariates, season, horizon, levels);
   }
-
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
-    std::vector<std::vector<std::vector<double>>> out;
-    for (size_t start = 0; start < histories.size(); start += static_cast<size_t>(batch_)) {
-      const size_t end = std::min(histories.size(), start + static_cast<size_t>(batch_));
-      std::vector<std::vector<double>> part(histories.begin() + static_cast<std::ptrdiff_t>(start),
-                                            histories.begin() + static_cast<std::ptrdiff_t>(end));
-      std::vector<std::string> labels;
-      for (size_t i = start; i < end; ++i) labels.push_back("window " + std::to_string(i + 1));
-      const SeriesBatch b = series_batch(part, labels, context_);
-      const ForecastOptions o = options(season, levels);
-      const int64_t n = static_cast<int64_t>(part.size());
-      Forecast f = model_.forecast(b.values, b.observed, at::zeros({n, 1}, at::kLong), horizon, o);
-      for (int64_t i = 0; i < n; ++i) out.push_back(quantile_rows(f.quantiles.select(1, i).select(1, 0)));
-    }
-    return out;
+    return forecast_windows(histories, nullptr, season, horizon, levels);
   }
 
  private:
   Model& model_;
   std::string name_;
-  std::vector<int64_t> contexts_;  // an ensemble's, or empty
-  int64_t context_ = 0, batch_;    // the windows are cut to the longest context
+  std::vector<int64_t> contexts_;
+  int64_t batch_;
   const Interrupt* interrupt_;
   ForecastRecipe recipe_;
   bool covariates_, statics_;
 
-  ForecastOptions options(int64_t season, const std::vector<double>& levels) const {
-    ForecastOptions o;
-    o.levels = levels;
-    o.interrupt = interrupt_;
-    o.sign_average = recipe_.sign_average;
-    if (recipe_.box_cox) o.box_cox = std::numeric_limits<double>::quiet_NaN(), o.season = season;
-    o.contexts = contexts_;
-    return o;
+  std::vector<std::vector<std::vector<double>>> forecast_windows(const std::vector<std::vector<double>>& histories,
+                                                                 const std::vector<Covariates>* covariates,
+                                                                 int64_t season, int64_t horizon,
+                                                                 const std::vector<double>& levels) {
+    if (covariates && covariates->size() != histories.size())
+      throw Error(name_ + ": " + std::to_string(covariates->size()) + " windows' covariates for " +
+                  std::to_string(histories.size()) + " windows");
+    ForecastRequest r;
+    r.horizon = horizon;
+    r.contexts = contexts_;
+    r.batch_size = batch_;
+    r.options.levels = levels;
+    r.options.interrupt = interrupt_;
+    r.options.sign_average = recipe_.sign_average;
+    if (recipe_.box_cox) r.options.box_cox = std::numeric_limits<double>::quiet_NaN(), r.options.season = season;
+    for (size_t i = 0; i < histories.size(); ++i) {
+      const std::string window = "window " + std::to_string(i + 1);
+      RequestSeries s{{histories[i]}, {window}, {}, {}};
+      if (covariates) {
+        const Covariates& c = (*covariates)[i];
+        if (covariates_) {
+          for (size_t k = 0; k < c.past.size(); ++k)
+            s.covariates.push_back({window + ", past-only covariate " + std::to_string(k + 1), VariateRole::past, c.past[k]});
+          for (size_t k = 0; k < c.future.size(); ++k) {
+            // A window's known-future rows run on past its horizon to the series' end: the horizon's part is read.
+            std::vector<double> v(c.future[k].begin(), c.future[k].begin() + static_cast<std::ptrdiff_t>(histories[i].size() + horizon));
+            s.covariates.push_back({window + ", known-future covariate " + std::to_string(k + 1), VariateRole::future, std::move(v)});
+          }
+        }
+        if (statics_) s.statics = c.statics;
+      }
+      r.series.push_back(std::move(s));
+    }
+    std::vector<std::vector<std::vector<double>>> out;
+    for (auto& series : answer(model_, r).series) out.push_back(std::move(series[0].quantiles));
+    return out;
   }
 };
 
@@ -414,7 +378,7 @@ std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForeca
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
                                                  int64_t batch_size, const Interrupt* interrupt, ForecastRecipe recipe,
                                                  bool covariates) {
-  check_contexts(contexts);
+  check_eval_contexts(contexts);
   if (batch_size < 1) throw Error("evaluation needs a positive batch size, got " + std::to_string(batch_size));
   if (covariates && !model.reads_roles())
     throw Error("evaluation: model '" + name + "' does not read variate roles, so it cannot be scored with covariates");
@@ -431,9 +395,15 @@ std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name) {
 namespace {
 
 // One configuration's windows: history and target of each (series, window) item.
+// How much of a window's history the forecasts file keeps: its last this many horizons (the
+// context a plot of the window draws), as backtest snapshots do.
+constexpr int64_t kShownHorizons = 4;
+
 struct Windows {
   int64_t horizon = 0, count = 0, season = 1;
   std::vector<std::vector<double>> histories, targets;
+  std::vector<std::string> series;  // per window: its series' name
+  std::vector<int64_t> starts;      // per window: the step of the series its target starts at
   std::vector<EvalForecaster::Covariates> covariates;  // per window; empty when the data set has none
 };
 
@@ -470,6 +440,8 @@ Windows make_windows(const EvalDataset& d, Term term, const EvalProtocol& protoc
       const auto cut = s.values.begin() + first + k * w.horizon;
       w.histories.emplace_back(s.values.begin(), cut);
       w.targets.emplace_back(cut, cut + w.horizon);
+      w.series.push_back(s.name);
+      w.starts.push_back(first + k * w.horizon);
       if (!s.past.empty() || !s.future.empty() || !s.statics.empty()) {
         const int64_t at = first + k * w.horizon;
         EvalForecaster::Covariates c;
@@ -513,6 +485,20 @@ Scores score(const Windows& w, const std::vector<std::vector<std::vector<double>
   return {acc.mase(), acc.crps(), acc.band_coverage(0.1, 0.9)};
 }
 
+// A value at 6 significant digits, as the forecasts file keeps them (its JSON prints the shortest
+// decimal that reads back as this double: the 6 digits).
+double six_digits(double v) {
+  if (!std::isfinite(v)) return v;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return std::strtod(text, nullptr);
+}
+Json six_digits(const std::vector<double>& v) {
+  Json out = Json::array();
+  for (double x : v) out.push_back(std::isfinite(x) ? Json(six_digits(x)) : Json(nullptr));  // JSON has no NaN
+  return out;
+}
+
 double geometric_mean(const std::vector<double>& x) {
   double s = 0;
   for (double v : x) s += std::log(v);
@@ -538,7 +524,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
   if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
   auto normaliser = baseline_forecaster("seasonal_naive");
   Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array(),
-       windows = Json::array();
+       windows = Json::array(), kept = Json::array();
   std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, mean_ratios, coverages;
   // The same ratios by frequency bucket: bucket -> model -> (MASE, CRPS, mean) ratios.
   std::map<std::string, std::map<std::string, std::array<std::vector<double>, 3>>> bucketed;
@@ -566,6 +552,28 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
       for (const auto& h : w.histories) has_context[context_bucket(h.size())] = true;
       std::string line = d.name + "/" + d.frequency.str() + "/" + term_name(term) + ": " +
                          std::to_string(w.histories.size()) + " windows of " + std::to_string(w.horizon);
+      // keep_forecasts: each window's history (its last steps), actual values and every forecast.
+      std::vector<Json> each(protocol.keep_forecasts ? w.histories.size() : 0);
+      for (size_t i = 0; i < each.size(); ++i) {
+        const auto& h = w.histories[i];
+        const size_t shown = std::min<size_t>(h.size(), static_cast<size_t>(kShownHorizons * w.horizon));
+        each[i] = {{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
+                   {"series", w.series[i]}, {"start", w.starts[i]}, {"season", w.season},
+                   {"history", six_digits(std::vector<double>(h.end() - static_cast<std::ptrdiff_t>(shown), h.end()))},
+                   {"actual", six_digits(w.targets[i])}, {"forecasts", Json::object()}, {"scores", Json::object()}};
+      }
+      // A forecaster's quantiles of every kept window, and its MASE and CRPS on the window alone.
+      auto keep = [&](const std::string& name, const std::vector<std::vector<std::vector<double>>>& q) {
+        for (size_t i = 0; i < each.size(); ++i) {
+          Json levels = Json::array();
+          for (const auto& level : q[i]) levels.push_back(six_digits(level));
+          each[i]["forecasts"][name] = std::move(levels);
+          ScoreAccumulator one(protocol.levels);
+          one.add(w.histories[i], w.season, w.targets[i], q[i]);
+          each[i]["scores"][name] = six_digits(std::vector<double>{one.mase(), one.crps()});
+        }
+      };
+      keep(normaliser->name(), naive_q);
       for (EvalForecaster* f : forecasters) {
         Scores s;
         std::vector<std::vector<std::vector<double>>> q;
@@ -598,6 +606,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
           b[0].push_back(mk), b[1].push_back(ck), b[2].push_back((mk + ck) / 2);
         }
         if (std::isfinite(s.coverage)) coverages[f->name()].push_back(s.coverage);
+        keep(f->name(), q);
         for (size_t i = 0; protocol.per_window && i < w.histories.size(); ++i) {
           ScoreAccumulator one(protocol.levels);
           one.add(w.histories[i], w.season, w.targets[i], q[i]);
@@ -608,6 +617,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
         std::snprintf(buf, sizeof buf, "  %s %.3f/%.3f", f->name().c_str(), mr, cr);
         line += buf;
       }
+      for (auto& window : each) kept.push_back(std::move(window));
       if (!(naive.mase > 0) || !(naive.crps > 0)) {
         unscaled.push_back({{"dataset", d.name}, {"frequency", d.frequency.str()}, {"term", term_name(term)},
                             {"why", "seasonal naive is exact here: no ratio, left out of the geometric means"}});
@@ -645,6 +655,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
           {"summary", summary}, {"buckets", buckets}};
   if (protocol.validation) result["protocol"]["validation_windows"] = protocol.validation_windows;
   if (protocol.per_window) result["windows"] = windows;
+  if (protocol.keep_forecasts) result["forecasts"] = kept;
   return result;
 }
 
@@ -762,6 +773,20 @@ std::string format_eval_table(const Json& r) {
   return out;
 }
 
+// eval_forecasts.jsonl: a header line, then one line per window (eval_protocol.h, kEvalForecastsVersion).
+void write_eval_forecasts(const Json& r, const std::string& dir) {
+  Json names = Json::array();
+  for (const auto& s : r["summary"]) names.push_back(s["model"]);
+  const Json header = {{"orrery_eval_forecasts", kEvalForecastsVersion}, {"split", r["protocol"]["split"]},
+                       {"levels", r["protocol"]["levels"]}, {"forecasters", names},
+                       {"normaliser", r["protocol"]["normaliser"]}, {"windows", r["forecasts"].size()}};
+  fs::create_directories(dir);
+  write_file_atomically((fs::path(dir) / kEvalForecastsFile).string(), [&](std::ostream& o) {
+    o << header.dump() << "\n";
+    for (const auto& window : r["forecasts"]) o << window.dump() << "\n";
+  });
+}
+
 void write_eval(const Json& r, const std::string& dir) {
   fs::create_directories(dir);
   write_file_atomically((fs::path(dir) / "eval.json").string(), [&](std::ostream& o) { o << r.dump(1) << "\n"; });
@@ -782,7 +807,7 @@ void write_eval(const Json& r, const std::string& dir) {
 }
 
 Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
-  check_contexts(r.contexts);
+  check_eval_contexts(r.contexts);
   if (r.batch_size < 1) throw Error("evaluation: batch_size must be at least 1, got " + std::to_string(r.batch_size));
   const std::vector<EvalDataset> datasets =
       r.source ? eval_datasets(*r.source, r.data, r.frequency) : load_eval_datasets(r.data, r.frequency);
@@ -842,7 +867,9 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   };
-  Json result = run_eval(datasets, forecasters, r.protocol, progress, interrupt);
+  EvalProtocol protocol = r.protocol;
+  protocol.keep_forecasts = r.forecasts && !r.out.empty();
+  Json result = run_eval(datasets, forecasters, protocol, progress, interrupt);
   if (!r.models.empty()) {
     result["protocol"]["sign_average"] = r.sign_average;
     result["protocol"]["regression_lags"] = r.regression_lags;
@@ -851,12 +878,18 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   }
   result["table"] = format_eval_table(result);
   if (!r.out.empty()) {
+    if (protocol.keep_forecasts) {
+      write_eval_forecasts(result, r.out);  // every window's forecasts beside the scores, not in eval.json
+      result.erase("forecasts");
+    }
     write_eval(result, r.out);
     result["out"] = r.out;
   }
   if (!r.quiet) {
     std::printf("\n%s", result["table"].get<std::string>().c_str());
-    if (!r.out.empty()) std::printf("written: %s/eval.json, %s/eval.csv\n", r.out.c_str(), r.out.c_str());
+    if (!r.out.empty())
+      std::printf("written: %s/eval.json, %s/eval.csv%s\n", r.out.c_str(), r.out.c_str(),
+                  protocol.keep_forecasts ? (", " + r.out + "/eval_forecasts.jsonl").c_str() : "");
     std::fflush(stdout);
   }
   return result;

@@ -16,6 +16,7 @@
 #include "orrery/host/csv.h"
 #include "orrery/error.h"
 #include "orrery/batch.h"
+#include "orrery/host/forecast_request.h"
 #include "orrery/host/load_model.h"
 #include "orrery/one_hot.h"
 #include "orrery/options.h"
@@ -169,7 +170,7 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
   if (!o.horizon) throw Error("forecast: --horizon is required");
   if (*o.horizon < 1) throw Error("forecast: --horizon must be at least 1 step, got " + std::to_string(*o.horizon));
   Model::check_horizon(*o.horizon);  // before covariate rows are sized by it
-  if (o.context < 1) throw Error("forecast: --context must be at least 1 step, got " + std::to_string(o.context));
+  check_contexts(o.contexts, "forecast: --context");
   if (!o.future_covariates.empty() && o.future.empty())
     throw Error("forecast: --future-covariates needs --future FILE with their values over the horizon");
   if (o.future_covariates.empty() && !o.future.empty())
@@ -264,79 +265,59 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     add_covariate_rows(o, table, &future, o.future_covariates, VariateRole::future, horizon, rows);
   }
 
-  // --regression: each target becomes its residual on the known-future covariates, which the
-  // model then never sees; the fits over the horizon are added back below.
-  std::vector<CovariateRegression> fits;
-  std::vector<std::vector<double>> regressors;  // each known-future row, history then horizon
-  if (o.regression) {
-    for (const auto& row : rows) {
-      regressors.push_back(row.history);
-      regressors.back().insert(regressors.back().end(), row.ahead.begin(), row.ahead.end());
-    }
-    for (int64_t s = 0; s < S; ++s) {
-      fits.push_back(CovariateRegression::fit(series[static_cast<size_t>(s)], regressors,
-                                              static_cast<size_t>(o.regression_lags)));
-      series[static_cast<size_t>(s)] = fits.back().residual(series[static_cast<size_t>(s)], regressors);
-    }
-    rows.clear();
-  }
-  const bool rows_of_one_series = covariates && !o.regression;
-  for (const auto& row : rows) series.push_back(row.history), labels.push_back(row.label);
-  SeriesBatch batch = series_batch(series, labels, o.context);
-
-  ForecastOptions fo;
-  fo.decode_block_size = o.decode_block_size;
-  fo.precision = parse_precision(o.precision, "forecast: --precision");
-  fo.interrupt = o.interrupt;
-  fo.sign_average = o.sign_average;
-  if (o.box_cox) fo.box_cox = std::numeric_limits<double>::quiet_NaN(), fo.season = o.season;
-  if (rows_of_one_series) {  // one series whose rows are the targets and covariates
-    batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
-    const int64_t V = static_cast<int64_t>(series.size());
-    std::vector<int64_t> roles(static_cast<size_t>(S), static_cast<int64_t>(VariateRole::target));
-    at::Tensor ahead = at::full({1, V, horizon}, std::numeric_limits<double>::quiet_NaN(), at::kDouble);
-    for (size_t k = 0; k < rows.size(); ++k) {
-      roles.push_back(static_cast<int64_t>(rows[k].role));
-      for (int64_t h = 0; h < static_cast<int64_t>(rows[k].ahead.size()); ++h)
-        ahead[0][S + static_cast<int64_t>(k)][h] = rows[k].ahead[static_cast<size_t>(h)];
-    }
-    fo.roles = at::tensor(roles, at::kLong).unsqueeze(0);
-    if (!o.future_covariates.empty()) fo.future = ahead;
-  }
   auto model = load_model(o.model, registry, o.device);
   // The static covariates in the model's order; the model reads exactly these.
   const std::vector<std::string> read = model->static_covariates();
   if (!read.empty() && statics.empty())
     throw Error("forecast: the model reads static covariates (" + join_names(read) + "); name their columns with "
                 "--static-covariates (and --categorical for those that hold categories)");
-  if (!statics.empty()) {
-    const std::vector<double> values = static_values(read, statics, "forecast: --static-covariates");
-    const int64_t B = batch.values.size(0), V = batch.values.size(1), K = static_cast<int64_t>(values.size());
-    fo.statics = at::tensor(values, at::kDouble).to(at::kFloat).view({1, 1, K}).expand({B, V, K}).contiguous();
+  const std::vector<double> static_values_ =
+      statics.empty() ? std::vector<double>{} : static_values(read, statics, "forecast: --static-covariates");
+
+  // One request (forecast_request.h): with covariates as rows, the targets are the rows of one
+  // series; otherwise (or through --regression, each target fitted on the known-future ones) each
+  // target is a series of its own.
+  ForecastRequest request;
+  request.horizon = horizon;
+  request.contexts = o.contexts;
+  request.regression = o.regression;
+  request.regression_lags = o.regression_lags;
+  request.options.decode_block_size = o.decode_block_size;
+  request.options.precision = parse_precision(o.precision, "forecast: --precision");
+  request.options.interrupt = o.interrupt;
+  request.options.sign_average = o.sign_average;
+  if (o.box_cox) request.options.box_cox = std::numeric_limits<double>::quiet_NaN(), request.options.season = o.season;
+  std::vector<RequestSeries::Covariate> covariate_rows;
+  for (const auto& row : rows) {
+    std::vector<double> values = row.history;
+    values.insert(values.end(), row.ahead.begin(), row.ahead.end());
+    covariate_rows.push_back({row.label, row.role, std::move(values)});
   }
-  Forecast f = model->forecast(batch.values, batch.observed,
-                               at::zeros({batch.values.size(0), batch.values.size(1)}, at::kLong), horizon, fo);
-  at::Tensor q = (rows_of_one_series ? f.quantiles.select(1, 0).narrow(1, 0, S).unsqueeze(2)
-                                     : f.quantiles).contiguous();
-  auto qa = q.accessor<double, 4>();  // (Q, S, 1, H): the targets
-  for (int64_t s = 0; s < static_cast<int64_t>(fits.size()); ++s)
-    for (int64_t h = 0; h < horizon; ++h) {
-      const double shift = fits[static_cast<size_t>(s)].at(regressors, steps + static_cast<size_t>(h));
-      for (size_t l = 0; l < f.levels.size(); ++l) qa[static_cast<int64_t>(l)][s][0][h] += shift;
-    }
+  if (covariates && !o.regression) {
+    request.series.push_back({series, labels, covariate_rows, static_values_});
+  } else {
+    for (int64_t s = 0; s < S; ++s)
+      request.series.push_back({{series[static_cast<size_t>(s)]}, {labels[static_cast<size_t>(s)]},
+                                o.regression ? covariate_rows : std::vector<RequestSeries::Covariate>{}, static_values_});
+  }
+  const ForecastAnswer a = answer(*model, request);
+  // The targets' quantiles, [target][level][step], in column order.
+  std::vector<const TargetForecast*> forecasts;
+  for (const auto& each : a.series)
+    for (const auto& t : each) forecasts.push_back(&t);
 
   std::ostringstream out;
   out.precision(10);
   out << "step";
   if (std::isfinite(dt)) out << ",time";
   for (const auto& name : names)
-    for (double l : f.levels) out << "," << name << "_q" << l;
+    for (double l : a.levels) out << "," << name << "_q" << l;
   out << "\n";
   for (int64_t h = 0; h < horizon; ++h) {
     out << h + 1;
     if (std::isfinite(dt)) out << "," << t_last + dt * static_cast<double>(h + 1);
     for (int64_t s = 0; s < S; ++s)
-      for (size_t l = 0; l < f.levels.size(); ++l) out << "," << qa[l][s][0][h];
+      for (size_t l = 0; l < a.levels.size(); ++l) out << "," << forecasts[static_cast<size_t>(s)]->quantiles[l][static_cast<size_t>(h)];
     out << "\n";
   }
   if (o.output.empty()) {

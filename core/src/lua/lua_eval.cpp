@@ -49,7 +49,7 @@ int l_eval(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
                           "batch_size", "sign_average", "box_cox", "regression_lags", "validation_windows", "windows", "out",
-                          "quiet"});
+                          "forecasts", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
   if (field(L, 1, "model")) {
@@ -108,6 +108,7 @@ int l_eval(lua_State* L) {
     r.regression_lags = *v;
   }
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;
+  if (auto v = boolean_field(L, 1, "forecasts", fn)) r.forecasts = *v;  // with out: forecasts.jsonl too
   if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");
   if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");

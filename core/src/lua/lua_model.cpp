@@ -11,6 +11,7 @@
 
 #include "orrery/host/batch_queue.h"
 #include "orrery/host/export_model.h"
+#include "orrery/host/forecast_request.h"
 #include "orrery/host/coord_check.h"
 #include "orrery/host/covariate_regression.h"
 #include "orrery/host/backtest.h"
@@ -196,99 +197,44 @@ int m_forecast(lua_State* L) {
   lua_pop(L, 1);
 
   // Covariates of the one series: rows after the target, past-only ones over its history,
-  // known-future ones over its history and the horizon.
+  // known-future ones over its history and the horizon; or, with regression = true, the
+  // known-future ones through an in-context fit (covariate_regression.h): the model forecasts the
+  // residual from the history alone, and regression_lags = K fits over their lags 0..K.
   std::vector<std::string> past_labels, future_labels, past_lists, future_lists;
   const auto past = covariate_lists(L, "past_covariates", fn, past_labels, past_lists);
   const auto future = covariate_lists(L, "future_covariates", fn, future_labels, future_lists);
-  // A known-future row covers the history and the horizon, with a usable value at every horizon step.
-  auto check_future = [&](size_t i, size_t T) {
-    if (future[i].size() != T + static_cast<size_t>(*horizon))
-      throw Error(future_lists[i] + " has " + std::to_string(future[i].size()) + " values; a known-future covariate "
-                  "covers the series' history and the horizon, " + std::to_string(T) + " + " + std::to_string(*horizon));
-    for (size_t h = T; h < future[i].size(); ++h) {
-      const std::string step = "horizon step " + std::to_string(h - T + 1);
-      if (!std::isfinite(future[i][h]))
-        throw Error(future_lists[i] + " has no value at " + step + ": a known-future covariate must be known there");
-      if (std::fabs(future[i][h]) > kMaxForecastMagnitude) {
-        std::ostringstream text;
-        text << future_lists[i] << ": the value " << future[i][h] << " at " << step
-             << " is beyond +-1e150, where the forecast's float64 scaling overflows; rescale the covariate";
-        throw Error(text.str());
-      }
-    }
-  };
-  // regression = true: the known-future covariates enter through an in-context linear fit
-  // (covariate_regression.h), the model forecasting the residual from the history alone;
-  // regression_lags = K fits it over their lags 0..K.
-  std::optional<CovariateRegression> regression;
-  const bool regress = boolean_field(L, 2, "regression", fn).value_or(false);
-  const int64_t regression_lags = integer_field(L, 2, "regression_lags", fn).value_or(0);
-  check_regression_lags(regression_lags, fn + ": regression_lags");
-  if (regression_lags > 0 && !regress) throw Error(fn + ": regression_lags needs regression = true");
-  if (regress) {
+  ForecastRequest request;
+  request.horizon = *horizon;
+  request.options = opts;
+  request.options.contexts.clear();
+  request.contexts = opts.contexts;
+  request.regression = boolean_field(L, 2, "regression", fn).value_or(false);
+  request.regression_lags = integer_field(L, 2, "regression_lags", fn).value_or(0);
+  check_regression_lags(request.regression_lags, fn + ": regression_lags");
+  if (request.regression_lags > 0 && !request.regression) throw Error(fn + ": regression_lags needs regression = true");
+  if (request.regression) {
     if (!single || future.empty())
       throw Error(fn + ": regression = true fits values = {...} on its future_covariates; give both");
     if (!past.empty())
       throw Error(fn + ": regression = true reads known-future covariates only; past_covariates have no values "
                   "over the horizon to regress on");
-    for (size_t i = 0; i < future.size(); ++i) check_future(i, series[0].size());
-    regression = CovariateRegression::fit(series[0], future, static_cast<size_t>(regression_lags));
-    series[0] = regression->residual(series[0], future);
   }
-  if (!regression && (!past.empty() || !future.empty())) {
-    if (!single) throw Error(fn + ": past_covariates and future_covariates go with values = {...} (one series)");
-    const size_t T = series[0].size();
-    std::vector<int64_t> roles = {static_cast<int64_t>(VariateRole::target)};
-    at::Tensor ahead = at::full({1, 1 + static_cast<int64_t>(past.size() + future.size()), *horizon},
-                                std::numeric_limits<double>::quiet_NaN(), at::kDouble);
-    for (size_t i = 0; i < past.size(); ++i) {
-      if (past[i].size() != T)
-        throw Error(past_lists[i] + " has " + std::to_string(past[i].size()) + " values, the series " + std::to_string(T) +
-                    ": a past-only covariate covers the series' history, step for step");
-      series.push_back(past[i]), labels.push_back(past_labels[i]), roles.push_back(static_cast<int64_t>(VariateRole::past));
-    }
-    for (size_t i = 0; i < future.size(); ++i) {
-      check_future(i, T);
-      const int64_t row = static_cast<int64_t>(roles.size());
-      for (int64_t h = 0; h < *horizon; ++h) ahead[0][row][h] = future[i][T + h];
-      series.push_back(std::vector<double>(future[i].begin(), future[i].begin() + static_cast<std::ptrdiff_t>(T)));
-      labels.push_back(future_labels[i]), roles.push_back(static_cast<int64_t>(VariateRole::future));
-    }
-    opts.roles = at::tensor(roles, at::kLong).unsqueeze(0);
-    opts.future = ahead;
-  }
-
-  SeriesBatch batch = series_batch(series, labels);
-  int64_t B = static_cast<int64_t>(series.size());
-  if (opts.roles.defined()) {  // one series of target and covariate rows
-    batch.values = batch.values.permute({1, 0, 2}), batch.observed = batch.observed.permute({1, 0, 2});
-    B = 1;
-  }
+  if ((!past.empty() || !future.empty()) && !single)
+    throw Error(fn + ": past_covariates and future_covariates go with values = {...} (one series)");
+  for (size_t i = 0; i < series.size(); ++i) request.series.push_back({{series[i]}, {labels[i]}, {}, {}});
+  for (size_t i = 0; i < past.size(); ++i) request.series[0].covariates.push_back({past_lists[i], VariateRole::past, past[i]});
+  for (size_t i = 0; i < future.size(); ++i)
+    request.series[0].covariates.push_back({future_lists[i], VariateRole::future, future[i]});
   if (field(L, 2, "static_covariates")) {  // the one series' values, on each of its rows
     if (!single) throw Error(fn + ": static_covariates go with values = {...} (one series)");
-    const std::vector<double> statics = lua_static_values(L, -1, *model, fn + ": static_covariates");
+    request.series[0].statics = lua_static_values(L, -1, *model, fn + ": static_covariates");
     lua_pop(L, 1);
-    const int64_t V = batch.values.size(1), S = static_cast<int64_t>(statics.size());
-    opts.statics = at::tensor(statics, at::kDouble).to(at::kFloat).view({1, 1, S}).expand({B, V, S}).contiguous();
   }
-  Forecast f = model->forecast(batch.values, batch.observed, at::zeros({B, batch.values.size(1)}, at::kLong),
-                               *horizon, opts);
+  const ForecastAnswer a = answer(*model, request);
   Json results = Json::array();
-  for (int64_t b = 0; b < B; ++b) {
-    auto row = [&](const at::Tensor& t) { return quantile_rows(t.select(0, b).select(0, 0).unsqueeze(0))[0]; };
-    results.push_back({{"levels", f.levels}, {"quantiles", quantile_rows(f.quantiles.select(1, b).select(1, 0))},
-                       {"median", row(f.median)}, {"mean", row(f.mean)}, {"horizon", *horizon}});
-  }
-  if (regression) {  // the fit over the horizon, added to every level, the median and the mean
-    const size_t T = series[0].size();
-    Json& r = results[0];
-    for (int64_t h = 0; h < *horizon; ++h) {
-      const double shift = regression->at(future, T + static_cast<size_t>(h));
-      for (auto& level : r["quantiles"]) level[h] = level[h].get<double>() + shift;
-      r["median"][h] = r["median"][h].get<double>() + shift;
-      r["mean"][h] = r["mean"][h].get<double>() + shift;
-    }
-  }
+  for (const auto& s : a.series)
+    results.push_back({{"levels", a.levels}, {"quantiles", s[0].quantiles}, {"median", s[0].median},
+                       {"mean", s[0].mean}, {"horizon", *horizon}});
   push_json(L, single ? results[0] : results);
   return 1;
 }

@@ -14,6 +14,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/host/backtest.h"
+#include "orrery/host/eval_forecasts.h"
 #include "orrery/frequency.h"
 #include "orrery/host/interrupt.h"
 #include "orrery/json.h"
@@ -109,7 +110,13 @@ struct EvalProtocol {
   // Also score every window on its own ("windows" in the result), so that two forecasters can
   // be compared window by window, paired (large for a large benchmark: off by default).
   bool per_window = false;
+  // Also keep every window's forecasts ("forecasts" in the result: one entry per window with its
+  // data set, series, start, the last steps of its history, the actual values, and each
+  // forecaster's quantiles and seasonal naive's), which evaluate_request writes to
+  // eval_forecasts.jsonl beside eval.json for the dashboard and orrery plot.
+  bool keep_forecasts = false;
 };
+
 
 // Every forecaster on every data set and term. `progress` gets a line per configuration.
 // Returns {"protocol", "skipped": [{dataset, term, why}] (too short for a medium or long term),
@@ -161,6 +168,7 @@ struct EvalRequest {
   // max_lag), beside NAME/regression (lag 0). Recorded in the result's protocol.
   int64_t regression_lags = 0;
   std::string out;                   // folder for eval.json and eval.csv; "" = none
+  bool forecasts = true;             // with `out`: every window's forecasts too, eval_forecasts.jsonl
   bool quiet = false;                // no progress lines and no table
 };
 // Runs it, prints progress and the table (unless quiet), writes `out`; returns run_eval's

@@ -33,7 +33,9 @@ struct ForecastCsvOptions {
   std::vector<std::string> static_covariates;
   std::string output;  // CSV to write (atomically); empty = standard output
   std::optional<int64_t> horizon;  // required, at least 1
-  int64_t context = 4096;  // most recent steps fed to the model
+  // The most recent steps fed to the model; several: a context ensemble averaged level by level,
+  // as orrery eval and model:forecast take it (ForecastRequest::contexts).
+  std::vector<int64_t> contexts = {4096};
   int64_t decode_block_size = 0;  // ForecastOptions::decode_block_size
   std::string precision = "fp32";  // ForecastOptions::precision, by name
   bool sign_average = false;       // ForecastOptions::sign_average
