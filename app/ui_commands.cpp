@@ -1,12 +1,16 @@
 // `orrery ui` (the live dashboard) and `orrery plot` (its views as SVG files).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 
 #include "commands.h"
+#include "csv_forecaster.h"
 #include "dashboard/dashboard.h"
 #include "lua/ui_lua.h"
 #include "orrery/error.h"
+#include "orrery/host/baselines.h"
+#include "orrery/options.h"
 #include "orrery/host/lua_session.h"
 #include "orrery/host/registry.h"
 #include "runs/run_watcher.h"
@@ -39,10 +43,25 @@ int cmd_ui(const std::vector<std::string>& args) {
         "  --layout JSON       with --screenshot: where each plot landed (pixels and axis ranges)\n"
         "  --hover X,Y         with --screenshot: the mouse rests there (to capture hover read-outs)\n"
         "  --select DATASET    the Evaluation tab opens on this data set's windows (an evaluation's\n"
-        "                      eval_forecasts.jsonl): the model's fan beside ETS's, window by window\n");
+        "                      eval_forecasts.jsonl): the model's fan beside ETS's, window by window\n\n"
+        "The Forecasts tab forecasts a column of a CSV with a model, beside a baseline fitted on the\n"
+        "same column, through `orrery forecast`'s path (the same numbers). These open it:\n"
+        "  --model M           a run folder, Orrery weights or a released checkpoint folder\n"
+        "  --input FILE.csv    the CSV, as orrery forecast --input reads it\n"
+        "  --column C          the series to forecast (default: the first that is not a covariate)\n"
+        "  --horizon H         steps to forecast (default 24)\n"
+        "  --context N[,N]     the most recent steps read (default 512); two: a context ensemble\n"
+        "  --box-cox           forecast the Box-Cox transform (--season M: its blocks, default 1)\n"
+        "  --season M          the baseline's season and Box-Cox's blocks (default 1)\n"
+        "  --baseline NAME     naive, seasonal_naive, theta, ets (default), arima or none\n"
+        "  --covariates A,B    past-only covariate columns (the model must read variate roles)\n"
+        "  --export PREFIX     once the forecast is in, write PREFIX.png, PREFIX.svg and PREFIX.csv\n"
+        "                      (the CSV as orrery forecast writes it); with --screenshot, a forecast\n"
+        "                      that fails exits 1 with its message after the screenshot\n");
     return 0;
   }
   ui::DashboardOptions o;
+  bool season_given = false, view_given = false;
   std::string script, runs_dir;
   std::map<std::string, std::string> kv;
   bool positional_seen = false;
@@ -54,11 +73,33 @@ int cmd_ui(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--screenshot") o.screenshot = value();
     else if (a == "--after") o.after = static_cast<int>(parse_whole_number("ui: --after", value()));
-    else if (a == "--view") o.view = value();
+    else if (a == "--view") o.view = value(), view_given = true;
     else if (a == "--filter") o.filter = value();
     else if (a == "--layout") o.layout = value();
     else if (a == "--select") o.select = value();
     else if (a == "--runs") runs_dir = value();
+    else if (a == "--model") o.csv.model = value(), o.csv_given = true;
+    else if (a == "--input") o.csv.input = value(), o.csv_given = true;
+    else if (a == "--column") o.csv.column = value(), o.csv_given = true;
+    else if (a == "--horizon") o.csv.horizon = parse_whole_number("ui: --horizon", value()), o.csv_given = true;
+    else if (a == "--context") {
+      o.csv.contexts.clear();
+      for (const auto& c : comma_list(value())) o.csv.contexts.push_back(parse_whole_number("ui: --context", c));
+      if (o.csv.contexts.empty() || o.csv.contexts.size() > 2)
+        throw Error("ui: --context takes one context or two (a context ensemble), e.g. 512 or 64,512");
+      o.csv_given = true;
+    }
+    else if (a == "--box-cox") o.csv.box_cox = true, o.csv_given = true;
+    else if (a == "--season") o.csv.season = parse_whole_number("ui: --season", value()), season_given = true;
+    else if (a == "--baseline") {
+      const std::string b = value();
+      o.csv.baseline = b == "none" ? "" : b;
+      if (b != "none" && std::find(baseline_names().begin(), baseline_names().end(), b) == baseline_names().end())
+        throw Error("ui: --baseline must be none or one of " + join_names(baseline_names()) + ", got '" + b + "'");
+      o.csv_given = true;
+    }
+    else if (a == "--covariates") o.csv.covariates = comma_list(value()), o.csv_given = true;
+    else if (a == "--export") o.export_prefix = value();
     else if (a == "--hover") {
       const std::string v = value();
       const auto comma = v.find(',');
@@ -88,14 +129,20 @@ int cmd_ui(const std::vector<std::string>& args) {
   if ((!o.layout.empty() || o.hover_x >= 0) && o.screenshot.empty())
     throw Error("ui: --layout and --hover need --screenshot");
   if (o.after < 1) throw Error("ui: --after must be at least 1");
+  if (season_given) o.csv_given = true;
+  if (o.csv_given && (o.csv.model.empty() || o.csv.input.empty()))
+    throw Error("ui: a CSV forecast needs --model and --input (see orrery ui --help)");
+  if (!o.export_prefix.empty() && !o.csv_given) throw Error("ui: --export writes a CSV forecast; give --model and --input");
+  if (o.csv_given && !view_given) o.view = "forecasts";
   if (!runs_dir.empty()) o.runs_dir = runs_dir;
+  Registry& registry = Registry::global();
+  o.forecaster = make_csv_forecaster(registry);
   if (script.empty()) {
     if (!std::filesystem::is_directory(o.runs_dir))
       throw Error("ui: no folder '" + o.runs_dir + "' to watch (give a runs folder, a run folder or a script)");
     return ui::run_dashboard(o);
   }
   if (!std::filesystem::exists(script)) throw Error("ui: cannot open " + script);
-  Registry& registry = Registry::global();
   for (const auto& p : registry.problems()) std::fprintf(stderr, "orrery: warning: %s\n", p.c_str());
   ui::BackgroundJob job{std::filesystem::path(script).filename().string(),
                         [&] {

@@ -171,6 +171,12 @@ const std::vector<Exercise> kExercises = {
     // docs/dashboard.md: the quickstart's evaluation, drilled down to austres' windows.
     {"build/bin/orrery ui runs --view eval --select austres",
      kXvfb + "build/bin/orrery ui runs --view eval --select austres --screenshot austres.png", "file:austres.png"},
+    // docs/dashboard.md: a CSV forecast in the Forecasts tab, with its export.
+    {"build/bin/orrery ui runs --model runs/quickstart --input assets/data/air_passengers.csv --horizon 24 --season 12",
+     kXvfb + "build/bin/orrery ui runs --model runs/quickstart --input assets/data/air_passengers.csv --horizon 24 "
+     "--season 12 --screenshot air.png", "file:air.png"},
+    {"xvfb-run -a build/bin/orrery ui runs --model runs/quickstart --input assets/data/nile.csv --horizon 10 --export nile "
+     "--screenshot nile_ui.png", "", "file:nile.csv"},
     {"build/bin/orrery run scripts/quickstart.lua --resume name=long checkpoint_every=200",
      kQuick + " --resume name=long checkpoint_every=10 steps=20", "Run directory: runs/long"},
     // CI runs these two itself (.ci/run); here they would rebuild everything twice.

@@ -384,3 +384,77 @@ TEST_CASE("the Evaluation tab drills down to a data set's windows, the model's f
   CHECK(test::read_text(out).find("is a forecasts file of version 7, this orrery reads version 1") != std::string::npos);
   orrery::remove_tree(root);
 }
+
+// The Forecasts tab's CSV forecast (orrery ui --model --input): the numbers of orrery forecast,
+// drawn where they lie, the baseline's fan beside on the same value axis; bad input said in the
+// window and on exit.
+TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as orrery forecast does") {
+  auto root = test::fresh_dir("csv-forecast");
+  std::filesystem::create_directories(root / "tiny");
+  test::write_text(root / "make.lua", "orrery.model{arch = {'toto2', d_model = 16, num_layers = 1, num_heads = 2}, seed = 3}"
+                                      ":save('" + (root / "tiny" / "model.safetensors").string() + "')\n");
+  REQUIRE(run("run " + (root / "make.lua").string()) == 0);
+  std::string csv = "time,sales,price\n";
+  for (int t = 0; t < 90; ++t)
+    csv += std::to_string(2000 + t / 12.0) + "," + std::to_string(40 + 0.3 * t + 6 * std::sin(t * 0.5236)) + "," +
+           std::to_string(t % 5) + "\n";
+  test::write_text(root / "in.csv", csv);
+  const std::string model = (root / "tiny").string(), input = (root / "in.csv").string();
+  const std::string png = (root / "f.png").string(), layout_path = (root / "f.json").string(),
+                    prefix = (root / "export").string();
+  REQUIRE(run("ui " + root.string() + " --model " + model + " --input " + input + " --column sales --horizon 12 "
+              "--baseline naive --export " + prefix + " --screenshot " + png + " --layout " + layout_path) == 0);
+  // The export holds what orrery forecast prints for the same request, to the byte.
+  const std::string cli = (root / "cli.csv").string();
+  REQUIRE(run("forecast --model " + model + " --input " + input + " --target sales --horizon 12 --context 512 --out " + cli) == 0);
+  CHECK(test::read_text(prefix + ".csv") == test::read_text(cli));
+  CHECK(test::read_text(prefix + ".svg").find("tiny: sales, context 512") != std::string::npos);
+  Image exported(prefix + ".png");
+  CHECK(exported.w > 400);
+  // Each median lies where its numbers say, in the fan's colour; both panels share one value axis.
+  Image img(png);
+  std::ifstream lf(layout_path);
+  const Json layout = Json::parse(lf);
+  const Json mine = frame(layout, "tiny: sales, context 512"), naive = frame(layout, "naive (season 1)");
+  CHECK(mine["y"]["lo"] == naive["y"]["lo"]);
+  CHECK(mine["y"]["hi"] == naive["y"]["hi"]);
+  const auto fan = orrery::plot::theme().fan;
+  const Json fan_rgb = {fan.r, fan.g, fan.b};
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(test::read_text(cli));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  for (int h : {2, 6, 10}) {
+    std::istringstream cells(lines[static_cast<size_t>(h)]);  // step, time, q0.1 .. q0.9
+    std::string cell;
+    for (int k = 0; k < 7; ++k) std::getline(cells, cell, ',');
+    const double median = std::stod(cell);
+    INFO("step " << h << ", median " << median);
+    CHECK(colour_near(img, pixel(mine, h - 1, median), fan_rgb));
+  }
+  // Naive's median is the last value at every step.
+  const double last = 40 + 0.3 * 89 + 6 * std::sin(89 * 0.5236);
+  CHECK(colour_near(img, pixel(naive, 5, last), fan_rgb));
+
+  // Bad input: said in the window (the screenshot is still written) and on exit, naming the input.
+  const std::string err = (root / "err.txt").string();
+  auto fails = [&](const std::string& args) {
+    std::filesystem::remove(root / "e.png");
+    const int status = run("ui " + root.string() + " " + args + " --screenshot " + (root / "e.png").string() + " 2> " + err);
+    CHECK(std::filesystem::exists(root / "e.png"));
+    return status == 1 ? test::read_text(err) : "exit status " + std::to_string(status);
+  };
+  CHECK_THAT(fails("--model " + model + " --input " + input + " --column revenue"),
+             Catch::Contains("no column \"revenue\"") && Catch::Contains("sales, price"));
+  CHECK_THAT(fails("--model " + model + " --input " + input + " --horizon 0"), Catch::Contains("--horizon must be at least 1"));
+  std::filesystem::create_directories(root / "empty");
+  CHECK_THAT(fails("--model " + (root / "empty").string() + " --input " + input), Catch::Contains("holds no model"));
+  CHECK_THAT(fails("--model " + model + " --input " + (root / "none.csv").string()), Catch::Contains("none.csv"));
+  // Options that cannot be right are refused before a window opens.
+  CHECK(run("ui " + root.string() + " --export x 2> " + err) == 1);
+  CHECK_THAT(test::read_text(err), Catch::Contains("--export writes a CSV forecast"));
+  CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --baseline prophet 2> " + err) == 1);
+  CHECK_THAT(test::read_text(err), Catch::Contains("--baseline must be none or one of"));
+  orrery::remove_tree(root);
+}

@@ -11,6 +11,7 @@
 #include "orrery/error.h"
 #include "orrery/host/eval_forecasts.h"
 #include "orrery/host/format_duration.h"
+#include "plot/svg_canvas.h"
 #include "plot/theme.h"
 #include "orrery/sort_stably.h"
 
@@ -329,6 +330,16 @@ void App::loss_tab(const std::vector<StyledRun>& selected) {
 }
 
 void App::forecasts_tab(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown) {
+  if (csv_worker_) {
+    if (ImGui::RadioButton("training snapshots", !csv_view_)) csv_view_ = false;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("forecast a CSV", csv_view_)) csv_view_ = true;
+  }
+  if (csv_worker_ && csv_view_) csv_forecast_view(shown);
+  else snapshots_view(selected, shown);
+}
+
+void App::snapshots_view(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown) {
   // The selected runs with forecasts first, then every other run that has some.
   std::vector<StyledRun> candidates;
   for (const auto& s : selected)
@@ -398,6 +409,201 @@ void App::forecasts_tab(const std::vector<StyledRun>& selected, const std::vecto
       if (static_cast<size_t>(t) < s.target.size()) ImGui::Text("actual %.4g", s.target[t]);
     }
     ImGui::EndTooltip();
+  }
+}
+
+void App::enable_csv_forecasts(CsvForecaster forecaster, std::function<void()> wake, const CsvForecastSettings& settings,
+                              bool open, const std::string& export_prefix) {
+  csv_worker_ = std::make_unique<ForecastWorker>(std::move(forecaster), std::move(wake));
+  csv_ = settings;
+  csv_view_ = open;
+  if (!export_prefix.empty()) export_prefix_ = export_prefix, export_pending_ = true;
+}
+
+bool App::busy() const {
+  return csv_worker_ && (csv_worker_->busy() || export_pending_ || png_request_ || (csv_view_ && !csv_submitted_));
+}
+
+std::string App::csv_error() const {
+  if (export_error_) return export_message_;
+  if (!csv_worker_) return "";
+  const auto r = csv_worker_->result();
+  return r && r->settings == csv_ ? r->error : "";
+}
+
+namespace {
+
+// ImGui::InputText onto a std::string, grown as the user types.
+bool input_string(const char* label, std::string& s, float width) {
+  ImGui::SetNextItemWidth(width);
+  auto grow = [](ImGuiInputTextCallbackData* d) {
+    if (d->EventFlag == ImGuiInputTextFlags_CallbackResize) {
+      auto* str = static_cast<std::string*>(d->UserData);
+      str->resize(static_cast<size_t>(d->BufTextLen));
+      d->Buf = str->data();
+    }
+    return 0;
+  };
+  return ImGui::InputText(label, s.data(), s.capacity() + 1, ImGuiInputTextFlags_CallbackResize, grow, &s);
+}
+
+bool input_count(const char* label, int64_t& value, float width) {
+  int v = static_cast<int>(std::clamp<int64_t>(value, -1000000000, 1000000000));
+  ImGui::SetNextItemWidth(width);
+  if (!ImGui::InputInt(label, &v)) return false;
+  value = v;
+  return true;
+}
+
+std::string contexts_text(const std::vector<int64_t>& contexts) {
+  std::string out;
+  for (int64_t c : contexts) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
+// The model's fan beside the baseline's on one value axis, or the model's alone.
+void draw_csv_forecast(plot::Canvas& c, plot::Rect r, const CsvForecastResult& res) {
+  const CsvForecastSettings& s = res.settings;
+  const std::string column = res.model.series.empty() ? s.column : res.model.series[0].name;
+  std::string left = res.model_name + ": " + column + ", context " + contexts_text(s.contexts);
+  if (s.contexts.size() > 1) left += " (ensemble)";
+  if (s.box_cox) left += ", Box-Cox (season " + std::to_string(s.season) + ")";
+  if (res.baseline.series.empty()) {
+    draw_forecast(c, r, res.model, 0, left);
+    return;
+  }
+  draw_forecast_pair(c, r, res.model, res.baseline, left, s.baseline + " (season " + std::to_string(s.season) + ")");
+}
+
+}  // namespace
+
+void App::csv_controls(const std::vector<std::shared_ptr<const Run>>& shown, const CsvForecastResult* result) {
+  CsvForecastSettings& s = csv_;
+  input_string("model", s.model, 270);
+  ImGui::SameLine();
+  if (ImGui::BeginCombo("##runs", "runs", ImGuiComboFlags_NoPreview)) {
+    for (const auto& r : shown) {
+      std::error_code ec;
+      if (!std::filesystem::exists(std::filesystem::path(r->dir) / "model.safetensors", ec)) continue;
+      if (ImGui::Selectable(r->name.c_str(), s.model == r->dir)) s.model = r->dir;
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  input_string("file", s.input, 270);
+  // The file's columns come back with each forecast of it.
+  const bool columns_known = result && result->settings.input == s.input && !result->columns.empty();
+  const std::string shown_column = s.column.empty() && result && !result->model.series.empty()
+                                       ? result->model.series[0].name : s.column;
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(150);
+  if (ImGui::BeginCombo("column", shown_column.empty() ? "first" : shown_column.c_str())) {
+    if (columns_known)
+      for (const auto& c : result->columns)
+        if (ImGui::Selectable(c.c_str(), c == shown_column)) s.column = c;
+    ImGui::EndCombo();
+  }
+
+  input_count("horizon", s.horizon, 100);
+  ImGui::SameLine();
+  input_count("context", s.contexts.back(), 100);
+  ImGui::SameLine();
+  bool ensemble = s.contexts.size() > 1;
+  if (ImGui::Checkbox("ensemble", &ensemble)) {
+    // The quickstart's ensemble: the whole context and its last eighth, averaged level by level.
+    const int64_t whole = s.contexts.back();
+    s.contexts = ensemble ? std::vector<int64_t>{std::max<int64_t>(whole / 8, 1), whole} : std::vector<int64_t>{whole};
+  }
+  if (s.contexts.size() > 1) {
+    ImGui::SameLine();
+    input_count("short", s.contexts.front(), 90);
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("Box-Cox", &s.box_cox);
+  ImGui::SameLine();
+  input_count("season", s.season, 90);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(130);
+  if (ImGui::BeginCombo("baseline", s.baseline.empty() ? "none" : s.baseline.c_str())) {
+    if (ImGui::Selectable("none", s.baseline.empty())) s.baseline.clear();
+    for (const auto& b : csv_worker_->forecaster().baselines)
+      if (ImGui::Selectable(b.c_str(), b == s.baseline)) s.baseline = b;
+    ImGui::EndCombo();
+  }
+  std::string covariates;
+  for (const auto& c : s.covariates) covariates += (covariates.empty() ? "" : ", ") + c;
+  ImGui::SetNextItemWidth(270);
+  if (ImGui::BeginCombo("covariates", covariates.empty() ? "none" : covariates.c_str())) {
+    if (columns_known)
+      for (const auto& c : result->columns) {
+        if (c == shown_column) continue;
+        const auto at = std::find(s.covariates.begin(), s.covariates.end(), c);
+        if (ImGui::Selectable(c.c_str(), at != s.covariates.end(), ImGuiSelectableFlags_DontClosePopups)) {
+          if (at == s.covariates.end()) s.covariates.push_back(c);
+          else s.covariates.erase(at);
+        }
+      }
+    ImGui::EndCombo();
+  }
+}
+
+void App::csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown) {
+  const auto result = csv_worker_->result();
+  csv_controls(shown, result.get());
+  if (!csv_submitted_ || !(*csv_submitted_ == csv_)) csv_worker_->submit(csv_), csv_submitted_ = csv_;
+
+  const bool busy = csv_worker_->busy();
+  const bool current = result && result->settings == csv_;
+  ImGui::SameLine();  // the export on the covariates' line
+  input_string("##export", export_prefix_, 200);
+  ImGui::SameLine();
+  const bool can_export = current && result->error.empty() && !busy;
+  const bool clicked = ImGui::Button("export PNG, SVG and CSV") && can_export;
+  if (!export_message_.empty()) {
+    ImGui::SameLine();
+    if (export_error_) ImGui::TextColored({0.95f, 0.40f, 0.40f, 1}, "%s", export_message_.c_str());
+    else ImGui::TextDisabled("%s", export_message_.c_str());
+  }
+  if (busy) {
+    ImGui::TextDisabled("forecasting...");
+  } else if (current && !result->error.empty()) {
+    ImGui::TextColored({0.95f, 0.40f, 0.40f, 1}, "%s", result->error.c_str());
+  } else if (current) {
+    std::string flags = "--horizon " + std::to_string(csv_.horizon) + " --context " + contexts_text(csv_.contexts);
+    if (csv_.box_cox) flags += " --box-cox --season " + std::to_string(csv_.season);
+    ImGui::TextDisabled("forecast in %.2f s, as orrery forecast %s computes it", result->seconds, flags.c_str());
+  } else {
+    ImGui::NewLine();
+  }
+
+  ImGuiCanvas canvas(ImGui::GetWindowDrawList());
+  const plot::Rect region = claim_region();
+  if (!result || (result->error.empty() ? false : !current)) {
+    ForecastSnapshot none;
+    draw_forecast(canvas, region, none, 0, busy ? "forecasting..." : "pick a model and a CSV file");
+  } else if (!result->error.empty()) {
+    ForecastSnapshot none;
+    draw_forecast(canvas, region, none, 0, "no forecast (the line above says why)");
+  } else {
+    draw_csv_forecast(canvas, region, *result);
+  }
+  if (can_export && (clicked || export_pending_)) export_csv_forecast(*result, region), export_pending_ = false;
+  if (export_pending_ && current && !busy && !result->error.empty()) export_pending_ = false;  // nothing to export
+}
+
+void App::export_csv_forecast(const CsvForecastResult& result, plot::Rect region) {
+  try {
+    if (export_prefix_.empty()) throw Error("export: name the files to write (PREFIX.png, PREFIX.svg, PREFIX.csv)");
+    constexpr float W = 1200, H = 560;
+    plot::SvgCanvas svg(W, H, plot::theme().background);
+    draw_csv_forecast(svg, {16, 16, W - 16, H - 16}, result);
+    svg.save(export_prefix_ + ".svg");
+    plot::save_text(export_prefix_ + ".csv", result.csv);
+    png_request_ = PngRequest{export_prefix_ + ".png", region};
+    export_message_ = "wrote " + export_prefix_ + ".png, .svg and .csv";
+    export_error_ = false;
+  } catch (const std::exception& e) {
+    export_failed(e.what());
   }
 }
 

@@ -4,11 +4,15 @@
 #include <imgui.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "csv_forecast.h"
+#include "forecast_worker.h"
 #include "runs/run.h"
 #include "views/views.h"
 
@@ -24,6 +28,23 @@ class App {
   // The Evaluation tab opens on the windows of this data set ("nile", or "nile/A/short");
   // one no forecasts file holds is said in the window, with the names there are.
   void select_eval(const std::string& dataset) { drill_.pending = dataset; }
+  // The Forecasts tab's CSV forecast: `forecaster` runs on a worker that calls `wake` with each
+  // result. `open` shows the CSV view first; `export_prefix` (headless) writes PREFIX.png, .svg
+  // and .csv once the first forecast is in.
+  void enable_csv_forecasts(CsvForecaster forecaster, std::function<void()> wake, const CsvForecastSettings& settings,
+                            bool open, const std::string& export_prefix);
+  // Whether a CSV forecast or an export is still to come (a screenshot waits for it).
+  bool busy() const;
+  // The CSV forecast's or its export's error, "" if none: a headless run exits with it.
+  std::string csv_error() const;
+  // A PNG of a region of the rendered frame the user asked for; the window loop writes it after
+  // rendering and reports a failure through export_failed().
+  struct PngRequest {
+    std::string path;
+    plot::Rect region;
+  };
+  std::optional<PngRequest> take_png_request() { return std::exchange(png_request_, std::nullopt); }
+  void export_failed(const std::string& message) { export_message_ = message, export_error_ = true; }
   // Draws one frame over the whole viewport. `job_line` is shown in the header when non-empty.
   void frame(const Workspace& ws, const std::string& job_line);
   // Each run's colour (stable: by first appearance), for tests and the layout file.
@@ -34,6 +55,10 @@ class App {
   void runs_table(const std::vector<std::shared_ptr<const Run>>& shown);
   void loss_tab(const std::vector<StyledRun>& selected);
   void forecasts_tab(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown);
+  void snapshots_view(const std::vector<StyledRun>& selected, const std::vector<std::shared_ptr<const Run>>& shown);
+  void csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown);
+  void csv_controls(const std::vector<std::shared_ptr<const Run>>& shown, const CsvForecastResult* result);
+  void export_csv_forecast(const CsvForecastResult& result, plot::Rect region);
   void samples_tab(const std::vector<StyledRun>& selected);
   void lr_tab(const std::vector<std::shared_ptr<const Run>>& shown);
   void diagnostics_tab(const Workspace& ws, const std::vector<StyledRun>& selected);
@@ -72,6 +97,16 @@ class App {
   };
   std::map<std::string, ForecastsFile> forecasts_files_;  // by path, read again when rewritten
   const ForecastsFile& forecasts_file(const std::string& path);
+  // The Forecasts tab's CSV forecast (enable_csv_forecasts).
+  std::unique_ptr<ForecastWorker> csv_worker_;
+  bool csv_view_ = false;                 // the CSV view instead of the runs' snapshots
+  CsvForecastSettings csv_;               // as the controls stand
+  std::optional<CsvForecastSettings> csv_submitted_;
+  std::string export_prefix_ = "forecast";
+  bool export_pending_ = false;           // headless --export: once the forecast is in
+  std::string export_message_;
+  bool export_error_ = false;
+  std::optional<PngRequest> png_request_;
   std::string study_, scaling_;  // the folders picked in the Search and Scaling tabs
   float samples_height_ = 0;  // what the Samples tab drew last frame: its scrolled content
   double now_ = 0;

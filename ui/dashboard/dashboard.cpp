@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -73,11 +74,22 @@ void style_imgui() {
   io.Fonts->AddFontDefault();
 }
 
-void write_png(const std::string& path, int w, int h) {
+// The back buffer as a PNG: the whole frame, or `region` of it (window coordinates, scaled to the
+// framebuffer's pixels).
+void write_png(const std::string& path, int fb_w, int fb_h, std::optional<plot::Rect> region = std::nullopt) {
+  int x = 0, y = 0, w = fb_w, h = fb_h;
+  if (region) {
+    const float scale = static_cast<float>(fb_w) / std::max(ImGui::GetIO().DisplaySize.x, 1.f);
+    x = std::clamp(static_cast<int>(region->x0 * scale), 0, fb_w - 1);
+    w = std::clamp(static_cast<int>(region->x1 * scale), x + 1, fb_w) - x;
+    const int top = std::clamp(static_cast<int>(region->y0 * scale), 0, fb_h - 1);
+    h = std::clamp(static_cast<int>(region->y1 * scale), top + 1, fb_h) - top;
+    y = fb_h - top - h;  // OpenGL counts rows from the bottom
+  }
   std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
-  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  glReadPixels(x, y, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
   for (size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;  // opaque, whatever GL left in alpha
   stbi_flip_vertically_on_write(1);
   const std::string tmp = path + ".tmp.png";
@@ -152,13 +164,15 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
 
   App app(first, o.filter, /*show_fps=*/!headless);
   if (!o.select.empty()) app.select_eval(o.select);
+  if (o.forecaster)
+    app.enable_csv_forecasts(*o.forecaster, [] { glfwPostEmptyEvent(); }, o.csv, o.csv_given, o.export_prefix);
   int frames_after = 0;
   bool finished_polled = false;
   std::string error;
   while (!glfwWindowShouldClose(window)) {
     // Redraw at least 4 times a second and at once on new data; a screenshot waiting for its
-    // script idles the same way, leaving the CPU to training.
-    if (headless && job_done) glfwPollEvents();
+    // script or a forecast idles the same way, leaving the CPU to them.
+    if (headless && job_done && !app.busy()) glfwPollEvents();
     else glfwWaitEventsTimeout(0.25);
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -179,13 +193,22 @@ int run_dashboard(const DashboardOptions& o, BackgroundJob* job) {
     glClearColor(0.082f, 0.09f, 0.11f, 1.f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (headless && job_done && ++frames_after >= std::max(o.after, 1)) {
+    if (auto png = app.take_png_request()) {
+      try {
+        write_png(png->path, w, h, png->region);
+      } catch (const std::exception& e) {
+        app.export_failed(e.what());
+      }
+    }
+    // A screenshot waits for the script, and for the CSV forecast and its export.
+    if (headless && job_done && !app.busy() && ++frames_after >= std::max(o.after, 1)) {
       try {
         write_png(o.screenshot, w, h);
         if (!o.layout.empty()) write_layout(o.layout, w, h, app);
       } catch (const std::exception& e) {
         error = e.what();
       }
+      if (error.empty() && o.csv_given) error = app.csv_error();
       break;
     }
     glfwSwapBuffers(window);

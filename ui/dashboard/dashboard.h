@@ -1,7 +1,10 @@
 #pragma once
 // `orrery ui`: the live dashboard window (Dear ImGui 1.86 + GLFW + OpenGL3).
 #include <functional>
+#include <optional>
 #include <string>
+
+#include "csv_forecast.h"
 
 namespace orrery::ui {
 
@@ -26,6 +29,13 @@ struct DashboardOptions {
   std::string layout;            // with a screenshot: the plots' pixel frames as JSON
   float hover_x = -1, hover_y = -1;  // with a screenshot: where the mouse rests (hover read-outs)
   std::string select;  // the Evaluation tab opens on this data set's windows (its eval_forecasts.jsonl)
+  // The Forecasts tab forecasts a CSV with this (the program's forecast path); `csv` is what its
+  // controls start with, shown first when `csv_given`. `export_prefix`: once the forecast is in,
+  // write PREFIX.png, PREFIX.svg and PREFIX.csv (the numbers as `orrery forecast` writes them).
+  std::optional<CsvForecaster> forecaster;
+  CsvForecastSettings csv;
+  bool csv_given = false;
+  std::string export_prefix;
 };
 
 // Opens the window and runs until it closes (or the screenshot is written). Returns the job's

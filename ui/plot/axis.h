@@ -37,6 +37,7 @@ class Range {
   explicit Range(bool log = false) : log_(log) {}
   void add(double v);
   template <class C> void add_all(const C& values) { for (double v : values) add(v); }
+  void add(const Range& other) { if (!other.empty()) add(other.lo_), add(other.hi_); }
   bool empty() const { return !(lo_ <= hi_); }
   // The axis over the range plus `pad` of its span on each side (in log space on a log axis);
   // a default span around a single value, and [0, 1] (or [1, 10]) when empty.

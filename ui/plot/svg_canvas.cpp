@@ -142,12 +142,14 @@ std::string SvgCanvas::str() const {
   return out.str();
 }
 
-void SvgCanvas::save(const std::string& path) const {
+void SvgCanvas::save(const std::string& path) const { save_text(path, str()); }
+
+void save_text(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary);
     if (!f) throw orrery::Error("cannot write " + path);
-    f << str();
+    f << text;
     if (!f.flush()) throw orrery::Error("cannot write " + path);
   }
   std::error_code ec;

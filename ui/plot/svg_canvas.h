@@ -35,4 +35,8 @@ class SvgCanvas final : public Canvas {
   int open_groups_ = 0;
 };
 
+// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half a
+// file; errors name the path.
+void save_text(const std::string& path, const std::string& text);
+
 }  // namespace orrery::plot

@@ -1,6 +1,7 @@
 // The Evaluation tab's drill-down and `orrery plot EVAL_DIR`: one configuration's windows as small
 // multiples, each window a row of two panels, the model's fan beside a baseline's on the same
-// context and actual values, each titled with its MASE and CRPS on that window alone.
+// context and actual values and one value axis, each titled with its MASE and CRPS on that window
+// alone.
 #include <algorithm>
 #include <cstdio>
 
@@ -66,10 +67,9 @@ void draw_eval_windows(plot::Canvas& c, plot::Rect r, const EvalForecasts& f, co
   const auto rows = split_rows(body, weights, 12);
   for (size_t k = 0; k < shown; ++k) {
     const EvalWindow& w = f.windows[windows[first + k]];
-    const auto cells = split_columns(rows[k], 2);
     const std::string where = w.series + ", window from step " + std::to_string(w.start);
-    draw_forecast(c, cells[0], window_snapshot(f, w, model), 0, where + ". " + scores_of(w, model), k == 0);
-    draw_forecast(c, cells[1], window_snapshot(f, w, baseline), 0, scores_of(w, baseline), false);
+    draw_forecast_pair(c, rows[k], window_snapshot(f, w, model), window_snapshot(f, w, baseline),
+                       where + ". " + scores_of(w, model), scores_of(w, baseline), k == 0);
   }
 }
 

@@ -56,8 +56,17 @@ void draw_covariate(plot::Canvas& c, plot::Rect r, const CovariateRow& row, size
 
 }  // namespace
 
+plot::Range forecast_y_range(const ForecastSnapshot& snap, size_t index) {
+  plot::Range yr;
+  if (index >= snap.series.size()) return yr;
+  const ForecastSeries& s = snap.series[index];
+  yr.add_all(s.history), yr.add_all(s.target);
+  for (const auto& q : s.quantiles) yr.add_all(q);
+  return yr;
+}
+
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t index,
-                              const std::string& name, bool show_legend) {
+                              const std::string& name, bool show_legend, const plot::Range* y_range) {
   const plot::Theme& t = plot::theme();
   // A series' static covariates follow its name: "val/0 (size 400, urban 1)"; a categorical
   // one's 0/1 values ("format=mall" 1, "format=street" 0) as its category, "format=mall".
@@ -98,11 +107,10 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
   std::vector<double> x_hist(s.history.size()), x_fut(horizon);
   for (size_t i = 0; i < x_hist.size(); ++i) x_hist[i] = static_cast<double>(i) - n_hist;
   for (size_t i = 0; i < horizon; ++i) x_fut[i] = static_cast<double>(i);
-  plot::Range xr, yr;
+  plot::Range xr;
   xr.add(x_hist.empty() ? 0.0 : x_hist.front());
   xr.add(static_cast<double>(horizon) - 1);
-  yr.add_all(s.history), yr.add_all(s.target);
-  for (const auto& q : s.quantiles) yr.add_all(q);
+  const plot::Range yr = y_range ? *y_range : forecast_y_range(snap, index);
   // One room for the y tick labels of the target and its strips, so that they share the time axis.
   const plot::Axis y_axis = yr.axis("value");
   float left = strips > 0 ? plot::Plot::label_room(c, y_axis) : -1.f;
@@ -140,6 +148,17 @@ plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnaps
     draw_covariate(c, parts[k + 1], s.covariates[k], k + 1, k + 1 == strips ? s.covariates.size() - strips : 0, xr,
                    left);
   return p.frame();
+}
+
+std::pair<plot::PlotFrame, plot::PlotFrame> draw_forecast_pair(plot::Canvas& c, plot::Rect r,
+                                                               const ForecastSnapshot& left, const ForecastSnapshot& right,
+                                                               const std::string& left_title,
+                                                               const std::string& right_title, bool legend) {
+  plot::Range y = forecast_y_range(left, 0);
+  y.add(forecast_y_range(right, 0));
+  const auto cells = split_columns(r, 2);
+  return {draw_forecast(c, cells[0], left, 0, left_title, legend, &y),
+          draw_forecast(c, cells[1], right, 0, right_title, false, &y)};
 }
 
 void draw_forecast_grid(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, const std::string& title) {

@@ -56,8 +56,18 @@ float draw_samples(plot::Canvas& c, plot::Rect r, std::span<const StyledRun> run
 // ---- quantile fans -------------------------------------------------------------------------
 // One series of a snapshot: the context, nested central bands (10-90, 20-80, 30-70, 40-60 for
 // nine levels; whatever symmetric pairs the levels hold), the median and the actual values.
+// `y_range`, when given, is the value axis' range (shared with a neighbouring panel); else the
+// series' own.
 plot::PlotFrame draw_forecast(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, size_t series,
-                              const std::string& title, bool legend = true);
+                              const std::string& title, bool legend = true, const plot::Range* y_range = nullptr);
+// The values a series of a snapshot spans: its context, actual values and quantiles.
+plot::Range forecast_y_range(const ForecastSnapshot& snap, size_t series);
+// Two snapshots' first series side by side on one value axis (a model's fan beside a baseline's):
+// the left with the legend when `legend`. Returns both panels' frames.
+std::pair<plot::PlotFrame, plot::PlotFrame> draw_forecast_pair(plot::Canvas& c, plot::Rect r,
+                                                               const ForecastSnapshot& left, const ForecastSnapshot& right,
+                                                               const std::string& left_title,
+                                                               const std::string& right_title, bool legend = true);
 // Every series of a snapshot as small multiples in a grid (the legend in the first only).
 void draw_forecast_grid(plot::Canvas& c, plot::Rect r, const ForecastSnapshot& snap, const std::string& title);
 // The (lower, upper) level index pairs of the nested bands, outermost first.

@@ -166,7 +166,7 @@ void add_covariate_rows(const ForecastCsvOptions& o, const CsvTable& input, cons
 
 }  // namespace
 
-void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
+CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<Model&()>& open_model) {
   if (!o.horizon) throw Error("forecast: --horizon is required");
   if (*o.horizon < 1) throw Error("forecast: --horizon must be at least 1 step, got " + std::to_string(*o.horizon));
   Model::check_horizon(*o.horizon);  // before covariate rows are sized by it
@@ -265,9 +265,9 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     add_covariate_rows(o, table, &future, o.future_covariates, VariateRole::future, horizon, rows);
   }
 
-  auto model = load_model(o.model, registry, o.device);
+  Model& model = open_model();
   // The static covariates in the model's order; the model reads exactly these.
-  const std::vector<std::string> read = model->static_covariates();
+  const std::vector<std::string> read = model.static_covariates();
   if (!read.empty() && statics.empty())
     throw Error("forecast: the model reads static covariates (" + join_names(read) + "); name their columns with "
                 "--static-covariates (and --categorical for those that hold categories)");
@@ -300,31 +300,51 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
       request.series.push_back({{series[static_cast<size_t>(s)]}, {labels[static_cast<size_t>(s)]},
                                 o.regression ? covariate_rows : std::vector<RequestSeries::Covariate>{}, static_values_});
   }
-  const ForecastAnswer a = answer(*model, request);
-  // The targets' quantiles, [target][level][step], in column order.
-  std::vector<const TargetForecast*> forecasts;
+  const ForecastAnswer a = answer(model, request);
+  CsvForecast out;
+  out.names = names;
+  out.histories = series;
+  out.levels = a.levels;
   for (const auto& each : a.series)
-    for (const auto& t : each) forecasts.push_back(&t);
+    for (const auto& t : each) out.quantiles.push_back(t.quantiles);
+  for (const auto& row : rows)
+    out.covariates.push_back({row.label.substr(row.label.find(": column ") + 9), row.role == VariateRole::future,
+                              row.history, row.ahead});
+  out.t_last = t_last, out.dt = dt;
+  return out;
+}
 
+std::string csv_forecast_text(const CsvForecast& f) {
+  const bool timed = std::isfinite(f.dt);
+  const size_t horizon = f.quantiles.empty() || f.quantiles[0].empty() ? 0 : f.quantiles[0][0].size();
   std::ostringstream out;
   out.precision(10);
   out << "step";
-  if (std::isfinite(dt)) out << ",time";
-  for (const auto& name : names)
-    for (double l : a.levels) out << "," << name << "_q" << l;
+  if (timed) out << ",time";
+  for (const auto& name : f.names)
+    for (double l : f.levels) out << "," << name << "_q" << l;
   out << "\n";
-  for (int64_t h = 0; h < horizon; ++h) {
+  for (size_t h = 0; h < horizon; ++h) {
     out << h + 1;
-    if (std::isfinite(dt)) out << "," << t_last + dt * static_cast<double>(h + 1);
-    for (int64_t s = 0; s < S; ++s)
-      for (size_t l = 0; l < a.levels.size(); ++l) out << "," << forecasts[static_cast<size_t>(s)]->quantiles[l][static_cast<size_t>(h)];
+    if (timed) out << "," << f.t_last + f.dt * static_cast<double>(h + 1);
+    for (const auto& target : f.quantiles)
+      for (const auto& level : target) out << "," << level[h];
     out << "\n";
   }
+  return out.str();
+}
+
+void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
+  std::unique_ptr<Model> model;
+  const std::string text = csv_forecast_text(forecast_csv_table(o, [&]() -> Model& {
+    model = load_model(o.model, registry, o.device);
+    return *model;
+  }));
   if (o.output.empty()) {
-    std::cout << out.str();
+    std::cout << text;
     return;
   }
-  write_file_atomically(o.output, [&](std::ostream& file) { file << out.str(); });
+  write_file_atomically(o.output, [&](std::ostream& file) { file << text; });
 }
 
 }  // namespace orrery

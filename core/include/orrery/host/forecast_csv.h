@@ -1,6 +1,8 @@
 #pragma once
 // `orrery forecast`: quantile forecasts of every series in a CSV from saved model weights.
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 
 namespace orrery {
 class Registry;
+class Model;
 
 struct ForecastCsvOptions {
   std::string model;   // see load_model: Orrery weights, a run folder or a released checkpoint
@@ -52,5 +55,27 @@ struct ForecastCsvOptions {
 // rows or a gap in them in `future`, a `future` time column that does not continue the input's,
 // and a categorical column that is not a covariate.
 void forecast_csv(const ForecastCsvOptions& opts, const Registry& registry);
+
+// A CSV's forecast before it is written: what `orrery forecast` prints and the dashboard draws.
+struct CsvForecast {
+  std::vector<std::string> names;               // the target columns, in order
+  std::vector<std::vector<double>> histories;   // each target's column (NaN = missing)
+  std::vector<double> levels;
+  std::vector<std::vector<std::vector<double>>> quantiles;  // [target][level][step]
+  struct Covariate {
+    std::string name;           // its column, or "column = category" for a categorical one
+    bool known_future = false;
+    std::vector<double> history, ahead;  // the input's steps; known-future: the horizon's too
+  };
+  std::vector<Covariate> covariates;
+  // The time column's last value and step; NaN when the input has none.
+  double t_last = std::numeric_limits<double>::quiet_NaN(), dt = std::numeric_limits<double>::quiet_NaN();
+};
+
+// The forecast itself. `model` is called once the files have been checked (so a bad column is
+// told before a slow load) and returns the model to forecast with.
+CsvForecast forecast_csv_table(const ForecastCsvOptions& opts, const std::function<Model&()>& model);
+// The CSV `orrery forecast` writes: "step", "time" when the input has one, "<column>_q<level>".
+std::string csv_forecast_text(const CsvForecast& forecast);
 
 }  // namespace orrery
