@@ -205,10 +205,13 @@ void check_eval_contexts(const std::vector<int64_t>& contexts) {
 // that reads static covariates gets its series' values.
 class ModelForecaster final : public EvalForecaster {
  public:
+  // regression_lags >= 0: the known-future covariates through the request's in-context regression
+  // over lags 0..K (covariate_regression.h), the model reading none of them.
   ModelForecaster(Model& m, std::string name, std::vector<int64_t> contexts, int64_t batch,
-                  const Interrupt* interrupt, ForecastRecipe recipe, bool covariates)
+                  const Interrupt* interrupt, ForecastRecipe recipe, bool covariates, int64_t regression_lags = -1)
       : model_(m), name_(std::move(name)), contexts_(std::move(contexts)), batch_(batch), interrupt_(interrupt),
-        recipe_(recipe), covariates_(covariates), statics_(!m.static_covariates().empty()) {}
+        recipe_(recipe), covariates_(covariates), statics_(!m.static_covariates().empty()),
+        regression_lags_(regression_lags) {}
   std::string name() const override { return name_; }
 
   std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
@@ -231,6 +234,7 @@ class ModelForecaster final : public EvalForecaster {
   const Interrupt* interrupt_;
   ForecastRecipe recipe_;
   bool covariates_, statics_;
+  int64_t regression_lags_;
 
   std::vector<std::vector<std::vector<double>>> forecast_windows(const std::vector<std::vector<double>>& histories,
                                                                  const std::vector<Covariates>* covariates,
@@ -252,9 +256,10 @@ class ModelForecaster final : public EvalForecaster {
       RequestSeries s{{histories[i]}, {window}, {}, {}};
       if (covariates) {
         const Covariates& c = (*covariates)[i];
-        if (covariates_) {
-          for (size_t k = 0; k < c.past.size(); ++k)
-            s.covariates.push_back({window + ", past-only covariate " + std::to_string(k + 1), VariateRole::past, c.past[k]});
+        if (covariates_ || regression_lags_ >= 0) {
+          if (covariates_)
+            for (size_t k = 0; k < c.past.size(); ++k)
+              s.covariates.push_back({window + ", past-only covariate " + std::to_string(k + 1), VariateRole::past, c.past[k]});
           for (size_t k = 0; k < c.future.size(); ++k) {
             // A window's known-future rows run on past its horizon to the series' end: the horizon's part is read.
             std::vector<double> v(c.future[k].begin(), c.future[k].begin() + static_cast<std::ptrdiff_t>(histories[i].size() + horizon));
@@ -263,8 +268,10 @@ class ModelForecaster final : public EvalForecaster {
         }
         if (statics_) s.statics = c.statics;
       }
+      r.regression = r.regression || (regression_lags_ >= 0 && !s.covariates.empty());
       r.series.push_back(std::move(s));
     }
+    if (r.regression) r.regression_lags = regression_lags_;
     std::vector<std::vector<std::vector<double>>> out;
     for (auto& series : answer(model_, r).series) out.push_back(std::move(series[0].quantiles));
     return out;
@@ -369,6 +376,17 @@ class RegressionForecaster final : public EvalForecaster {
 };
 
 }  // namespace
+
+std::unique_ptr<EvalForecaster> model_regression_forecaster(Model& model, const std::string& name,
+                                                            std::vector<int64_t> contexts, int64_t batch_size,
+                                                            const Interrupt* interrupt, ForecastRecipe recipe,
+                                                            int64_t max_lag) {
+  check_regression_lags(max_lag, "regression: the largest lag");
+  check_eval_contexts(contexts);
+  if (batch_size < 1) throw Error("evaluation needs a positive batch size, got " + std::to_string(batch_size));
+  return std::make_unique<ModelForecaster>(model, name + (max_lag > 0 ? "/lagged-regression" : "/regression"),
+                                           std::move(contexts), batch_size, interrupt, recipe, false, max_lag);
+}
 
 std::unique_ptr<EvalForecaster> regression_forecaster(std::unique_ptr<EvalForecaster> inner, int64_t max_lag) {
   check_regression_lags(max_lag, "regression: the largest lag");
@@ -837,8 +855,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     // And through an in-context regression on the known-future ones, which any model can use.
     // With regression_lags, also over the covariates' lags (NAME/lagged-regression).
     for (const int64_t lags : regression_lag_sets)
-      owned.push_back(regression_forecaster(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe),
-                                            lags));
+      owned.push_back(model_regression_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe, lags));
   }
   for (const auto& b : r.baselines) {
     owned.push_back(baseline_forecaster(b));

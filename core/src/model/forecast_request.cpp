@@ -86,6 +86,13 @@ ForecastAnswer answer(Model& model, const ForecastRequest& r) {
   if (r.regression_lags > 0 && !r.regression) throw Error("forecast: regression_lags needs the regression");
   const int64_t H = r.horizon;
 
+  // A series without known-future covariates is forecast as it is (its fit is 0); a request with
+  // none at all asked for nothing.
+  if (r.regression && std::none_of(r.series.begin(), r.series.end(), [](const RequestSeries& s) {
+        return std::any_of(s.covariates.begin(), s.covariates.end(),
+                           [](const RequestSeries::Covariate& c) { return c.role == VariateRole::future; });
+      }))
+    throw Error("forecast: the regression fits each target on known-future covariates; give some");
   // The series as the model reads them: with the regression, each target row's residual on its
   // series' known-future covariates (which are then no rows of the model's); the fits kept.
   std::vector<RequestSeries> series = r.series;
@@ -107,7 +114,6 @@ ForecastAnswer answer(Model& model, const ForecastRequest& r) {
     if (xs[i].size() != s.covariates.size())
       throw Error("forecast: the regression reads known-future covariates only; past-only ones have no values over "
                   "the horizon to regress on");
-    if (xs[i].empty()) throw Error("forecast: the regression fits each target on known-future covariates; give some");
     for (auto& y : s.targets) {
       fits[i].push_back(CovariateRegression::fit(y, xs[i], static_cast<size_t>(r.regression_lags)));
       y = fits[i].back().residual(y, xs[i]);

@@ -83,10 +83,17 @@ struct ForecastRecipe {
 std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name, std::vector<int64_t> contexts,
                                                  int64_t batch_size, const Interrupt* interrupt = nullptr,
                                                  ForecastRecipe recipe = {}, bool covariates = false);
+// The same model through the one forecast path's in-context regression on the windows' known-future
+// covariates (ForecastRequest::regression), over their lags 0..max_lag: "NAME/regression", or
+// "NAME/lagged-regression" when max_lag > 0. A window without any is forecast as it is.
+std::unique_ptr<EvalForecaster> model_regression_forecaster(Model& model, const std::string& name,
+                                                            std::vector<int64_t> contexts, int64_t batch_size,
+                                                            const Interrupt* interrupt, ForecastRecipe recipe,
+                                                            int64_t max_lag);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
 // `inner` with an in-context regression on each window's known-future covariates, named
-// "INNER/regression": a linear fit of the target on those it follows over the whole history
+// A baseline (any forecaster) as "INNER/regression": a linear fit of the target on those it follows over the whole history
 // (covariates chosen by a test on their changes); `inner` forecasts the residual from the
 // history alone and the fit over the horizon is added to every quantile
 // (covariate_regression.h). A window without known-future covariates, or where the fit takes
@@ -145,8 +152,8 @@ void write_eval(const Json& result, const std::string& dir);
 // What `orrery eval` and orrery.eval{} ask for: models by name, data, baselines, protocol. On data
 // with covariates a model that reads variate roles is scored twice on the same windows, with its
 // covariates (under its name) and without them (NAME/no-covariates); on data with known-future
-// covariates every model and baseline is also scored through regression_forecaster
-// (NAME/regression), and a baseline that takes regressors itself (arima) with them as
+// covariates every model (model_regression_forecaster) and baseline (regression_forecaster) is
+// also scored through the in-context regression (NAME/regression), and a baseline that takes regressors itself (arima) with them as
 // regressors (NAME/xreg: a regression with ARIMA errors, fitted jointly).
 struct EvalRequest {
   std::vector<std::pair<std::string, Model*>> models;
