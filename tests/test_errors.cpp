@@ -196,6 +196,18 @@ const std::vector<Row>& rows() {
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon"; }},
       {"cli-forecast-unknown-flag", 1, "orrery: forecast: unknown argument '--horizn' (see orrery forecast --help)",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizn 3"; }},
+      {"cli-forecast-regression-lags-rows", 1,
+       "orrery: forecast: --regression-lags 1000 needs at least 1004 rows, and in.csv has 168: the fit leaves out the "
+       "first K steps; give at most 164 lags",
+       [](auto& d) {
+         std::string in = "y,p\n", fut = "p\n";
+         for (int t = 0; t < 168; ++t) in += std::to_string(t % 9) + "," + std::to_string(t % 4) + "\n";
+         for (int t = 0; t < 4; ++t) fut += std::to_string(t) + "\n";
+         write(d, "in.csv", in);
+         write(d, "fut.csv", fut);
+         return "\"$ORRERY\" forecast --model m.safetensors --input in.csv --horizon 4 --target y --future-covariates p "
+                "--future fut.csv --regression --regression-lags 1000";
+       }},
       {"cli-forecast-season-without-box-cox", 1,
        "orrery: forecast: --season sets the blocks of --box-cox's exponent; give --box-cox",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --season 12"; }},
@@ -253,6 +265,40 @@ const std::vector<Row>& rows() {
                                          "{\"name\": \"a\", \"file\": \"y.csv\", \"frequency\": \"D\"}]}");
          return "\"$ORRERY\" eval --baselines naive --data bench";
        }},
+      {"eval-manifest-outside", 1,
+       "orrery: bench/manifest.json: datasets[1]: \"file\" \"../elsewhere/x.csv\" leaves the benchmark folder; name a file inside "
+       "bench (a benchmark folder is self-contained)",
+       [](auto& d) {
+         write(d, "elsewhere/x.csv", kDaily);
+         write(d, "bench/manifest.json", "{\"datasets\": [{\"name\": \"a\", \"file\": \"../elsewhere/x.csv\", \"frequency\": \"D\"}]}");
+         return "\"$ORRERY\" eval --baselines naive --data bench";
+       }},
+      {"eval-manifest-duplicate-key", 1,
+       "orrery: bench/manifest.json: the key \"file\" is given twice in one object",
+       [](auto& d) {
+         write(d, "bench/x.csv", kDaily);
+         write(d, "bench/manifest.json",
+               "{\"datasets\": [{\"name\": \"a\", \"file\": \"x.csv\", \"file\": \"y.csv\", \"frequency\": \"D\"}]}");
+         return "\"$ORRERY\" eval --baselines naive --data bench";
+       }},
+      {"eval-manifest-unknown-key", 1,
+       "orrery: bench/manifest.json: datasets[1]: unknown key \"horizon\" (an entry reads name, file and frequency; what, source, "
+       "series, length and licence only describe it)",
+       [](auto& d) {
+         write(d, "bench/x.csv", kDaily);
+         write(d, "bench/manifest.json",
+               "{\"datasets\": [{\"name\": \"a\", \"file\": \"x.csv\", \"frequency\": \"D\", \"horizon\": \"12\"}]}");
+         return "\"$ORRERY\" eval --baselines naive --data bench";
+       }},
+      {"eval-validation-windows-capped", 0,
+       "orrery: note: evaluation: data set 'yearly' (short term) holds 2 validation window(s) (at most a tenth of the "
+       "steps before the test windows), not the 1000000000 asked for",
+       [](auto& d) {
+         std::string yearly = "time,value\n";
+         for (int y = 1901; y <= 2000; ++y) yearly += std::to_string(y) + "-01-01," + std::to_string(50 + (y * 37) % 23) + "\n";
+         write(d, "yearly.csv", yearly);
+         return "\"$ORRERY\" eval --baselines naive --data yearly.csv --split validation --validation-windows 1000000000 --out e";
+       }},
       {"cli-bench-unknown", 2,
        "orrery: bench: unknown benchmark 'speed' (bench data, bench train, bench generate or bench forecast; see orrery bench --help)",
        [](auto&) { return "\"$ORRERY\" bench speed"; }},
@@ -264,6 +310,34 @@ const std::vector<Row>& rows() {
        [](auto& d) { return script(d, std::string("\x1bLuaT\0\x19\x93\r\n", 10)); }},
       {"lua-runtime-error", 1, "orrery: script.lua:2: no data for 2024",
        [](auto& d) { return script(d, "local year = 2024\nerror(\"no data for \" .. year)\n"); }},
+
+      // Experiments: search, scaling fits.
+      {"search-grid-too-large", 1,
+       "orrery: script.lua:1: study 'g': the grid has 1e+18 points (x: 1000000001 values, y: 1000000001 values), more than a study can number (2^53); "
+       "give the dimensions larger steps, or use tpe or random",
+       [](auto& d) {
+         return script(d, "orrery.search{name = 'g', sampler = 'grid', quiet = true, trials = 2,\n"
+                          "  space = {x = {'int', 0, 1e9}, y = {'int', 0, 1e9}}, objective = function(t) return t.params.x end}\n");
+       }},
+      {"search-every-trial-nan", 1,
+       "orrery: script.lua:1: orrery.search: every trial of study 'n' failed; the first: the objective returned nan",
+       [](auto& d) {
+         return script(d, "orrery.search{name = 'n', quiet = true, trials = 3, space = {x = {'real', 0, 1}},\n"
+                          "  objective = function(t) return 0 / 0 end}\n");
+       }},
+      {"scaling-negative-loss", 1,
+       "orrery: script.lua:1: orrery.fit_scaling: a power law in loss needs losses above 0, but the point at params 1000 has loss -0.5 (fit a loss, such as "
+       "cross-entropy or CRPS, not a gain or a difference)",
+       [](auto& d) {
+         return script(d, "orrery.fit_scaling{points = {{params = 1e3, loss = -0.5}, {params = 1e4, loss = -0.6}, "
+                          "{params = 1e5, loss = -0.7}}}\n");
+       }},
+      {"scaling-flat-warning", 0,
+       "orrery: warning: orrery.fit_scaling: the loss does not fall with size over these points (the best law is flat",
+       [](auto& d) {
+         return script(d, "orrery.fit_scaling{bootstrap = 10, points = {{params = 1e3, loss = 1}, {params = 1e4, loss = 1.1}, "
+                          "{params = 1e5, loss = 1.2}}}\n");
+       }},
 
       // Options of orrery.model, orrery.train, orrery.data, orrery.eval and the plugins.
       {"opt-unknown-plugin-option", 1,
@@ -818,6 +892,12 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          return with_model(d, "orrery.train{model = m, steps = 1, batch_size = 2, context_length = 64, checkpoint_at = {1e30}}");
        }},
+      {"checkpoint-at-beyond-steps", 1,
+       "orrery: script.lua:2: orrery.train option 'checkpoint_at': step 100 is beyond the run's 6 steps, so it would "
+       "never be written",
+       [](auto& d) {
+         return with_model(d, "orrery.train{model = m, steps = 6, batch_size = 2, context_length = 64, checkpoint_at = {100}}");
+       }},
       {"branch-all-damaged", 1,
        "orrery: script.lua:2: branch: every checkpoint of runs/r fails its checks (the warnings above say why); branch "
        "from another run",
@@ -971,7 +1051,7 @@ std::vector<Outcome> run_rows(const std::string& root) {
 }
 
 struct DocRow {
-  std::string id, input, message;
+  std::string page, id, input, message;
   int exit = -1;
   int line = 0;
 };
@@ -981,36 +1061,43 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-// The table rows of docs/errors.md: | `id` | input | `message` | exit |, with \| for a | inside a cell.
+// The catalogue's pages: the conventions and most rows, then data files, forecasts and weights.
+const std::vector<std::string> kCatalogue = {"docs/errors.md", "docs/errors-data.md"};
+
+// The table rows of the catalogue: | `id` | input | `message` | exit |, with \| for a | inside a cell.
 std::vector<DocRow> doc_rows() {
-  std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/docs/errors.md");
-  REQUIRE(in);
   std::vector<DocRow> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (!line.starts_with("| `")) continue;
-    std::vector<std::string> cells;
-    std::string cell;
-    for (size_t i = 1; i < line.size(); ++i) {
-      if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') cell += '|', ++i;
-      else if (line[i] == '|') cells.push_back(trim(cell)), cell.clear();
-      else cell += line[i];
+  for (const auto& page : kCatalogue) {
+    std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/" + page);
+    INFO(page);
+    REQUIRE(in);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (!line.starts_with("| `")) continue;
+      std::vector<std::string> cells;
+      std::string cell;
+      for (size_t i = 1; i < line.size(); ++i) {
+        if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') cell += '|', ++i;
+        else if (line[i] == '|') cells.push_back(trim(cell)), cell.clear();
+        else cell += line[i];
+      }
+      INFO(page << ":" << n << ": " << line);
+      REQUIRE(cells.size() == 4);
+      auto code = [&](const std::string& c) {
+        REQUIRE(c.size() >= 2);
+        REQUIRE(c.front() == '`');
+        REQUIRE(c.back() == '`');
+        return c.substr(1, c.size() - 2);
+      };
+      DocRow r;
+      r.page = page;
+      r.line = n;
+      r.id = code(cells[0]);
+      r.input = cells[1];
+      r.message = code(cells[2]);
+      r.exit = std::stoi(cells[3]);
+      out.push_back(r);
     }
-    INFO("docs/errors.md:" << n << ": " << line);
-    REQUIRE(cells.size() == 4);
-    auto code = [&](const std::string& c) {
-      REQUIRE(c.size() >= 2);
-      REQUIRE(c.front() == '`');
-      REQUIRE(c.back() == '`');
-      return c.substr(1, c.size() - 2);
-    };
-    DocRow r;
-    r.line = n;
-    r.id = code(cells[0]);
-    r.input = cells[1];
-    r.message = code(cells[2]);
-    r.exit = std::stoi(cells[3]);
-    out.push_back(r);
   }
   return out;
 }
@@ -1038,13 +1125,13 @@ TEST_CASE("every row of the error catalogue: the documented exit code and messag
   }
 }
 
-TEST_CASE("docs/errors.md and this table hold the same rows, messages and exit codes") {
+TEST_CASE("docs/errors.md, docs/errors-data.md and this table hold the same rows, messages and exit codes") {
   const std::vector<DocRow> docs = doc_rows();
   const auto& table = rows();
   CHECK(table.size() >= 40);
   std::map<std::string, const DocRow*> by_id;
   for (const auto& d : docs) {
-    INFO("docs/errors.md:" << d.line << ": row " << d.id);
+    INFO(d.page << ":" << d.line << ": row " << d.id);
     CHECK(by_id.emplace(d.id, &d).second);  // ids are unique
     CHECK(!d.input.empty());
   }
@@ -1054,12 +1141,12 @@ TEST_CASE("docs/errors.md and this table hold the same rows, messages and exit c
     CHECK(ids.insert(row.id).second);
     const auto it = by_id.find(row.id);
     if (it == by_id.end()) {
-      FAIL_CHECK("row " << row.id << " has a test but no row in docs/errors.md");
+      FAIL_CHECK("row " << row.id << " has a test but no row in docs/errors.md or docs/errors-data.md");
       continue;
     }
     CHECK(it->second->message == row.message);
     CHECK(it->second->exit == row.exit);
   }
   for (const auto& d : docs)
-    if (!ids.count(d.id)) FAIL_CHECK("docs/errors.md:" << d.line << ": row " << d.id << " has no test in tests/test_errors.cpp");
+    if (!ids.count(d.id)) FAIL_CHECK(d.page << ":" << d.line << ": row " << d.id << " has no test in tests/test_errors.cpp");
 }

@@ -393,7 +393,7 @@ const std::vector<std::string> kPages = {
     "README.md",           "docs/training.md",  "docs/data.md",        "docs/evaluation.md",
     "docs/checkpoints.md", "docs/distributed.md", "docs/gpu.md",       "docs/dashboard.md",
     "docs/plugins.md",     "docs/search.md",    "docs/covariates.md",  "docs/language.md",
-    "docs/performance.md", "docs/testing.md",   "docs/errors.md"};
+    "docs/performance.md", "docs/testing.md",   "docs/errors.md",      "docs/errors-data.md"};
 
 // kPages and then every report, docs/results/*/README.md and the log, in name order; a page of
 // docs/ that is neither listed nor lua.md fails.

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "orrery/error.h"
@@ -125,4 +126,30 @@ TEST_CASE("the percentile bootstrap: type-7 quantiles, and a 90% interval of a m
   CHECK(covered >= 160);  // 90% of 200 with a binomial sd of 4.2: far below 160 is a broken resampler
   CHECK(covered <= 195);
   CHECK_THROWS(orrery::bootstrap::resample(0, [](const auto&) { return std::optional<double>(1.0); }));
+}
+
+TEST_CASE("a bootstrap skips and counts the resamples whose statistic is NaN or infinite") {
+  // The statistic is undefined when unit 0 is drawn in every pick (a ratio over nothing).
+  const auto d = orrery::bootstrap::resample(
+      3, [](const std::vector<size_t>& picks) -> std::optional<double> {
+        if (picks[0] == 0) return std::nan("");
+        if (picks[0] == 1) return std::numeric_limits<double>::infinity();
+        return 1.0;
+      }, 300, 7);
+  CHECK(d.skipped > 0);
+  CHECK(d.values.size() + d.skipped == 300);
+  for (double v : d.values) CHECK(v == 1.0);
+  CHECK(d.lo == 1.0);
+  CHECK(d.hi == 1.0);
+}
+
+TEST_CASE("a scaling law needs positive losses, and says when the loss does not fall with size") {
+  using orrery::scaling::Point;
+  CHECK_THROWS_WITH(orrery::scaling::fit({{1e3, 0, 0.5}, {1e4, 0, 0}, {1e5, 0, 0.3}}, false),
+                    Catch::Contains("needs losses above 0") && Catch::Contains("params 10000 has loss 0"));
+  const auto rising = orrery::scaling::fit_with_intervals({{1e3, 0, 1.0}, {1e4, 0, 1.1}, {1e5, 0, 1.2}}, false, 5);
+  CHECK(rising.law.A == 0);
+  CHECK_THAT(rising.warning, Catch::Contains("does not fall with size"));
+  const auto falling = orrery::scaling::fit_with_intervals({{1e3, 0, 2.0}, {1e4, 0, 1.5}, {1e5, 0, 1.2}}, false, 5);
+  CHECK(falling.warning.empty());
 }

@@ -584,6 +584,28 @@ TEST_CASE("a grid study walks its grid once; a continuous dimension has no grid"
   CHECK_THROWS_WITH(search::Study(fresh_dir("grid2"), c), Catch::Contains("'x' is continuous"));
 }
 
+TEST_CASE("a grid of a billion points is walked point by point, never held; one too large to number is refused") {
+  search::StudyConfig c;
+  c.name = "huge";
+  c.sampler = "grid";
+  c.space = search::SearchSpace({search::Dimension::of("x", search::Distribution::integer(0, 1000000000)),
+                                 search::Dimension::of("k", search::Distribution::categorical({"a", "b"}))});
+  search::Study s(fresh_dir("huge"), c);
+  std::vector<std::string> seen;
+  for (int i = 0; i < 3; ++i) {
+    auto t = s.ask();
+    REQUIRE(t);
+    seen.push_back(s.params_of(*t).dump());
+    s.tell(t->number, search::TrialState::complete, 1.0);
+  }
+  // The last dimension varies fastest: (0, a), (0, b), (1, a).
+  CHECK(seen == std::vector<std::string>{"{\"k\":\"a\",\"x\":0}", "{\"k\":\"b\",\"x\":0}", "{\"k\":\"a\",\"x\":1}"});
+  c.space = search::SearchSpace({search::Dimension::of("x", search::Distribution::integer(0, 1000000000)),
+                                 search::Dimension::of("y", search::Distribution::integer(0, 1000000000))});
+  CHECK_THROWS_WITH(search::Study(fresh_dir("huge2"), c),
+                    Catch::Contains("the grid has 1e+18 points (x: 1000000001 values, y: 1000000001 values)"));
+}
+
 TEST_CASE("a simplex is a valid mixture under its caps, and a conditional dimension appears only when active") {
   search::Rng rng(9);
   for (int i = 0; i < 500; ++i) {

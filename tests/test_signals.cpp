@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "support.h"
 
@@ -101,4 +102,26 @@ TEST_CASE("a second signal a second or more after the first quits at once, where
   CHECK(std::chrono::steady_clock::now() - sent < std::chrono::seconds(10));
   CHECK(run.output().find("orrery: stopped at once (a second signal)") != std::string::npos);
   CHECK(run.output().find("done") == std::string::npos);
+}
+
+// Host loops that run for minutes without calling Lua: each checks the interrupt and stops with
+// 130 or 143 and its message, on the first signal.
+TEST_CASE("Ctrl-C and SIGTERM stop a long host computation: a scaling fit's bootstrap") {
+  auto [sig, code] = GENERATE(std::pair{SIGTERM, 143}, std::pair{SIGINT, 130});
+  INFO("signal " << sig);
+  auto dir = test::temp_dir("signal-scaling-" + std::to_string(sig));
+  const auto path = script(dir, "fit.lua",
+                           "local pts = {}\n"
+                           "for _, n in ipairs({1e5, 3e5, 1e6, 3e6, 1e7}) do pts[#pts + 1] = {params = n, loss = 0.3 + 9 * n^-0.3} end\n"
+                           "print('fitting'); io.stdout:flush()\n"
+                           "orrery.fit_scaling{points = pts, bootstrap = 100000000}\n");
+  test::Background run({"run", path}, dir + "/out.txt");
+  REQUIRE(run.wait_for("fitting", 30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // inside the bootstrap
+  const auto start = std::chrono::steady_clock::now();
+  run.signal(sig);
+  CHECK(run.wait_exit(10) == code);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  INFO(run.output());
+  CHECK(run.output().find("interrupted") != std::string::npos);
 }

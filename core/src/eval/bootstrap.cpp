@@ -28,7 +28,8 @@ Draws resample(size_t n, const Statistic& statistic, size_t resamples, uint64_t 
       state = (1103515245 * state + 12345) % 2147483648u;
       p = static_cast<size_t>((state >> 16) % n);  // the high bits: an LCG's low bits cycle fast
     }
-    if (const auto v = statistic(picks)) d.values.push_back(*v);
+    // A resample whose statistic is undefined (nullopt, NaN or infinite) says nothing: skipped.
+    if (const auto v = statistic(picks); v && std::isfinite(*v)) d.values.push_back(*v);
     else ++d.skipped;
   }
   std::sort(d.values.begin(), d.values.end());

@@ -20,6 +20,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/host/baselines.h"
+#include "orrery/json_unique_keys.h"
 #include "orrery/host/csv.h"
 #include "orrery/options.h"
 #include "orrery/error.h"
@@ -123,7 +124,9 @@ std::vector<EvalDataset> load_eval_datasets(const std::string& given, const std:
   if (!in) throw Error("cannot open " + manifest.string() + " (a benchmark folder needs a manifest.json)");
   Json m;
   try {
-    m = Json::parse(in);
+    m = parse_json_unique_keys(in);
+  } catch (const Error& e) {
+    throw Error(manifest.string() + ": " + e.what());
   } catch (const std::exception& e) {
     throw Error(manifest.string() + ": not valid JSON: " + e.what());
   }
@@ -135,8 +138,20 @@ std::vector<EvalDataset> load_eval_datasets(const std::string& given, const std:
     const std::string where = manifest.string() + ": datasets[" + std::to_string(i + 1) + "]";
     for (const char* key : {"name", "file", "frequency"})
       if (!e.contains(key) || !e[key].is_string()) throw Error(where + " needs a \"" + key + "\" string");
-    out.push_back(dataset_from_csv(e["name"], (manifest.parent_path() / e["file"].get<std::string>()).string(),
-                                   e["frequency"], where));
+    // What Orrery reads, and what only describes the data set; anything else (a "horizon", a
+    // typo) would be ignored without a word.
+    for (const auto& [key, value] : e.items())
+      if (key != "name" && key != "file" && key != "frequency" && key != "what" && key != "source" &&
+          key != "series" && key != "length" && key != "licence")
+        throw Error(where + ": unknown key " + quote_input(key) + " (an entry reads name, file and frequency; what, "
+                    "source, series, length and licence only describe it)");
+    // A benchmark folder is self-contained: it can be copied, archived and shared whole.
+    const fs::path file = e["file"].get<std::string>();
+    for (const auto& part : file)
+      if (file.is_absolute() || part == "..")
+        throw Error(where + ": \"file\" " + quote_input(file.string()) + " leaves the benchmark folder; name a file "
+                    "inside " + manifest.parent_path().string() + " (a benchmark folder is self-contained)");
+    out.push_back(dataset_from_csv(e["name"], (manifest.parent_path() / file).string(), e["frequency"], where));
   }
   return out;
 }
@@ -486,6 +501,13 @@ Windows make_windows(const EvalDataset& d, Term term, const EvalProtocol& protoc
                     (std::isnan(scale) ? "unknown" : "0") + "); leave the series out of the data set");
     }
   }
+  // The split holds fewer rolling windows than were asked for: say how many it took.
+  if (validation && protocol.validation_windows > w.count)
+    std::fprintf(stderr,
+                 "orrery: note: evaluation: data set '%s' (%s term) holds %lld validation window(s) (at most a tenth "
+                 "of the steps before the test windows), not the %lld asked for\n",
+                 d.name.c_str(), term_name(term), static_cast<long long>(w.count),
+                 static_cast<long long>(protocol.validation_windows));
   return w;
 }
 

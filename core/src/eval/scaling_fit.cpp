@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <sstream>
 
 #include "baselines/nelder_mead.h"
 #include "orrery/error.h"
@@ -95,12 +96,24 @@ void check_points(const std::vector<Point>& pts, bool joint) {
     if (joint && (!(p.tokens > 0) || !std::isfinite(p.tokens)))
       throw Error("a joint fit needs tokens > 0 at every point, got " + std::to_string(p.tokens));
     if (!std::isfinite(p.loss)) throw Error("a scaling point's loss must be a finite number");
+    if (!(p.loss > 0)) {
+      std::ostringstream text;
+      text << "a power law in loss needs losses above 0, but the point at params " << p.params << " has loss "
+           << p.loss << " (fit a loss, such as cross-entropy or CRPS, not a gain or a difference)";
+      throw Error(text.str());
+    }
     sizes.insert(p.params), budgets.insert(p.tokens);
   }
   if (sizes.size() < 3) throw Error("a scaling law needs at least 3 model sizes, got " + std::to_string(sizes.size()));
   if (joint && budgets.size() < 3)
     throw Error("a joint law needs at least 3 data budgets, got " + std::to_string(budgets.size()));
   if (pts.size() < (joint ? 5u : 3u)) throw Error("too few points for the law's parameters");
+}
+
+std::string number_text(double v) {
+  std::ostringstream text;
+  text << v;
+  return text.str();
 }
 
 }  // namespace
@@ -129,9 +142,15 @@ Law fit(const std::vector<Point>& pts, bool joint) {
 }
 
 FitReport fit_with_intervals(const std::vector<Point>& pts, bool joint, size_t bootstrap, uint64_t seed,
-                             bool hold_out_largest) {
+                             bool hold_out_largest, const Interrupt* interrupt) {
   FitReport report;
   report.law = fit(pts, joint);
+  if (report.law.A == 0 && (!joint || report.law.B == 0))
+    report.warning = "the loss does not fall with size over these points (the best law is flat: E = " +
+                     number_text(report.law.E) + " at every size), so the law predicts nothing";
+  else if (report.law.A == 0)
+    report.warning = "the loss does not fall with model size over these points (A = 0): the law's size term "
+                     "predicts nothing";
   // Runs: a run's points travel together through the resampling.
   std::map<std::string, std::vector<size_t>> runs;
   for (size_t i = 0; i < pts.size(); ++i) {
@@ -144,6 +163,7 @@ FitReport fit_with_intervals(const std::vector<Point>& pts, bool joint, size_t b
   search::Rng rng(seed);
   std::map<std::string, std::vector<double>> draws;
   for (size_t b = 0; b < bootstrap; ++b) {
+    check_interrupt(interrupt);  // a fit takes about a millisecond; a million of them, minutes
     std::vector<Point> sample;
     for (size_t g = 0; g < groups.size(); ++g) {
       const auto& pick = groups[static_cast<size_t>(rng.uniform() * static_cast<double>(groups.size())) % groups.size()];

@@ -255,6 +255,13 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
     throw Error("forecast: --regression fits the targets on --future-covariates; name them (and --future)");
   check_regression_lags(o.regression_lags, "forecast: --regression-lags");
   if (o.regression_lags > 0 && !o.regression) throw Error("forecast: --regression-lags needs --regression");
+  // The fit leaves out the first K steps (their lags are unknown) and tests a covariate on at least
+  // three pairs of consecutive steps after them: fewer rows would fit nothing, without a word.
+  if (o.regression_lags > 0 && o.regression_lags + 4 > static_cast<int64_t>(steps))
+    throw Error("forecast: --regression-lags " + std::to_string(o.regression_lags) + " needs at least " +
+                std::to_string(o.regression_lags + 4) + " rows, and " + o.input + " has " + std::to_string(steps) +
+                ": the fit leaves out the first K steps; give at most " +
+                std::to_string(std::max<int64_t>(static_cast<int64_t>(steps) - 4, 0)) + " lags");
   if (o.regression && !o.past_covariates.empty())
     throw Error("forecast: --regression reads known-future covariates only; --past-covariates have no values over "
                 "the horizon to regress on");

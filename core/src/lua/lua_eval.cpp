@@ -5,6 +5,7 @@
 #include "orrery/host/lua_binding.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "orrery/host/backtest.h"
 #include "orrery/host/bootstrap.h"
@@ -193,10 +194,21 @@ int l_fit_scaling(lua_State* L) {
                       p.contains("run") ? (p["run"].is_string() ? p["run"].get<std::string>() : p["run"].dump()) : ""});
   }
   lua_pop(L, 1);
-  const auto r = scaling::fit_with_intervals(points, law == "joint", static_cast<size_t>(bootstrap),
-                                             static_cast<uint64_t>(seed),
-                                             boolean_field(L, 1, "hold_out_largest", fn).value_or(true));
+  const bool hold_out = boolean_field(L, 1, "hold_out_largest", fn).value_or(true);
+  scaling::FitReport r;
+  try {
+    r = scaling::fit_with_intervals(points, law == "joint", static_cast<size_t>(bootstrap), static_cast<uint64_t>(seed),
+                                    hold_out, &host(L).interrupt);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error(fn + ": " + e.what());
+  }
   Json out = law_json(r.law);
+  if (!r.warning.empty()) {
+    out["warning"] = r.warning;
+    std::fprintf(stderr, "orrery: warning: %s: %s\n", fn.c_str(), r.warning.c_str());
+  }
   out["law"] = law;
   out["intervals"] = Json::object();
   for (const auto& [k, iv] : r.intervals) out["intervals"][k] = {iv.lo, iv.hi};

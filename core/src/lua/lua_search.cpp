@@ -286,7 +286,11 @@ int l_search(lua_State* L) {
       study.tell(t->number, search::TrialState::failed, NAN, "the objective returned a " + got + ", not a number");
       if (failures++ == 0) first_failure = "the objective returned a " + got + ", not a number";
     } else {
-      study.tell(t->number, search::TrialState::complete, lua_tonumber(L, -1));
+      // A NaN or infinite value is a failed trial (Study::tell), counted as one here.
+      const double value = lua_tonumber(L, -1);
+      study.tell(t->number, search::TrialState::complete, value);
+      if (!std::isfinite(value) && failures++ == 0)
+        first_failure = std::string("the objective returned ") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf");
     }
     lua_pop(L, 1);
     if (!quiet) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <sstream>
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
@@ -16,29 +17,60 @@ uint64_t mix(uint64_t a, uint64_t b) {  // one splitmix64 step of a ^ b: a seed 
   return r.next();
 }
 
-// The grid's points in order: the Cartesian product of every dimension's values (the last
-// dimension varying fastest). Continuous reals and simplexes have no grid.
-std::vector<std::map<std::string, double>> grid_points(const SearchSpace& space) {
-  std::vector<std::map<std::string, double>> points{{}};
-  for (const auto& d : space.dims()) {
-    if (d.simplex || (d.dist.kind == Distribution::Kind::real && d.dist.step == 0))
-      throw Error("the grid sampler needs every dimension on a grid; '" + d.name +
-                  "' is continuous (give it a step, or use tpe or random)");
-    std::vector<double> values;
-    if (d.dist.kind == Distribution::Kind::categorical)
-      for (size_t i = 0; i < d.dist.choices.size(); ++i) values.push_back(static_cast<double>(i));
-    else
-      for (double x = d.dist.low; x <= d.dist.high + 1e-9 * d.dist.step; x += d.dist.step) values.push_back(x);
-    std::vector<std::map<std::string, double>> next;
-    for (const auto& p : points)
-      for (double v : values) {
-        next.push_back(p);
-        next.back()[d.name] = v;
-      }
-    points = std::move(next);
-  }
-  return points;
+// The grid: the Cartesian product of every dimension's values (the last dimension varying
+// fastest), never held whole. A point is found from its index, so a grid of any size costs
+// what its trials cost. Continuous reals and simplexes have no grid.
+// A count as a whole number, or about one in scientific notation beyond 10^15.
+std::string count_text(double n) {
+  if (n < 1e15) return std::to_string(static_cast<long long>(n));
+  std::ostringstream text;
+  text.precision(3);
+  text << n;
+  return text.str();
 }
+
+class Grid {
+ public:
+  // Points beyond this count cannot be numbered exactly in the journal's JSON numbers.
+  static constexpr double kMaxPoints = 9007199254740992.0;  // 2^53
+
+  explicit Grid(const SearchSpace& space) {
+    double size = 1;
+    std::string sizes;
+    for (const auto& d : space.dims()) {
+      if (d.simplex || (d.dist.kind == Distribution::Kind::real && d.dist.step == 0))
+        throw Error("the grid sampler needs every dimension on a grid; '" + d.name +
+                    "' is continuous (give it a step, or use tpe or random)");
+      const double n = d.dist.kind == Distribution::Kind::categorical
+                           ? static_cast<double>(d.dist.choices.size())
+                           : std::floor((d.dist.high - d.dist.low) / d.dist.step + 1e-9) + 1;
+      size *= n;
+      sizes += (sizes.empty() ? "" : ", ") + d.name + ": " + count_text(n) + " values";
+      dims_.push_back({&d, static_cast<int64_t>(std::min(n, kMaxPoints))});
+    }
+    if (!(size <= kMaxPoints))
+      throw Error("the grid has " + count_text(size) + " points (" + sizes + "), more than a study can number (2^53); "
+                  "give the dimensions larger steps, or use tpe or random");
+    size_ = static_cast<int64_t>(size);
+  }
+  int64_t size() const { return size_; }
+  std::map<std::string, double> point(int64_t index) const {
+    std::map<std::string, double> out;
+    for (auto it = dims_.rbegin(); it != dims_.rend(); ++it) {
+      const int64_t k = index % it->second;
+      index /= it->second;
+      const Distribution& dist = it->first->dist;
+      out[it->first->name] = dist.kind == Distribution::Kind::categorical
+                                 ? static_cast<double>(k)
+                                 : dist.low + static_cast<double>(k) * dist.step;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<const Dimension*, int64_t>> dims_;
+  int64_t size_ = 0;
+};
 
 }  // namespace
 
@@ -70,7 +102,13 @@ Study::Study(const std::string& dir, StudyConfig config) : config_(std::move(con
       config_.pruner != "halving")
     throw Error("study '" + config_.name + "': pruner must be none, median, percentile or halving, got '" +
                 config_.pruner + "'");
-  if (config_.sampler == "grid") grid_points(config_.space);  // refuses a space without a grid now
+  if (config_.sampler == "grid") {  // refuses a space without a grid, or one too large, now
+    try {
+      (void)Grid(config_.space);
+    } catch (const Error& e) {
+      throw Error("study '" + config_.name + "': " + e.what());
+    }
+  }
   journal_.worker();
   const auto write_summary = [this](const std::vector<Json>& events) {
     write_file_atomically(journal_.dir() + "/study.json", [&](std::ostream& o) { o << summary(events).dump(1) << "\n"; });
@@ -206,11 +244,11 @@ std::optional<Trial> Study::ask() {
       std::set<int64_t> used;
       for (const Json& e : all)
         if (e.value("event", "") == "trial" && e.contains("grid")) used.insert(e["grid"].get<int64_t>());
-      const auto points = grid_points(config_.space);
+      const Grid grid(config_.space);
       int64_t next = 0;
-      while (next < static_cast<int64_t>(points.size()) && used.count(next)) ++next;
-      if (next == static_cast<int64_t>(points.size())) return add;  // the grid is done
-      given = points[static_cast<size_t>(next)];
+      while (next < grid.size() && used.count(next)) ++next;
+      if (next == grid.size()) return add;  // the grid is done
+      given = grid.point(next);
       record["grid"] = next;
     }
     std::map<std::string, double> params = propose(trials, number, given);

@@ -76,6 +76,9 @@ TrainConfig TrainConfig::from_json(const Json& j, const std::string& owner) {
     const double step = v.get<double>();
     if (!(step >= 1) || step != std::floor(step) || step > 1e15)
       throw Error(owner + " option 'checkpoint_at': " + json_text(v) + " is not a step (a whole number from 1)");
+    if (step > static_cast<double>(c.steps))
+      throw Error(owner + " option 'checkpoint_at': step " + json_text(v) + " is beyond the run's " +
+                  std::to_string(c.steps) + " steps, so it would never be written");
     c.checkpoint_at.push_back(static_cast<int64_t>(step));
   }
   std::sort(c.checkpoint_at.begin(), c.checkpoint_at.end());

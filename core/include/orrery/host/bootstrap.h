@@ -15,12 +15,13 @@ namespace orrery::bootstrap {
 double quantile(const std::vector<double>& sorted, double q);
 
 // A statistic of one resample: the indices drawn (n of them, each in [0, n)); nullopt where
-// the resample says nothing (e.g. a fit that needs two distinct units), which is skipped.
+// the resample says nothing (e.g. a fit that needs two distinct units), which is skipped, as is
+// a NaN or infinite value (a ratio over a resample whose denominator is 0).
 using Statistic = std::function<std::optional<double>(const std::vector<size_t>& picks)>;
 
 struct Draws {
   std::vector<double> values;  // ascending
-  size_t skipped = 0;          // resamples whose statistic was nullopt
+  size_t skipped = 0;          // resamples whose statistic was nullopt, NaN or infinite
   double lo = 0, hi = 0;       // the central `level` interval of values (NaN when none)
 };
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/interrupt.h"
+
 namespace orrery::scaling {
 
 struct Point {
@@ -29,7 +31,7 @@ struct Law {
 };
 
 // Throws orrery::Error when the points cannot determine the law (too few, non-positive N or D,
-// non-finite losses, a single size).
+// non-finite or non-positive losses, a single size).
 Law fit(const std::vector<Point>& points, bool joint);
 
 struct Interval {
@@ -44,9 +46,13 @@ struct FitReport {
   // Fitted without the largest size, the largest size's points predicted (mean relative error).
   std::optional<double> holdout_error;
   std::optional<Law> holdout_law;
+  // Set when the fit says nothing: a loss that does not fall with size (flat, or rising) leaves A
+  // (and B) at 0, the law a constant.
+  std::string warning;
 };
 
+// `interrupt` is checked before every resample.
 FitReport fit_with_intervals(const std::vector<Point>& points, bool joint, size_t bootstrap = 1000,
-                             uint64_t seed = 0, bool hold_out_largest = true);
+                             uint64_t seed = 0, bool hold_out_largest = true, const Interrupt* interrupt = nullptr);
 
 }  // namespace orrery::scaling
