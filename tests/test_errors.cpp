@@ -898,6 +898,35 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          return with_model(d, "orrery.train{model = m, steps = 6, batch_size = 2, context_length = 64, checkpoint_at = {100}}");
        }},
+      {"train-validation-too-short", 1,
+       "orrery: script.lua:2: data plugin 'csv': the longest series of the validation split has 20 steps, too short to "
+       "train on: this model needs series of at least 34 steps (a patch of 32 to predict and two observations before "
+       "it); its files are split in time, the last 0.1 of each series held out (the data's option holdout): holdout = "
+       "0.18 holds out about 35 steps; or train without validation: val_batches = 0 and forecast_series = 0",
+       [](auto& d) {
+         std::string text = "a,b\n";
+         for (int t = 0; t < 200; ++t) text += std::to_string(t % 11) + "," + std::to_string((t * 7) % 13) + "\n";
+         write(d, "s200.csv", text);
+         return with_model(d, "orrery.train{model = m, data = {\"csv\", files = \"s200.csv\"}, steps = 2, batch_size = 2, "
+                              "context_length = 64, val_batches = 1}");
+       }},
+      {"text-one-line", 1,
+       "orrery: script.lua:1: data plugin 'text': 1 documents in \"a.txt\" leave none for validation at "
+       "validation_share = 0.05: give more text, or validation_share = 0 to train without validation",
+       [](auto& d) {
+         std::string line;
+         for (int i = 0; i < 20000; ++i) line += "word ";
+         write(d, "a.txt", line);
+         return script(d, "local d = orrery.data{\"text\", files = \"a.txt\", documents = \"line\"}\n");
+       }},
+      {"text-tokenizer-folder", 1,
+       "orrery: script.lua:1: data plugin 'text' (option tokenizer): folder is a folder, not a tokenizer file (JSON, "
+       "written by save_tokenizer)",
+       [](auto& d) {
+         write(d, "b.txt", "one line\n\ntwo\n\nthree\n");
+         fs::create_directories(d + "/folder");
+         return script(d, "local d = orrery.data{\"text\", files = \"b.txt\", tokenizer = \"folder\", validation_share = 0}\n");
+       }},
       {"branch-all-damaged", 1,
        "orrery: script.lua:2: branch: every checkpoint of runs/r fails its checks (the warnings above say why); branch "
        "from another run",
@@ -956,6 +985,14 @@ const std::vector<Row>& rows() {
          with_model(d, "local w = orrery.world()\norrery.train{model = m, steps = 40, batch_size = 2, context_length = 64, "
                        "quiet = true, log_every = 1, on_step = function(e) if w.rank == 1 and e.step == 6 then "
                        "os.execute('sleep 15') end end}");
+         return std::string("\"$ORRERY\" launch -n 2 --timeout 5 script.lua");
+       }},
+      {"dp-hung-before-start", 1,
+       "rank 0 of 2: waiting for rank 1, which has not sent its value (it hangs, or failed before it: see its output); "
+       "gathering the ranks' values through the store failed: wait timeout after 5000ms",
+       [](auto& d) {
+         with_model(d, "local w = orrery.world()\nif w.rank == 1 then os.execute('sleep 8') end\n"
+                       "orrery.train{model = m, steps = 4, batch_size = 2, context_length = 64, quiet = true}");
          return std::string("\"$ORRERY\" launch -n 2 --timeout 5 script.lua");
        }},
       {"dp-launcher-killed", 0, "run r: resuming at step",

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <thread>
 
@@ -121,6 +122,33 @@ TEST_CASE("Ctrl-C and SIGTERM stop a long host computation: a scaling fit's boot
   const auto start = std::chrono::steady_clock::now();
   run.signal(sig);
   CHECK(run.wait_exit(10) == code);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  INFO(run.output());
+  CHECK(run.output().find("interrupted") != std::string::npos);
+}
+
+TEST_CASE("Ctrl-C stops an evaluation inside a data set, between its baselines' windows") {
+  auto dir = test::temp_dir("signal-eval");
+  // Forty hourly series of 3,000 steps: AutoARIMA fits each window for a second or more.
+  {
+    std::ofstream csv(dir + "/long.csv");
+    for (int s = 0; s < 40; ++s) csv << (s ? "," : "") << "s" << s;
+    csv << "\n";
+    for (int t = 0; t < 3000; ++t) {
+      for (int s = 0; s < 40; ++s) csv << (s ? "," : "") << 100 + 10 * std::sin(t * 0.2618 + s) + (t * (s + 3)) % 7;
+      csv << "\n";
+    }
+  }
+  const auto path = script(dir, "eval.lua",
+                           "print('evaluating'); io.stdout:flush()\n"
+                           "orrery.eval{data = '" + dir + "/long.csv', frequency = 'H', baselines = {'arima'}, out = '" +
+                               dir + "/e'}\n");
+  test::Background run({"run", path}, dir + "/out.txt");
+  REQUIRE(run.wait_for("evaluating", 30));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // inside the baselines' fits
+  const auto start = std::chrono::steady_clock::now();
+  run.signal(SIGINT);
+  CHECK(run.wait_exit(10) == 130);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   INFO(run.output());
   CHECK(run.output().find("interrupted") != std::string::npos);

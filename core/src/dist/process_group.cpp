@@ -336,14 +336,21 @@ std::vector<std::string> ProcessGroup::gather_text(const std::string& text) {
   std::vector<std::string> out;
   try {
     impl_->store->set(key + std::to_string(impl_->rank), std::vector<uint8_t>(text.begin(), text.end()));
-    if (impl_->rank == 0)
-      for (int r = 0; r < impl_->size; ++r) {
-        const std::vector<uint8_t> got = impl_->store->get(key + std::to_string(r));
-        out.emplace_back(got.begin(), got.end());
-      }
   } catch (const std::exception& e) {
     impl_->fail("gathering the ranks' values through the store", e);
   }
+  if (impl_->rank == 0)
+    for (int r = 0; r < impl_->size; ++r) {
+      std::vector<uint8_t> got;
+      try {
+        got = impl_->store->get(key + std::to_string(r));
+      } catch (const std::exception& e) {
+        // The first gather comes before any step: the rank that never sent is the one to look at.
+        impl_->fail("waiting for rank " + std::to_string(r) + ", which has not sent its value (it hangs, or failed "
+                    "before it: see its output); gathering the ranks' values through the store", e);
+      }
+      out.emplace_back(got.begin(), got.end());
+    }
   return out;
 }
 

@@ -300,13 +300,14 @@ class ModelForecaster final : public EvalForecaster {
 // windows that fail, the first one's error is raised.
 using WindowForecast = std::vector<std::vector<double>>;
 template <class F>
-std::vector<WindowForecast> each_window(size_t n, const F& f) {
+std::vector<WindowForecast> each_window(size_t n, const Interrupt* interrupt, const F& f) {
   std::vector<WindowForecast> out(n);
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
       try {
+        check_interrupt(interrupt);  // an AutoARIMA search over many long windows takes minutes
         out[i] = f(i);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -326,13 +327,14 @@ std::vector<WindowForecast> each_window(size_t n, const F& f) {
 class BaselineForecaster final : public EvalForecaster {
  public:
   // with_covariates: the known-future covariates go to the baseline as regressors ("NAME/xreg").
-  BaselineForecaster(std::unique_ptr<Baseline> b, bool with_covariates)
-      : baseline_(std::move(b)), with_covariates_(with_covariates) {}
+  BaselineForecaster(std::unique_ptr<Baseline> b, bool with_covariates, const Interrupt* interrupt)
+      : baseline_(std::move(b)), with_covariates_(with_covariates), interrupt_(interrupt) {}
   std::string name() const override { return baseline_->name() + (with_covariates_ ? "/xreg" : ""); }
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
-    return each_window(histories.size(), [&](size_t i) { return baseline_->forecast(histories[i], season, horizon, levels); });
+    return each_window(histories.size(), interrupt_,
+                       [&](size_t i) { return baseline_->forecast(histories[i], season, horizon, levels); });
   }
   std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
                                                               const std::vector<Covariates>& covariates,
@@ -342,7 +344,7 @@ class BaselineForecaster final : public EvalForecaster {
     if (covariates.size() != histories.size())
       throw Error(name() + ": " + std::to_string(covariates.size()) + " windows' covariates for " +
                   std::to_string(histories.size()) + " windows");
-    return each_window(histories.size(), [&](size_t i) {
+    return each_window(histories.size(), interrupt_, [&](size_t i) {
       return baseline_->forecast_with(histories[i], covariates[i].future, season, horizon, levels);
     });
   }
@@ -350,6 +352,7 @@ class BaselineForecaster final : public EvalForecaster {
  private:
   std::unique_ptr<Baseline> baseline_;
   bool with_covariates_;
+  const Interrupt* interrupt_;
 };
 
 class RegressionForecaster final : public EvalForecaster {
@@ -419,8 +422,8 @@ std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name,
                                            covariates);
 }
 
-std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name) {
-  return std::make_unique<BaselineForecaster>(make_baseline(name), false);
+std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name, const Interrupt* interrupt) {
+  return std::make_unique<BaselineForecaster>(make_baseline(name), false, interrupt);
 }
 
 // ---- the protocol -------------------------------------------------------------------------
@@ -562,7 +565,7 @@ Json run_eval(const std::vector<EvalDataset>& datasets, const std::vector<EvalFo
                     " are both named '" + datasets[i].name + "' (from " + datasets[k].origin + " and " +
                     datasets[i].origin + "); each data set is scored once, under a name of its own");
   if (forecasters.empty()) throw Error("evaluation needs at least one model or baseline");
-  auto normaliser = baseline_forecaster("seasonal_naive");
+  auto normaliser = baseline_forecaster("seasonal_naive", interrupt);
   Json configs = Json::array(), rows = Json::array(), skipped = Json::array(), unscaled = Json::array(),
        windows = Json::array(), kept = Json::array();
   std::map<std::string, std::vector<double>> mase_ratios, crps_ratios, mean_ratios, coverages;
@@ -880,12 +883,12 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
       owned.push_back(model_regression_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe, lags));
   }
   for (const auto& b : r.baselines) {
-    owned.push_back(baseline_forecaster(b));
+    owned.push_back(baseline_forecaster(b, interrupt));
     for (const int64_t lags : regression_lag_sets)  // regression, b's errors
-      owned.push_back(regression_forecaster(baseline_forecaster(b), lags));
+      owned.push_back(regression_forecaster(baseline_forecaster(b, interrupt), lags));
     // A baseline that takes regressors itself (ARIMA): fitted jointly with them.
     if (auto joint = make_baseline(b); known_future && joint->reads_covariates())
-      owned.push_back(std::make_unique<BaselineForecaster>(std::move(joint), true));
+      owned.push_back(std::make_unique<BaselineForecaster>(std::move(joint), true, interrupt));
   }
   std::vector<EvalForecaster*> forecasters;
   for (size_t i = 0; i < owned.size(); ++i) {

@@ -1,8 +1,10 @@
 #include "orrery/host/experiment.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include "orrery/data_source.h"
@@ -100,6 +102,24 @@ Json scale_table(Model& model) {
   }
   return out;
 }
+// What would make a validation split long enough: a file source split in time holds out the last
+// `holdout` share of each series, so a larger share gives longer series; or no validation at all.
+std::string validation_hint(const DataSource& validation, const DataSource& train, int64_t needed) {
+  const std::string without = "; or train without validation: val_batches = 0 and forecast_series = 0";
+  const Json about = validation.describe();
+  const auto held = validation.longest_series(), kept = train.longest_series();
+  if (!about.contains("holdout") || !about.contains("time_split_files") || about["time_split_files"].empty() ||
+      !held || !kept)
+    return without;
+  const double total = static_cast<double>(*held + *kept);
+  const double share = std::ceil(100.0 * static_cast<double>(needed + 1) / total) / 100.0;
+  if (share > 0.5) return without;
+  std::ostringstream text;
+  text << "; its files are split in time, the last " << about["holdout"].get<double>() << " of each series held out "
+       << "(the data's option holdout): holdout = " << share << " holds out about " << needed + 1 << " steps" << without;
+  return text.str();
+}
+
 }  // namespace
 
 Json run_training(const RunRequest& r, const Registry& registry,
@@ -127,7 +147,8 @@ Json run_training(const RunRequest& r, const Registry& registry,
                   std::to_string(*longest) + " step" + (*longest == 1 ? "" : "s") + ", too short to train on: this "
                   "model needs series of at least " + std::to_string(model.min_training_length()) +
                   " steps (a patch of " + std::to_string(model.patch_size()) +
-                  " to predict and two observations before it)");
+                  " to predict and two observations before it)" +
+                  (std::string(split) == "validation" ? validation_hint(source, *data, model.min_training_length()) : ""));
   };
   check_lengths(*data, "train");
   // Static covariates name for name: a model reading "size, urban" from data giving "urban, size"

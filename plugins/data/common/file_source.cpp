@@ -103,7 +103,7 @@ class FileSource final : public DataSource {
     for (const auto& [f, n] : frequencies) frequencies_[f] = n;
     // A season only when the whole source agrees on one frequency.
     if (frequencies.size() == 1) season_ = seasonality(Frequency::parse(frequencies.begin()->first));
-    const double holdout = o.value("holdout", 0.1);
+    const double holdout = holdout_ = o.value("holdout", 0.1);
     const int64_t exclude_last = o.value("exclude_last", int64_t{0});
     std::vector<Region> regions = split_regions(entries_, maps_, holdout, split_, summary_, exclude_last);
     if (regions.empty())
@@ -148,7 +148,7 @@ class FileSource final : public DataSource {
               {"variates", variates_}, {"season", season_},       {"cache", folder_},
               {"cache_built", built}, {"cache_reused", static_cast<int64_t>(entries_.size()) - built},
               {"split", split_name()}, {"split_series", summary_.series}, {"split_steps", summary_.steps},
-              {"time_split_files", summary_.time_split_files}, {"dropped_series", dropped},
+              {"time_split_files", summary_.time_split_files}, {"holdout", holdout_}, {"dropped_series", dropped},
               {"past_covariates", past_}, {"future_covariates", future_}};
     if (!statics_.empty()) j["static_covariates"] = statics_;
     j["frequency"] = frequencies_.size() == 1 ? Json(frequencies_.begin().key()) : Json(nullptr);
@@ -157,6 +157,7 @@ class FileSource final : public DataSource {
   }
 
  private:
+  double holdout_ = 0.1;
   std::string split_name() const { return split_ == Split::validation ? "validation" : "train"; }
   // Why a split has no series, in the terms of the options that decided it.
   std::string why_empty(double holdout, int64_t exclude_last) const {

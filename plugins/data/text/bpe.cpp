@@ -8,6 +8,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/error.h"
+#include "orrery/input_file.h"
 #include "orrery/utf8.h"
 #include "pretokenize.h"
 
@@ -279,6 +280,7 @@ Bpe Bpe::from_json(const Json& j, const std::string& where) {
 }
 
 Bpe Bpe::load(const std::string& path) {
+  require_input_file(path, "a tokenizer file (JSON, written by save_tokenizer)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read the tokenizer " + quote_input(path, 300));
   Json j;

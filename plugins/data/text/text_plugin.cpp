@@ -16,6 +16,7 @@
 #include "file_source.h"
 #include "orrery/class_ids.h"
 #include "orrery/error.h"
+#include "orrery/input_file.h"
 #include "orrery/plugin.h"
 #include "packing.h"
 
@@ -43,6 +44,7 @@ OptionSchema schema() {
 }
 
 std::string read_whole(const std::string& path) {
+  require_input_file(path, "a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("data plugin 'text': cannot read " + quote_input(path, 300));
   std::ostringstream s;
@@ -168,10 +170,17 @@ class TextSource final : public DataSource {
       if (!held) train.push_back(docs_[d]);
     }
     const auto held = std::count(validation_.begin(), validation_.end(), true);
-    if (train.empty() || (share > 0 && held == 0))
+    if (train.empty() || (share > 0 && held == 0)) {
+      // documents = "line" helps only where the text has more lines than documents.
+      size_t lines = 0;
+      for (const auto& t : texts_) lines += static_cast<size_t>(std::count(t.begin(), t.end(), '\n')) + 1;
+      const bool by_line = o["documents"] != "line" && lines > docs_.size();
       throw Error("data plugin 'text': " + std::to_string(docs_.size()) + " documents in " + files_label() +
                   " leave none for " + (train.empty() ? "training" : "validation") + " at validation_share = " +
-                  json_text(o["validation_share"]) + ": give more text or documents = \"line\"");
+                  json_text(o["validation_share"]) + ": give more text" +
+                  (by_line ? std::string(" or documents = \"line\"")
+                           : std::string(", or validation_share = 0 to train without validation")));
+    }
     return train;
   }
 

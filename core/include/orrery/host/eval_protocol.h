@@ -91,7 +91,8 @@ std::unique_ptr<EvalForecaster> model_regression_forecaster(Model& model, const 
                                                             const Interrupt* interrupt, ForecastRecipe recipe,
                                                             int64_t max_lag);
 // A classical baseline (baselines.h): naive, seasonal_naive, theta, ets.
-std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name);
+// `interrupt` is checked before each window's fit.
+std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name, const Interrupt* interrupt = nullptr);
 // `inner` with an in-context regression on each window's known-future covariates, named
 // A baseline (any forecaster) as "INNER/regression": a linear fit of the target on those it follows over the whole history
 // (covariates chosen by a test on their changes); `inner` forecasts the residual from the
