@@ -18,6 +18,8 @@ namespace {
 
 // The context drawn before the forecast: this many horizons (as the Evaluation tab's windows).
 constexpr size_t kShownHorizons = 4;
+// The longest horizon the window draws (a fan of 10,000 steps already fills a screen many times).
+constexpr int64_t kLongestDrawn = 10000;
 
 // The model of the last forecast, kept while its file is unchanged: loading is the slow part, and
 // a user trying settings forecasts with one model many times.
@@ -62,7 +64,13 @@ ui::CsvForecastResult forecast(const ui::CsvForecastSettings& s, const Registry&
 
 void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry, ModelCache& cache,
                       ui::CsvForecastResult& r) {
+  // Drawn whole: longer horizons are orrery forecast's to write.
+  if (s.horizon > kLongestDrawn)
+    throw Error("the dashboard draws horizons up to " + std::to_string(kLongestDrawn) + " steps, got " +
+                std::to_string(s.horizon) + "; orrery forecast --horizon " + std::to_string(s.horizon) + " writes it as CSV");
+  if (s.season < 1) throw Error("--season must be at least 1 step (1: none), got " + std::to_string(s.season));
   ForecastCsvOptions o;
+  o.names = {"--column", "--covariates", "--horizon", "--context"};
   o.model = s.model;
   o.input = s.input;
   o.past_covariates = s.covariates;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "orrery/host/baselines.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/error.h"
 #include "orrery/host/covariate_regression.h"
@@ -53,6 +54,10 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --box-cox            each model forecasts each window's Box-Cox transform (its exponent in\n"
         "                       [0, 1] by Guerrero's method over blocks of the season; none where a\n"
         "                       value is <= 0) and maps every quantile back\n"
+        "  --combine LIST       also score each model pooled with these baselines (e.g. ets,theta),\n"
+        "                       fitted on the same windows: MODEL+ets+theta\n"
+        "  --combine-rule R     mean (default: average the quantiles level by level) or median (the\n"
+        "                       median forecaster at each level and step; MODEL+ets+theta/median)\n"
         "  --regression-lags K  on known-future covariates, also score each forecaster through the\n"
         "                       regression over the covariates' lags 0..K (NAME/lagged-regression),\n"
         "                       beside NAME/regression (lag 0)\n"
@@ -108,6 +113,12 @@ int cmd_eval(const std::vector<std::string>& args) {
     else if (a == "--sign-average") r.sign_average = true;
     else if (a == "--box-cox") r.box_cox = true;
     else if (a == "--no-forecasts") r.forecasts = false;
+    else if (a == "--combine") {
+      r.combine = comma_list(value());
+      if (r.combine.empty()) throw Error("eval: --combine takes baseline names, separated by commas");
+      for (const auto& b : r.combine) make_baseline(b);  // an unknown name is refused, listing them
+    }
+    else if (a == "--combine-rule") r.combine_rule = parse_combine_rule(value(), "eval: --combine-rule");
     else if (a == "--regression-lags") {
       r.regression_lags = parse_whole_number("eval: --regression-lags", value());
       check_regression_lags(r.regression_lags, "eval: --regression-lags");
@@ -123,6 +134,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     r.protocol.validation_windows = *validation_windows;
   }
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
+  if (!r.combine.empty() && models.empty()) throw Error("eval: --combine pools a model with baselines; give --model");
   if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
   if (r.box_cox && models.empty()) throw Error("eval: --box-cox transforms what models forecast: give --model");
   Registry& registry = Registry::global();

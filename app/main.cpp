@@ -22,6 +22,7 @@
 #include <ATen/Context.h>
 
 #include "orrery/error.h"
+#include "orrery/host/baselines.h"
 #include "orrery/host/forecast_csv.h"
 #include "orrery/host/launch_env.h"
 #include "orrery/host/lua_session.h"
@@ -207,7 +208,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--box-cox [--season M]]\n"
-        "                       [--target COL,...]\n"
+        "                       [--combine B,... [--combine-rule mean|median] [--season M]] [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
         "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
         "                       [--static-covariates COL,...]\n\n"
@@ -230,6 +231,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "exponent in [0, 1] (log to none) by Guerrero's method over blocks of --season M steps (1 by\n"
         "default: blocks of 2), for series whose swings grow with their level; a series with a value\n"
         "<= 0 is forecast as it is.\n"
+        "--combine ets,theta pools the model's forecast with those baselines, each fitted on the\n"
+        "column's whole history with --season M (default 1): the mean of their quantiles level by\n"
+        "level (--combine-rule median: the median forecaster at each level and step).\n"
         "--target names the columns to forecast (default: every column not named a covariate).\n"
         "Covariates (docs/covariates.md; the model must read variate roles): --past-covariates are\n"
         "columns of the input known up to the forecast's start; --future-covariates are known over\n"
@@ -272,6 +276,12 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--sign-average") o.sign_average = true;
     else if (a == "--box-cox") o.box_cox = true;
     else if (a == "--season") o.season = number(a), season_given = true;
+    else if (a == "--combine") {
+      o.combine = comma_list(value());
+      if (o.combine.empty()) throw Error("forecast: --combine takes baseline names, separated by commas");
+      for (const auto& b : o.combine) make_baseline(b);  // an unknown name is refused, listing them
+    }
+    else if (a == "--combine-rule") o.combine_rule = parse_combine_rule(value(), "forecast: --combine-rule");
     else if (a == "--regression") o.regression = true;
     else if (a == "--regression-lags") o.regression_lags = number(a);
     else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical" ||
@@ -287,7 +297,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
   }
   if (o.model.empty() || o.input.empty() || !o.horizon)
     throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
-  if (season_given && !o.box_cox) throw Error("forecast: --season sets the blocks of --box-cox's exponent; give --box-cox");
+  if (season_given && !o.box_cox && o.combine.empty())
+    throw Error("forecast: --season sets the blocks of --box-cox's exponent and the season of --combine's baselines; "
+                "give either");
   Registry& r = Registry::global();
   report_problems(r);
   forecast_csv(o, r);

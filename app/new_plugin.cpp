@@ -68,7 +68,7 @@ int cmd_new(const std::vector<std::string>& args) {
   std::string dir;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--dir") {
-      if (i + 1 >= args.size()) throw Error("new: --dir needs a folder");
+      if (i + 1 >= args.size() || args[i + 1].empty()) throw Error("new: --dir needs a folder");
       dir = args[++i];
     } else if (args[i].starts_with("-")) {
       throw Error("new: unknown option '" + args[i] + "' (see orrery new --help)");
@@ -76,6 +76,7 @@ int cmd_new(const std::vector<std::string>& args) {
       rest.push_back(args[i]);
     }
   }
+  if (rest.size() > 2) throw Error("new: unexpected argument '" + rest[2] + "': orrery new plugin KIND NAME (see orrery new --help)");
   if (rest.size() != 2) throw Error("new: give a kind and a name: orrery new plugin KIND NAME (see orrery new --help)");
   const std::string& kind_given = rest[0];
   const std::string& name = rest[1];

@@ -130,6 +130,10 @@ int cmd_ui(const std::vector<std::string>& args) {
     throw Error("ui: --layout and --hover need --screenshot");
   if (o.after < 1) throw Error("ui: --after must be at least 1");
   if (season_given) o.csv_given = true;
+  if (o.csv.season < 1) throw Error("ui: --season must be at least 1 step (1: none), got " + std::to_string(o.csv.season));
+  for (const auto& [flag, v] : {std::pair<const char*, std::string>{"--column", o.csv.column}, {"--export", o.export_prefix}})
+    if (v.empty() && std::find(args.begin(), args.end(), flag) != args.end())
+      throw Error(std::string("ui: ") + flag + " needs a value, got an empty one");
   if (o.csv_given && (o.csv.model.empty() || o.csv.input.empty()))
     throw Error("ui: a CSV forecast needs --model and --input (see orrery ui --help)");
   if (!o.export_prefix.empty() && !o.csv_given) throw Error("ui: --export writes a CSV forecast; give --model and --input");

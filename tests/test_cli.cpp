@@ -47,6 +47,11 @@ TEST_CASE("orrery forecast: flags with bad values get messages that name the fla
   CHECK(out_dir.status == 1);
   CHECK(out_dir.output.find("cannot write " + f.dir + ": it is a folder") != std::string::npos);
   CHECK(out_dir.output.find("Success") == std::string::npos);
+  // Standard output that cannot be written (a full disk) is an error, not a lost forecast and exit 0.
+  auto full = test::run_command("(" + orrery_cmd("forecast --model " + f.dir + " --input " + f.dir + "/in.csv --horizon 4") +
+                                " > /dev/full)");
+  CHECK(full.status == 1);
+  CHECK(full.output.find("cannot write standard output") != std::string::npos);
   auto csv_dir = f.forecast("--input " + f.dir + " --horizon 4");
   CHECK(csv_dir.output.find(f.dir + " is a folder, not a CSV file") != std::string::npos);
 }
@@ -473,7 +478,7 @@ TEST_CASE("orrery forecast --box-cox: each series' Box-Cox transform forecast, a
   CHECK(differs);  // the exponent Guerrero's method picks here is not 1
   auto unasked = f.forecast("--target sales --season 12");
   CHECK(unasked.status != 0);
-  CHECK_THAT(unasked.output, Catch::Contains("--season sets the blocks of --box-cox's exponent; give --box-cox"));
+  CHECK_THAT(unasked.output, Catch::Contains("--season sets the blocks of --box-cox's exponent and the season of --combine's baselines"));
 }
 
 TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag", "[slow]") {
@@ -737,4 +742,45 @@ TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same
       CHECK(std::fabs(by_cli[q][h] - e) <= tolerance);
       CHECK(std::fabs(from_lua[q][h].get<double>() - by_cli[q][h]) <= 1e-9 * std::max(1.0, std::fabs(by_cli[q][h])));
     }
+}
+
+TEST_CASE("orrery forecast --combine pools the model's forecast with baselines fitted on the same column") {
+  Fixture f;
+  // in.csv's column a: 100 + t for t < 70, so naive forecasts 169 at every step and level's centre.
+  auto quantiles = [&](const std::string& args) {
+    const auto r = f.forecast("--input " + f.dir + "/in.csv --target a --horizon 4 --context 64" + args);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    std::vector<std::vector<double>> rows;  // [step][level]
+    std::istringstream lines(r.output);
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line)) {
+      std::stringstream cells(line);
+      std::string cell;
+      std::getline(cells, cell, ','), std::getline(cells, cell, ',');  // step, time
+      rows.emplace_back();
+      while (std::getline(cells, cell, ',')) rows.back().push_back(std::stod(cell));
+    }
+    return rows;
+  };
+  const auto alone = quantiles("");
+  // The median of {model, naive, naive} is naive's: 169 at the median level.
+  const auto median = quantiles(" --combine naive,naive --combine-rule median");
+  for (const auto& step : median) CHECK(step[4] == Approx(169).epsilon(1e-9));
+  // The mean of {model, naive}: half way between the model's median and 169.
+  const auto mean = quantiles(" --combine naive");
+  for (size_t h = 0; h < mean.size(); ++h) CHECK(mean[h][4] == Approx((alone[h][4] + 169) / 2).epsilon(1e-6));
+  // model:forecast takes the same: the median of {model, naive, naive} is naive's last value.
+  std::ofstream(f.dir + "/combine.lua")
+      << "local m = orrery.load('" << f.dir << "/model.safetensors')\n"
+         "local v = {}\nfor t = 0, 69 do v[#v + 1] = 100 + t end\n"
+         "local f = m:forecast{values = v, horizon = 4, contexts = {64}, combine = {'naive', 'naive'}, combine_rule = 'median'}\n"
+         "print(string.format('median %.9g %.9g', f.median[1], f.quantiles[5][4]))\n";
+  const auto lua = test::run_command(orrery_cmd("run " + f.dir + "/combine.lua"));
+  INFO(lua.output);
+  CHECK(lua.output.find("median 169 169") != std::string::npos);
+  auto bad = f.forecast("--input " + f.dir + "/in.csv --horizon 4 --combine prophet");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("prophet"));
 }

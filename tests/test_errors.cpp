@@ -196,6 +196,9 @@ const std::vector<Row>& rows() {
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon"; }},
       {"cli-forecast-unknown-flag", 1, "orrery: forecast: unknown argument '--horizn' (see orrery forecast --help)",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizn 3"; }},
+      {"cli-new-plugin-extra-argument", 1,
+       "orrery: new: unexpected argument 'bar': orrery new plugin KIND NAME (see orrery new --help)",
+       [](auto&) { return "\"$ORRERY\" new plugin optimizer foo bar"; }},
       {"cli-forecast-regression-lags-rows", 1,
        "orrery: forecast: --regression-lags 1000 needs at least 1004 rows, and in.csv has 168: the fit leaves out the "
        "first K steps; give at most 164 lags",
@@ -209,7 +212,7 @@ const std::vector<Row>& rows() {
                 "--future fut.csv --regression --regression-lags 1000";
        }},
       {"cli-forecast-season-without-box-cox", 1,
-       "orrery: forecast: --season sets the blocks of --box-cox's exponent; give --box-cox",
+       "orrery: forecast: --season sets the blocks of --box-cox's exponent and the season of --combine's baselines; give either",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --season 12"; }},
       {"cli-forecast-bad-device", 1,
        "orrery: device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got \"tpu\"",
@@ -706,8 +709,8 @@ const std::vector<Row>& rows() {
        "[0, 1], got NaN",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = 0/0, horizon = 2}"); }},
       {"forecast-season-without-box-cox", 1,
-       "orrery: script.lua:2: model:forecast: season sets the blocks of box_cox = true's exponent; give box_cox = "
-       "true with it",
+       "orrery: script.lua:2: model:forecast: season sets the blocks of box_cox = true's exponent and the season of "
+       "combine's baselines; give either with it",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, season = 12, horizon = 2}"); }},
       {"forecast-box-cox-season", 1, "orrery: script.lua:2: forecast season must be at least 1 step (1: none), got 0",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = true, season = 0, horizon = 2}"); }},

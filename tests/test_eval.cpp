@@ -4,6 +4,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -664,4 +665,76 @@ TEST_CASE("a Box-Cox forecast is the transformed series' forecast mapped back, l
   by_hand.mean = false;
   const Forecast expected = model->forecast(x.narrow(2, 52, 64), seen.narrow(2, 52, 64), ids, 12, by_hand);
   for (int64_t h = 0; h < 12; ++h) CHECK(one_window[0][1][h] == Approx(expected.median[0][0][h].item<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("a combination pools the forecasters' quantiles level by level: their mean, or their median") {
+  using orrery::CombineRule;
+  const std::vector<std::vector<std::vector<double>>> parts = {{{1, 2}, {3, 4}}, {{3, 2}, {5, 10}}, {{8, 2}, {4, 4}}};
+  CHECK(orrery::combine_quantiles(parts, CombineRule::mean) == std::vector<std::vector<double>>{{4, 2}, {4, 6}});
+  CHECK(orrery::combine_quantiles(parts, CombineRule::median) == std::vector<std::vector<double>>{{3, 2}, {4, 4}});
+  CHECK(orrery::combine_quantiles({{{1.0}}, {{4.0}}}, CombineRule::median) == std::vector<std::vector<double>>{{2.5}});
+  CHECK_THROWS_WITH(orrery::combine_quantiles({{{1.0, 2.0}}, {{1.0}}}, CombineRule::mean), Catch::Contains("horizons"));
+  CHECK_THROWS_WITH(orrery::parse_combine_rule("mode", "eval: --combine-rule"),
+                    Catch::Contains("eval: --combine-rule must be mean") && Catch::Contains("\"mode\""));
+
+  // Through an evaluation: MODEL+naive+ets is, window by window, the mean of the model's and the
+  // two baselines' forecasts on the same windows, so its scores follow from theirs.
+  auto model = test::tiny_model(6);
+  const auto dir = fs::temp_directory_path() / "orrery_eval_combine";
+  orrery::remove_tree(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream csv(dir / "m.csv");
+    csv << "time,a,b\n";
+    for (int t = 0; t < 150; ++t)
+      csv << 2000 + t / 12 << "-" << (t % 12 < 9 ? "0" : "") << t % 12 + 1 << "-01," << 40 + 0.3 * t + 5 * std::sin(t * 0.52)
+          << "," << 90 - 0.1 * t + 3 * std::cos(t * 0.52) + t % 5 << "\n";
+  }
+  EvalRequest r;
+  r.models = {{"tiny", model.get()}};
+  r.data = (dir / "m.csv").string();
+  r.baselines = {"naive", "ets"};
+  r.contexts = {64};
+  r.combine = {"naive", "ets"};
+  r.out = (dir / "out").string();
+  r.quiet = true;
+  evaluate_request(r);
+  std::ifstream lines(dir / "out" / "eval_forecasts.jsonl");
+  std::string header, line;
+  std::getline(lines, header);
+  const Json names = Json::parse(header)["forecasters"];
+  CHECK(std::find(names.begin(), names.end(), "tiny+naive+ets") != names.end());
+  int windows = 0;
+  while (std::getline(lines, line)) {
+    const Json w = Json::parse(line);
+    const Json& f = w["forecasts"];
+    for (size_t l = 0; l < f["tiny"].size(); ++l)
+      for (size_t h = 0; h < f["tiny"][l].size(); ++h) {
+        const double mean = (f["tiny"][l][h].get<double>() + f["naive"][l][h].get<double>() + f["ets"][l][h].get<double>()) / 3;
+        CHECK(f["tiny+naive+ets"][l][h].get<double>() == Approx(mean).epsilon(2e-6));  // 6 significant digits each
+      }
+    ++windows;
+  }
+  CHECK(windows > 0);
+  orrery::remove_tree(dir);
+}
+
+TEST_CASE("a Box-Cox forecast does not depend on the series' unit: 1e-40 and 1e40 times a series forecast alike") {
+  auto model = test::tiny_model(5);
+  std::vector<double> y;
+  for (int t = 0; t < 128; ++t) y.push_back(50 + 0.3 * t + 8 * std::sin(2 * M_PI * t / 12));
+  ForecastOptions o;
+  o.levels = {0.1, 0.5, 0.9};
+  o.box_cox = 1.0;  // (y - 1) / 1: the 1 swallows a series of 1e-40s without a unit
+  const at::Tensor seen = at::ones({1, 1, 128}, at::kBool), ids = at::zeros({1, 1}, at::kLong);
+  auto forecast = [&](double scale) {
+    std::vector<double> scaled;
+    for (double v : y) scaled.push_back(v * scale);
+    return model->forecast(at::tensor(scaled, at::kDouble).view({1, 1, -1}), seen, ids, 12, o).quantiles / scale;
+  };
+  const at::Tensor base = forecast(1);
+  for (double scale : {1e-40, 1e-20, 1e40}) {
+    INFO("scale " << scale);
+    CHECK(at::allclose(forecast(scale), base, 1e-3, 0));
+  }
 }

@@ -2,6 +2,8 @@
 // tails them, the LR-transfer grouping and the SVG report.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,6 +81,29 @@ TEST_CASE("a range pads its data and maps values to pixels") {
   plot::Axis la = lg.axis("", 0.0);
   CHECK(la.lo == Approx(0.1));
   CHECK(la.fraction(1.0) == Approx(0.5));
+}
+
+TEST_CASE("a range of extreme values maps to finite pixels: 1e-40s keep their spread, 1e308s do not overflow") {
+  plot::Range tiny;
+  tiny.add_all(std::vector<double>{1e-40, 3e-40, 2e-40});
+  const plot::Axis t = tiny.axis("", 0.0);
+  CHECK(t.lo == Approx(1e-40).epsilon(1e-9));
+  CHECK(t.hi == Approx(3e-40).epsilon(1e-9));
+  const plot::PlotFrame ft{"p", {0, 0, 100, 100}, {0.0, 1.0}, t};
+  CHECK(ft.to_pixel(0, 2e-40).y == Approx(50));
+  plot::Range huge;
+  huge.add_all(std::vector<double>{-1e308, 1e308, 0});
+  const plot::Axis h = huge.axis("", 0.04);
+  CHECK(std::isfinite(h.hi - h.lo));
+  const plot::PlotFrame fh{"p", {0, 0, 100, 100}, {0.0, 1.0}, h};
+  CHECK(std::isfinite(fh.to_pixel(0, 1e308).y));
+  CHECK(fh.to_pixel(0, 0).y == Approx(50));
+  plot::Range one;
+  one.add(7e-40);
+  const plot::Axis o = one.axis("", 0.0);
+  CHECK(o.lo < 7e-40);
+  CHECK(o.hi > 7e-40);
+  CHECK(o.hi - o.lo < 1e-39);
 }
 
 TEST_CASE("smoothing is a debiased moving average") {

@@ -195,6 +195,9 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --baselines ets",
      "build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --baselines ets --data nile",
      "Box-Cox transform, its exponent by Guerrero's method"},
+    {"build/bin/orrery eval --model runs/quickstart --context 64,512 --baselines ets,theta --combine ets,theta",
+     "build/bin/orrery eval --model runs/quickstart --context 64,512 --baselines ets,theta --combine ets,theta --data nile",
+     "quickstart+ets+theta"},
     // docs/performance.md: the bench beside a real run of the same shape.
     {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --repeats 30",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1",

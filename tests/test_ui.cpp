@@ -378,6 +378,21 @@ TEST_CASE("the Evaluation tab drills down to a data set's windows, the model's f
   // orrery plot draws the same windows as SVG files.
   REQUIRE(run("plot " + (root / "eval").string() + " --out " + (root / "plots").string()) == 0);
   CHECK(test::read_text((root / "plots" / "windows-b-M-short.svg").string()).find("mine: MASE 3, CRPS 2.5") != std::string::npos);
+  // A damaged forecasts file is named with its line, in the window and on standard error, never
+  // mistaken for none.
+  const std::string good = test::read_text((root / "eval" / "eval_forecasts.jsonl").string());
+  test::write_text(root / "eval" / "eval_forecasts.jsonl", good.substr(0, good.find('\n') + 1) + "{garbage\n");
+  CHECK(run("ui " + root.string() + " --view eval --select b --screenshot " + (root / "g.png").string() + " 2> " + out) == 0);
+  CHECK_THAT(test::read_text(out), Catch::Contains("eval_forecasts.jsonl:2: not JSON") &&
+                                       !Catch::Contains("no run shown has an eval_forecasts.jsonl"));
+  // A window whose fan has fewer rows than the header's levels would draw a wrong fan: refused.
+  std::string three = good;
+  const auto fan_at = three.find("[[42");
+  REQUIRE(fan_at != std::string::npos);
+  three.erase(fan_at + 1, three.find("],[", fan_at) - fan_at + 1);  // drop the model's first quantile row
+  test::write_text(root / "eval" / "eval_forecasts.jsonl", three);
+  CHECK(run("plot " + (root / "eval").string() + " --out " + (root / "plots3").string() + " 2> " + out) != 0);
+  CHECK_THAT(test::read_text(out), Catch::Contains("\"mine\" has 8 quantile rows for the header's 9 levels"));
   // A forecasts file of another version is refused, naming both versions.
   test::write_text(root / "eval" / "eval_forecasts.jsonl", "{\"orrery_eval_forecasts\": 7}\n");
   CHECK(run("plot " + (root / "eval").string() + " --out " + (root / "plots2").string() + " 2> " + out) != 0);
@@ -446,7 +461,9 @@ TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as
     return status == 1 ? test::read_text(err) : "exit status " + std::to_string(status);
   };
   CHECK_THAT(fails("--model " + model + " --input " + input + " --column revenue"),
-             Catch::Contains("no column \"revenue\"") && Catch::Contains("sales, price"));
+             Catch::Contains("no column \"revenue\" (named by --column)") && Catch::Contains("sales, price"));
+  CHECK_THAT(fails("--model " + model + " --input " + input + " --horizon 20000"),
+             Catch::Contains("the dashboard draws horizons up to 10000 steps"));
   CHECK_THAT(fails("--model " + model + " --input " + input + " --horizon 0"), Catch::Contains("--horizon must be at least 1"));
   std::filesystem::create_directories(root / "empty");
   CHECK_THAT(fails("--model " + (root / "empty").string() + " --input " + input), Catch::Contains("holds no model"));
@@ -456,5 +473,9 @@ TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as
   CHECK_THAT(test::read_text(err), Catch::Contains("--export writes a CSV forecast"));
   CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --baseline prophet 2> " + err) == 1);
   CHECK_THAT(test::read_text(err), Catch::Contains("--baseline must be none or one of"));
+  CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --season 0 2> " + err) == 1);
+  CHECK_THAT(test::read_text(err), Catch::Contains("--season must be at least 1 step"));
+  CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --export '' 2> " + err) == 1);
+  CHECK_THAT(test::read_text(err), Catch::Contains("--export needs a value, got an empty one"));
   orrery::remove_tree(root);
 }

@@ -744,13 +744,14 @@ void App::eval_tab(const std::vector<std::shared_ptr<const Run>>& shown) {
 // through the windows, up and down step through the data sets, Escape goes back to the table.
 void App::eval_windows(const EvalTable& table, const std::vector<std::shared_ptr<const Run>>& shown) {
   std::shared_ptr<const EvalForecasts> forecasts;
-  std::string names;  // every configuration a forecasts file holds, for --select's message
+  std::string names;     // every configuration a forecasts file holds, for --select's message
+  std::string unreadable;  // why a forecasts file could not be read
   for (const auto& r : shown) {
     const auto path = std::filesystem::path(r->dir) / kEvalForecastsFile;
     if (!r->eval || !std::filesystem::exists(path)) continue;
     const ForecastsFile& f = forecasts_file(path.string());
     if (!f.error.empty()) {
-      drill_.message = f.error;
+      drill_.message = unreadable = f.error;
       continue;
     }
     const auto configurations = forecast_configurations(*f.forecasts);
@@ -766,7 +767,9 @@ void App::eval_windows(const EvalTable& table, const std::vector<std::shared_ptr
   }
   if (!drill_.pending.empty()) {
     drill_.message = "--select " + drill_.pending + ": no data set of that name in the evaluations' forecasts" +
-                     (names.empty() ? std::string(" (no run shown has an eval_forecasts.jsonl)") : "; they hold " + names);
+                     (!names.empty()        ? "; they hold " + names
+                      : !unreadable.empty() ? "; " + unreadable
+                                            : std::string(" (no run shown has an eval_forecasts.jsonl)"));
     std::fprintf(stderr, "orrery: warning: ui: %s\n", drill_.message.c_str());  // also where no one sees the window
     drill_.pending.clear(), drill_.configuration.clear();
     return eval_tab(shown);

@@ -108,14 +108,21 @@ Axis Range::axis(std::string label, double pad) const {
     a.lo = log_ ? 1 : 0, a.hi = log_ ? 10 : 1;
     return a;
   }
-  double lo = log_ ? std::log10(lo_) : lo_, hi = log_ ? std::log10(hi_) : hi_;
-  if (hi - lo < 1e-12 * std::max(1.0, std::fabs(hi))) {  // one value: a span around it
-    const double half = log_ ? 0.5 : std::max(std::fabs(hi) * 0.1, 1e-3);
+  // Within +-kReach, so that hi - lo (which every mapping to pixels takes) stays finite: values
+  // beyond it (1e308) are drawn clipped at the edge rather than as NaN.
+  constexpr double kReach = 4e307;
+  double lo = log_ ? std::log10(lo_) : std::max(lo_, -kReach), hi = log_ ? std::log10(hi_) : std::min(hi_, kReach);
+  // One value, or values that differ only in their last digits: a span around it, as wide as the
+  // value's own magnitude says (so 1e-40s are not flattened against a span of 1e-3).
+  const double size = std::max(std::fabs(lo), std::fabs(hi));
+  if (hi - lo <= 1e-12 * size || hi == lo) {
+    const double half = log_ ? 0.5 : size > 0 ? size * 0.1 : 1e-3;
     lo -= half, hi += half;
   } else {
     const double m = (hi - lo) * pad;
     lo -= m, hi += m;
   }
+  if (!log_) lo = std::max(lo, -kReach * 1.25), hi = std::min(hi, kReach * 1.25);
   a.lo = log_ ? std::pow(10.0, lo) : lo;
   a.hi = log_ ? std::pow(10.0, hi) : hi;
   return a;

@@ -12,6 +12,8 @@ namespace orrery::ui {
 
 namespace {
 
+constexpr size_t kMaxLevels = 1000;  // quantile heads forecast tens; a file with more is damaged
+
 std::vector<double> numbers(const Json& j) {  // null (a missing value) as NaN
   std::vector<double> out;
   if (!j.is_array()) throw std::runtime_error("expected a list of numbers");
@@ -19,15 +21,23 @@ std::vector<double> numbers(const Json& j) {  // null (a missing value) as NaN
   return out;
 }
 
-EvalWindow window(const Json& j) {
+EvalWindow window(const Json& j, size_t levels) {
   EvalWindow w;
   w.dataset = j.at("dataset").get<std::string>(), w.frequency = j.at("frequency").get<std::string>();
   w.term = j.at("term").get<std::string>(), w.series = j.at("series").get<std::string>();
   w.start = j.at("start").get<int64_t>(), w.season = j.at("season").get<int64_t>();
   w.history = numbers(j.at("history")), w.actual = numbers(j.at("actual"));
-  for (const auto& [name, levels] : j.at("forecasts").items()) {
+  for (const auto& [name, quantiles] : j.at("forecasts").items()) {
     auto& rows = w.forecasts[name];
-    for (const auto& level : levels) rows.push_back(numbers(level));
+    for (const auto& level : quantiles) rows.push_back(numbers(level));
+    // Drawn against the header's levels and the actual values: a mismatch would draw a wrong fan.
+    if (rows.size() != levels)
+      throw std::runtime_error("\"" + name + "\" has " + std::to_string(rows.size()) + " quantile rows for the header's " +
+                               std::to_string(levels) + " levels");
+    for (const auto& row : rows)
+      if (row.size() != w.actual.size())
+        throw std::runtime_error("\"" + name + "\" forecasts " + std::to_string(row.size()) + " steps for " +
+                                 std::to_string(w.actual.size()) + " actual values");
   }
   for (const auto& [name, pair] : j.at("scores").items()) {
     const auto v = numbers(pair);
@@ -68,10 +78,15 @@ EvalForecasts read_eval_forecasts(const std::string& path) {
       } catch (const std::exception& e) {
         throw Error(where + ": the header is not a forecasts file's (" + std::string(e.what()) + ")");
       }
+      if (f.levels.empty() || f.levels.size() > kMaxLevels)
+        throw Error(where + ": the header names " + std::to_string(f.levels.size()) + " levels; a forecasts file holds 1 to " +
+                    std::to_string(kMaxLevels));
+      for (double l : f.levels)
+        if (!(l > 0 && l < 1)) throw Error(where + ": the header's levels must lie between 0 and 1");
       continue;
     }
     try {
-      f.windows.push_back(window(j));
+      f.windows.push_back(window(j, f.levels.size()));
     } catch (const std::exception& e) {
       throw Error(where + ": not a window of forecasts (" + std::string(e.what()) + ")");
     }

@@ -20,6 +20,7 @@
 
 #include "orrery/atomic_file.h"
 #include "orrery/host/baselines.h"
+#include "orrery/host/combination.h"
 #include "orrery/json_unique_keys.h"
 #include "orrery/host/csv.h"
 #include "orrery/options.h"
@@ -353,6 +354,46 @@ class BaselineForecaster final : public EvalForecaster {
   std::unique_ptr<Baseline> baseline_;
   bool with_covariates_;
   const Interrupt* interrupt_;
+};
+
+// A model pooled with baselines on each window (combination.h): every part forecasts the window,
+// and the quantiles are combined level by level and step by step.
+class CombinedForecaster final : public EvalForecaster {
+ public:
+  CombinedForecaster(std::string name, std::vector<std::unique_ptr<EvalForecaster>> parts, CombineRule rule)
+      : name_(std::move(name)), parts_(std::move(parts)), rule_(rule) {}
+  std::string name() const override { return name_; }
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
+                                                         int64_t season, int64_t horizon,
+                                                         const std::vector<double>& levels) override {
+    std::vector<std::vector<std::vector<std::vector<double>>>> each;  // [part][window][level][step]
+    for (auto& p : parts_) each.push_back(p->forecast(histories, season, horizon, levels));
+    return combine(each);
+  }
+  std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
+                                                              const std::vector<Covariates>& covariates,
+                                                              int64_t season, int64_t horizon,
+                                                              const std::vector<double>& levels) override {
+    std::vector<std::vector<std::vector<std::vector<double>>>> each;
+    for (auto& p : parts_) each.push_back(p->forecast_with(histories, covariates, season, horizon, levels));
+    return combine(each);
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<EvalForecaster>> parts_;
+  CombineRule rule_;
+
+  std::vector<std::vector<std::vector<double>>> combine(
+      const std::vector<std::vector<std::vector<std::vector<double>>>>& each) const {
+    std::vector<std::vector<std::vector<double>>> out(each[0].size());
+    std::vector<std::vector<std::vector<double>>> window(each.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      for (size_t k = 0; k < each.size(); ++k) window[k] = each[k][i];
+      out[i] = combine_quantiles(window, rule_);
+    }
+    return out;
+  }
 };
 
 class RegressionForecaster final : public EvalForecaster {
@@ -804,6 +845,12 @@ std::string format_eval_table(const Json& r) {
     out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";
   if (r["protocol"].value("box_cox", false))
     out += "(the models forecast each window's Box-Cox transform, its exponent by Guerrero's method, mapped back)\n";
+  if (r["protocol"].contains("combine")) {
+    std::string with;
+    for (const auto& b : r["protocol"]["combine"]["with"]) with += "+" + b.get<std::string>();
+    out += "(MODEL" + with + ": the model pooled with those baselines on each window, the " +
+           r["protocol"]["combine"]["rule"].get<std::string>() + " of their quantiles)\n";
+  }
   if (r["protocol"].contains("contexts") && r["protocol"]["contexts"].size() > 1) {
     std::string list;
     for (const auto& c : r["protocol"]["contexts"]) list += (list.empty() ? "" : ", ") + std::to_string(c.get<int64_t>());
@@ -881,6 +928,15 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     // With regression_lags, also over the covariates' lags (NAME/lagged-regression).
     for (const int64_t lags : regression_lag_sets)
       owned.push_back(model_regression_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe, lags));
+    // Pooled with classical forecasters fitted on the same windows: NAME+ets+theta.
+    if (!r.combine.empty()) {
+      std::vector<std::unique_ptr<EvalForecaster>> parts;
+      parts.push_back(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe));
+      std::string combined = name;
+      for (const auto& b : r.combine) parts.push_back(baseline_forecaster(b, interrupt)), combined += "+" + b;
+      if (r.combine_rule == CombineRule::median) combined += "/median";
+      owned.push_back(std::make_unique<CombinedForecaster>(combined, std::move(parts), r.combine_rule));
+    }
   }
   for (const auto& b : r.baselines) {
     owned.push_back(baseline_forecaster(b, interrupt));
@@ -917,6 +973,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     result["protocol"]["regression_lags"] = r.regression_lags;
     result["protocol"]["contexts"] = r.contexts;
     if (r.box_cox) result["protocol"]["box_cox"] = true;
+    if (!r.combine.empty())
+      result["protocol"]["combine"] = {{"with", r.combine}, {"rule", combine_rule_name(r.combine_rule)}};
   }
   result["table"] = format_eval_table(result);
   if (!r.out.empty()) {

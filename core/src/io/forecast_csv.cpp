@@ -119,7 +119,7 @@ struct CovariateRow {
 void add_covariate_rows(const ForecastCsvOptions& o, const CsvTable& input, const CsvTable* future,
                         const std::vector<std::string>& names, VariateRole role, int64_t horizon,
                         std::vector<CovariateRow>& out) {
-  const std::string flag = role == VariateRole::past ? "--past-covariates" : "--future-covariates";
+  const std::string flag = role == VariateRole::past ? o.names.past : "--future-covariates";
   auto categorical = [&](const std::string& n) {
     return std::find(o.categorical.begin(), o.categorical.end(), n) != o.categorical.end();
   };
@@ -167,10 +167,10 @@ void add_covariate_rows(const ForecastCsvOptions& o, const CsvTable& input, cons
 }  // namespace
 
 CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<Model&()>& open_model) {
-  if (!o.horizon) throw Error("forecast: --horizon is required");
-  if (*o.horizon < 1) throw Error("forecast: --horizon must be at least 1 step, got " + std::to_string(*o.horizon));
+  if (!o.horizon) throw Error("forecast: " + o.names.horizon + " is required");
+  if (*o.horizon < 1) throw Error("forecast: " + o.names.horizon + " must be at least 1 step, got " + std::to_string(*o.horizon));
   Model::check_horizon(*o.horizon);  // before covariate rows are sized by it
-  check_contexts(o.contexts, "forecast: --context");
+  check_contexts(o.contexts, "forecast: " + o.names.context);
   if (!o.future_covariates.empty() && o.future.empty())
     throw Error("forecast: --future-covariates needs --future FILE with their values over the horizon");
   if (o.future_covariates.empty() && !o.future.empty())
@@ -189,13 +189,13 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   for (const auto& c : o.targets) named.emplace_back(c, VariateRole::target);
   for (const auto& c : o.past_covariates) named.emplace_back(c, VariateRole::past);
   for (const auto& c : o.future_covariates) named.emplace_back(c, VariateRole::future);
-  const char* flags[] = {"--target", "--past-covariates", "--future-covariates"};
+  const std::string flags[] = {o.names.target, o.names.past, "--future-covariates"};
   std::vector<size_t> picked;
   for (const auto& [name, role] : named) {
     const size_t i = column_index(table, o.input, name, flags[static_cast<int>(role)]);
     if (std::find(picked.begin(), picked.end(), i) != picked.end())
-      throw Error("forecast: column " + quote_input(name) + " is named twice (--target, --past-covariates, "
-                  "--future-covariates)");
+      throw Error("forecast: column " + quote_input(name) + " is named twice (" + o.names.target + ", " + o.names.past +
+                  ", --future-covariates)");
     picked.push_back(i);
   }
   // Static covariates: one value (a categorical one's: one category) each, wherever the column is
@@ -236,7 +236,7 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   }
   if (!o.targets.empty()) targets.assign(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(o.targets.size()));
   if (targets.empty())
-    throw Error(o.input + (covariates ? ": every series column is a covariate; name the targets with --target"
+    throw Error(o.input + (covariates ? ": every series column is a covariate; name the targets with " + o.names.target
                                       : ": no series columns (every column but \"time\" is one)"));
   std::vector<std::vector<double>> series;
   std::vector<std::string> names, labels;
@@ -293,6 +293,7 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   request.options.precision = parse_precision(o.precision, "forecast: --precision");
   request.options.interrupt = o.interrupt;
   request.options.sign_average = o.sign_average;
+  request.combine = o.combine, request.combine_rule = o.combine_rule, request.combine_season = o.season;
   if (o.box_cox) request.options.box_cox = std::numeric_limits<double>::quiet_NaN(), request.options.season = o.season;
   std::vector<RequestSeries::Covariate> covariate_rows;
   for (const auto& row : rows) {
@@ -314,6 +315,7 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   out.levels = a.levels;
   for (const auto& each : a.series)
     for (const auto& t : each) out.quantiles.push_back(t.quantiles);
+
   for (const auto& row : rows)
     out.covariates.push_back({row.label.substr(row.label.find(": column ") + 9), row.role == VariateRole::future,
                               row.history, row.ahead});
@@ -348,7 +350,8 @@ void forecast_csv(const ForecastCsvOptions& o, const Registry& registry) {
     return *model;
   }));
   if (o.output.empty()) {
-    std::cout << text;
+    std::cout << text << std::flush;
+    if (!std::cout) throw Error("forecast: cannot write standard output (a full disk, or a closed pipe?); give --out FILE");
     return;
   }
   write_file_atomically(o.output, [&](std::ostream& file) { file << text; });

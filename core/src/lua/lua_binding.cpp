@@ -134,6 +134,18 @@ std::vector<double> to_numbers(lua_State* L, int idx, const std::string& what) {
   return out;
 }
 
+std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& what) {
+  if (lua_type(L, idx) != LUA_TTABLE) throw Error(what + " must be a list of names");
+  std::vector<std::string> out;
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, idx, i);
+    out.push_back(to_string(L, -1, what + "[" + std::to_string(i) + "]"));
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 std::vector<int64_t> to_integers(lua_State* L, int idx, const std::string& what) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) == LUA_TNUMBER) return {to_integer(L, idx, what)};

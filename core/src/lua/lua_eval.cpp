@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "orrery/host/backtest.h"
+#include "orrery/host/baselines.h"
 #include "orrery/host/bootstrap.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/host/covariate_regression.h"
@@ -26,30 +27,19 @@ std::shared_ptr<Model> to_model(lua_State* L, int idx, const std::string& what) 
   return check_box<Model>(L, idx, kModelMeta, what + " (a model, or the path of one)");
 }
 
-std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& what) {
-  if (lua_type(L, idx) != LUA_TTABLE) throw Error(what + " must be a list of names");
-  std::vector<std::string> out;
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, idx));
-  for (lua_Integer i = 1; i <= n; ++i) {
-    lua_rawgeti(L, idx, i);
-    out.push_back(to_string(L, -1, what + "[" + std::to_string(i) + "]"));
-    lua_pop(L, 1);
-  }
-  return out;
-}
-
 // orrery.eval{model = m | "path", name = "model" | models = {name = m, ...},
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
 //             validation_windows = 1, windows = false,
 //             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, box_cox = false,
-//             regression_lags = 0,
+//             regression_lags = 0, combine = {"ets", "theta"}, combine_rule = "mean" | "median",
 //             out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
                           "batch_size", "sign_average", "box_cox", "regression_lags", "validation_windows", "windows", "out",
+                          "combine", "combine_rule",
                           "forecasts", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
@@ -84,6 +74,11 @@ int l_eval(lua_State* L) {
   }
   if (auto v = string_field(L, 1, "frequency", fn)) r.frequency = *v;
   if (field(L, 1, "baselines")) r.baselines = to_strings(L, -1, fn + ": baselines"), lua_pop(L, 1);
+  if (field(L, 1, "combine")) {
+    r.combine = to_strings(L, -1, fn + ": combine"), lua_pop(L, 1);
+    for (const auto& b : r.combine) make_baseline(b);  // an unknown name is refused, listing them
+  }
+  if (auto rule = string_field(L, 1, "combine_rule", fn)) r.combine_rule = parse_combine_rule(*rule, fn + ": combine_rule");
   if (field(L, 1, "terms")) {
     r.protocol.terms.clear();
     for (const auto& t : to_strings(L, -1, fn + ": terms")) r.protocol.terms.push_back(parse_term(t));
@@ -112,6 +107,7 @@ int l_eval(lua_State* L) {
   if (auto v = boolean_field(L, 1, "forecasts", fn)) r.forecasts = *v;  // with out: forecasts.jsonl too
   if (field(L, 1, "quiet")) r.quiet = to_boolean(L, -1, fn + ": quiet"), lua_pop(L, 1);
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");
+  if (!r.combine.empty() && r.models.empty()) throw Error(fn + ": combine pools a model with baselines; give a model");
   if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");
   if (r.box_cox && r.models.empty()) throw Error(fn + ": box_cox transforms what models forecast: give a model");
   push_json(L, evaluate_request(r, &host(L).interrupt));

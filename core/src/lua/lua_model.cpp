@@ -13,6 +13,7 @@
 #include "orrery/host/export_model.h"
 #include "orrery/host/forecast_request.h"
 #include "orrery/host/coord_check.h"
+#include "orrery/host/baselines.h"
 #include "orrery/host/covariate_regression.h"
 #include "orrery/host/backtest.h"
 #include "orrery/host/load_model.h"
@@ -132,14 +133,14 @@ std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model,
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
 //                sign_average=, contexts=, box_cox=, season=, past_covariates=, future_covariates=,
-//                regression=, regression_lags=, static_covariates=}
+//                regression=, regression_lags=, static_covariates=, combine=, combine_rule=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
                           "sign_average", "contexts", "box_cox", "season", "past_covariates", "future_covariates",
-                          "regression", "regression_lags", "static_covariates"});
+                          "regression", "regression_lags", "static_covariates", "combine", "combine_rule"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -169,10 +170,20 @@ int m_forecast(lua_State* L) {
     }
     lua_pop(L, 1);
   }
-  if (auto m = integer_field(L, 2, "season", fn)) {
-    if (!opts.box_cox || !std::isnan(*opts.box_cox))
-      throw Error(fn + ": season sets the blocks of box_cox = true's exponent; give box_cox = true with it");
-    opts.season = *m;
+  // combine = {"ets", "theta"}: the forecast pooled with those baselines (combination.h), fitted
+  // on each series with `season`.
+  std::vector<std::string> combine;
+  if (field(L, 2, "combine")) {
+    combine = to_strings(L, -1, fn + ": combine"), lua_pop(L, 1);
+    for (const auto& b : combine) make_baseline(b);  // an unknown name is refused, listing them
+  }
+  const CombineRule rule = parse_combine_rule(string_field(L, 2, "combine_rule", fn).value_or("mean"), fn + ": combine_rule");
+  const auto season = integer_field(L, 2, "season", fn);
+  if (season) {
+    if ((!opts.box_cox || !std::isnan(*opts.box_cox)) && combine.empty())
+      throw Error(fn + ": season sets the blocks of box_cox = true's exponent and the season of combine's baselines; "
+                  "give either with it");
+    opts.season = *season;
   }
 
   std::vector<std::vector<double>> series;
@@ -208,6 +219,7 @@ int m_forecast(lua_State* L) {
   request.options = opts;
   request.options.contexts.clear();
   request.contexts = opts.contexts;
+  request.combine = combine, request.combine_rule = rule, request.combine_season = season.value_or(1);
   request.regression = boolean_field(L, 2, "regression", fn).value_or(false);
   request.regression_lags = integer_field(L, 2, "regression_lags", fn).value_or(0);
   check_regression_lags(request.regression_lags, fn + ": regression_lags");

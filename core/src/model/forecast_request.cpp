@@ -9,6 +9,7 @@
 
 #include "orrery/error.h"
 #include "orrery/host/backtest.h"
+#include "orrery/host/baselines.h"
 #include "orrery/host/covariate_regression.h"
 #include "orrery/host/series.h"
 
@@ -66,6 +67,26 @@ Layout layout_of(const RequestSeries& s, bool rows) {
   if (rows)
     for (const auto& c : s.covariates) (c.role == VariateRole::past ? l.past : l.future) += 1;
   return l;
+}
+
+// A target row's forecast pooled with the request's baselines, each fitted on the row's history:
+// its quantiles level by level, and its median and mean with the baselines' medians (their
+// intervals are symmetric, so their mean is their median).
+void pool(TargetForecast& t, const ForecastRequest& r, const std::vector<double>& history,
+          const std::vector<double>& levels) {
+  std::vector<std::vector<std::vector<double>>> quantiles{t.quantiles}, medians{{t.median}}, means{{t.mean}};
+  const auto half = std::find(levels.begin(), levels.end(), 0.5);
+  for (const auto& name : r.combine) {
+    check_interrupt(r.options.interrupt);
+    const auto baseline = make_baseline(name);
+    quantiles.push_back(baseline->forecast(history, r.combine_season, r.horizon, levels));
+    medians.push_back(half != levels.end() ? std::vector<std::vector<double>>{quantiles.back()[half - levels.begin()]}
+                                           : baseline->forecast(history, r.combine_season, r.horizon, {0.5}));
+    means.push_back(medians.back());
+  }
+  t.quantiles = combine_quantiles(quantiles, r.combine_rule);
+  t.median = combine_quantiles(medians, r.combine_rule)[0];
+  if (!t.mean.empty()) t.mean = combine_quantiles(means, r.combine_rule)[0];
 }
 
 }  // namespace
@@ -189,6 +210,7 @@ ForecastAnswer answer(Model& model, const ForecastRequest& r) {
             if (!t.mean.empty()) t.mean[static_cast<size_t>(h)] += shift;
           }
         }
+        if (!r.combine.empty()) pool(t, r, r.series[at_series].targets[k], out.levels);
         out.series[at_series].push_back(std::move(t));
       }
     }

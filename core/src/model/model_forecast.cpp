@@ -307,8 +307,12 @@ Forecast Model::box_cox_forecast(const at::Tensor& values_in, const at::Tensor& 
   const at::Tensor roles =
       o.roles.defined() ? o.roles.to(at::kCPU, at::kLong).contiguous() : at::full({B, V}, static_cast<int64_t>(VariateRole::target), at::kLong);
   auto role = roles.accessor<int64_t, 2>();
-  // Each row's exponent; NaN: the row is forecast as it is (a covariate, or a value <= 0).
+  // Each row's exponent; NaN: the row is forecast as it is (a covariate, or a value <= 0). And its
+  // unit: (y^l - 1) / l keeps y's variation only while y^l is not lost against the 1 (1e-40 with
+  // l = 1 is), so a row whose mean lies far from 1 is transformed in units of a power of two near
+  // its mean, y / u, and mapped back times u; Guerrero's exponent does not depend on the unit.
   std::vector<double> lambda(static_cast<size_t>(B * V), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> unit(static_cast<size_t>(B * V), 1.0);
   at::Tensor moved = values.clone();
   auto v = values.accessor<double, 3>();
   auto s = seen.accessor<bool, 3>();
@@ -323,8 +327,14 @@ Forecast Model::box_cox_forecast(const at::Tensor& values_in, const at::Tensor& 
       if (!positive) continue;
       const double l = std::isnan(*o.box_cox) ? guerrero_lambda(row, o.season) : *o.box_cox;
       lambda[static_cast<size_t>(b * V + r)] = l;
+      double mean = 0, n = 0;
+      for (double y : row)
+        if (!std::isnan(y)) n += 1, mean += (y - mean) / n;  // a running mean: finite for 1e308s too
+      const double octave = std::round(std::log2(mean));
+      const double u = octave < -20 || octave > 40 ? std::exp2(octave) : 1.0;
+      unit[static_cast<size_t>(b * V + r)] = u;
       for (int64_t t = 0; t < T; ++t)
-        if (s[b][r][t]) m[b][r][t] = box_cox(v[b][r][t], l);
+        if (s[b][r][t]) m[b][r][t] = box_cox(v[b][r][t] / u, l);
     }
   std::vector<double> asked = levels;
   if (o.mean) {
@@ -343,11 +353,11 @@ Forecast Model::box_cox_forecast(const at::Tensor& values_in, const at::Tensor& 
   auto md = median.accessor<double, 3>();
   for (int64_t b = 0; b < B; ++b)
     for (int64_t r = 0; r < V; ++r) {
-      const double l = lambda[static_cast<size_t>(b * V + r)];
+      const double l = lambda[static_cast<size_t>(b * V + r)], u = unit[static_cast<size_t>(b * V + r)];
       if (std::isnan(l)) continue;
       for (int64_t h = 0; h < horizon; ++h) {
-        for (int64_t k = 0; k < quantiles.size(0); ++k) q[k][b][r][h] = inverse_box_cox(q[k][b][r][h], l);
-        md[b][r][h] = inverse_box_cox(md[b][r][h], l);
+        for (int64_t k = 0; k < quantiles.size(0); ++k) q[k][b][r][h] = u * inverse_box_cox(q[k][b][r][h], l);
+        md[b][r][h] = u * inverse_box_cox(md[b][r][h], l);
       }
     }
   auto rows_of = [&](const std::vector<double>& wanted) {

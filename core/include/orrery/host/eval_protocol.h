@@ -14,6 +14,7 @@
 
 #include "orrery/data_source.h"
 #include "orrery/host/backtest.h"
+#include "orrery/host/combination.h"
 #include "orrery/host/eval_forecasts.h"
 #include "orrery/frequency.h"
 #include "orrery/host/interrupt.h"
@@ -175,6 +176,10 @@ struct EvalRequest {
   // the covariates' lags 0..regression_lags (NAME/lagged-regression; CovariateRegression::fit's
   // max_lag), beside NAME/regression (lag 0). Recorded in the result's protocol.
   int64_t regression_lags = 0;
+  // Baselines each model is also pooled with (combination.h), scored as NAME+b1+b2 ("/median"
+  // with the median rule); recorded in the result's protocol.
+  std::vector<std::string> combine;
+  CombineRule combine_rule = CombineRule::mean;
   std::string out;                   // folder for eval.json and eval.csv; "" = none
   bool forecasts = true;             // with `out`: every window's forecasts too, eval_forecasts.jsonl
   bool quiet = false;                // no progress lines and no table

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/combination.h"
 #include "orrery/host/interrupt.h"
 
 namespace orrery {
@@ -43,9 +44,18 @@ struct ForecastCsvOptions {
   std::string precision = "fp32";  // ForecastOptions::precision, by name
   bool sign_average = false;       // ForecastOptions::sign_average
   bool box_cox = false;            // ForecastOptions::box_cox, each series' exponent by Guerrero's method
-  int64_t season = 1;              // ... in blocks of this many steps (ForecastOptions::season)
+  int64_t season = 1;              // ... in blocks of this many steps (ForecastOptions::season); and
+                                   // the season of the baselines in `combine`
   std::string device = "cpu";
   const Interrupt* interrupt = nullptr;
+  // How errors name the options above: `orrery forecast`'s flags here; the dashboard its own.
+  struct Names {
+    std::string target = "--target", past = "--past-covariates", horizon = "--horizon", context = "--context";
+  } names;
+  // Baselines the model's forecast is pooled with (combination.h), each fitted on the target's
+  // whole column with `season`; empty: the model's alone.
+  std::vector<std::string> combine;
+  CombineRule combine_rule = CombineRule::mean;
 };
 
 // Writes one row per forecast step: "step", "time" (extrapolated when the input has a time

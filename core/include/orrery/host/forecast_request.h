@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "orrery/batch.h"
+#include "orrery/host/combination.h"
 #include "orrery/host/model.h"
 
 namespace orrery {
@@ -43,6 +44,11 @@ struct ForecastRequest {
   bool regression = false;
   int64_t regression_lags = 0;  // with regression: fitted over the covariates' lags 0..K
   int64_t batch_size = 64;      // series a pass
+  // Classical forecasters each target row's forecast is pooled with (combination.h), each fitted on
+  // the row's whole history (its values as given, before any regression) with `combine_season`.
+  std::vector<std::string> combine;
+  CombineRule combine_rule = CombineRule::mean;
+  int64_t combine_season = 1;
   // Levels, Box-Cox and its season, sign averaging, block decoding, precision, graphs, the mean
   // and the interrupt; answer() sets the contexts, roles, future values and statics itself.
   ForecastOptions options;

@@ -92,6 +92,8 @@ bool to_boolean(lua_State* L, int idx, const std::string& what);
 std::vector<double> to_numbers(lua_State* L, int idx, const std::string& what);
 // A whole number, or a list of them: {n} either way.
 std::vector<int64_t> to_integers(lua_State* L, int idx, const std::string& what);
+// A list of strings (names); anything else is an error naming `what`.
+std::vector<std::string> to_strings(lua_State* L, int idx, const std::string& what);
 
 // t[key] read with one of the readers above; nullopt when nil. `fn` prefixes the field's name.
 std::optional<int64_t> integer_field(lua_State* L, int idx, const char* key, const std::string& fn);
