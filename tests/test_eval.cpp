@@ -421,6 +421,26 @@ TEST_CASE("the bundled benchmark loads every data set its manifest lists") {
   CHECK(freqs == std::set<std::string>{"A", "Q", "M", "B", "D", "10T", "T"});
 }
 
+TEST_CASE("the decision benchmark loads every data set its manifest lists, six times the bundled one's series") {
+  const auto sets = load_eval_datasets(ORRERY_SOURCE_DIR "/assets/decision");
+  std::ifstream in(ORRERY_SOURCE_DIR "/assets/decision/manifest.json");
+  const Json m = Json::parse(in);
+  REQUIRE(sets.size() == m["datasets"].size());
+  size_t series = 0;
+  std::set<std::string> freqs;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    INFO(sets[i].name);
+    CHECK(sets[i].name == m["datasets"][i]["name"].get<std::string>());
+    CHECK(static_cast<int64_t>(sets[i].series.size()) == m["datasets"][i]["series"].get<int64_t>());
+    series += sets[i].series.size();
+    freqs.insert(sets[i].frequency.str());
+  }
+  size_t bundled = 0;
+  for (const auto& d : load_eval_datasets(ORRERY_SOURCE_DIR "/assets/data")) bundled += d.series.size();
+  CHECK(series >= 5 * bundled);
+  CHECK(freqs == std::set<std::string>{"A", "4A", "Q", "M", "W", "D", "B", "30T", "5T"});
+}
+
 TEST_CASE("benchmark errors name the manifest entry or file at fault") {
   const fs::path dir = fs::temp_directory_path() / "orrery_eval_errors";
   orrery::remove_tree(dir);

@@ -215,6 +215,9 @@ const std::vector<Exercise> kExercises = {
      "'" ORRERY_SOURCE_DIR "/.venv/bin/torchrun' --nproc-per-node 2 --no-python build/bin/orrery run "
      "scripts/quickstart.lua steps=20 name=dp-torchrun",
      "best classical baseline"},
+    // docs/evaluation.md: the decision benchmark, with the two fast baselines.
+    {"build/bin/orrery eval --data assets/decision --baselines naive,seasonal_naive --out runs/decision-baselines", "",
+     "us_employment"},
     {"build/bin/orrery eval --baselines theta,ets --data assets/data/airquality.csv --out runs/aq-eval", "",
      "file:runs/aq-eval/eval.csv"},
     {"build/bin/orrery eval --baselines ets --split validation --validation-windows 20",
