@@ -82,6 +82,26 @@ auto nearest_point(const plot::PlotFrame& frame, const Items& items, XY xy, floa
   return hit;
 }
 
+// Hovering a forecast's plot: a rule at the step under the mouse and a read-out of the context
+// there, or of every quantile and the actual value.
+void hover_forecast(ImGuiCanvas& canvas, const plot::PlotFrame& f, const ForecastSnapshot& snap, size_t series) {
+  if (!hovering(f) || series >= snap.series.size()) return;
+  const ForecastSeries& s = snap.series[series];
+  const long t = std::lround(f.x_at(ImGui::GetIO().MousePos.x));
+  const float px = f.to_pixel(static_cast<double>(t), f.y.lo).x;
+  canvas.line({px, f.area.y0}, {px, f.area.y1}, plot::theme().muted);
+  ImGui::BeginTooltip();
+  ImGui::Text("t = %ld", t);
+  if (t < 0 && -t <= static_cast<long>(s.history.size())) {
+    ImGui::Text("context %.4g", s.history[s.history.size() + t]);
+  } else if (t >= 0) {
+    for (size_t q = 0; q < s.quantiles.size() && q < snap.levels.size(); ++q)
+      if (static_cast<size_t>(t) < s.quantiles[q].size()) ImGui::Text("q%02.0f  %.4g", snap.levels[q] * 100, s.quantiles[q][t]);
+    if (static_cast<size_t>(t) < s.target.size()) ImGui::Text("actual %.4g", s.target[t]);
+  }
+  ImGui::EndTooltip();
+}
+
 }  // namespace
 
 App::App(Tab first_tab, const std::string& filter, bool show_fps) : first_tab_(first_tab), show_fps_(show_fps) {
@@ -394,22 +414,7 @@ void App::snapshots_view(const std::vector<StyledRun>& selected, const std::vect
   const std::string title = cur->run->name + " - " + snap.label + " - " +
                             (series_ < n_series ? snap.series[series_].name : std::string());
   const plot::PlotFrame f = draw_forecast(canvas, region, snap, static_cast<size_t>(series_), title);
-  if (hovering(f) && series_ < n_series) {
-    const ForecastSeries& s = snap.series[series_];
-    const long t = std::lround(f.x_at(ImGui::GetIO().MousePos.x));
-    const float px = f.to_pixel(static_cast<double>(t), f.y.lo).x;
-    canvas.line({px, f.area.y0}, {px, f.area.y1}, plot::theme().muted);
-    ImGui::BeginTooltip();
-    ImGui::Text("t = %ld", t);
-    if (t < 0 && -t <= static_cast<long>(s.history.size())) {
-      ImGui::Text("context %.4g", s.history[s.history.size() + t]);
-    } else if (t >= 0) {
-      for (size_t q = 0; q < s.quantiles.size() && q < snap.levels.size(); ++q)
-        if (static_cast<size_t>(t) < s.quantiles[q].size()) ImGui::Text("q%02.0f  %.4g", snap.levels[q] * 100, s.quantiles[q][t]);
-      if (static_cast<size_t>(t) < s.target.size()) ImGui::Text("actual %.4g", s.target[t]);
-    }
-    ImGui::EndTooltip();
-  }
+  if (series_ < n_series) hover_forecast(canvas, f, snap, static_cast<size_t>(series_));
 }
 
 void App::enable_csv_forecasts(CsvForecaster forecaster, std::function<void()> wake, const CsvForecastSettings& settings,
@@ -461,18 +466,17 @@ std::string contexts_text(const std::vector<int64_t>& contexts) {
   return out;
 }
 
-// The model's fan beside the baseline's on one value axis, or the model's alone.
-void draw_csv_forecast(plot::Canvas& c, plot::Rect r, const CsvForecastResult& res) {
+// The model's fan beside the baseline's on one value axis, or the model's alone; the frames drawn.
+std::vector<plot::PlotFrame> draw_csv_forecast(plot::Canvas& c, plot::Rect r, const CsvForecastResult& res) {
   const CsvForecastSettings& s = res.settings;
   const std::string column = res.model.series.empty() ? s.column : res.model.series[0].name;
   std::string left = res.model_name + ": " + column + ", context " + contexts_text(s.contexts);
   if (s.contexts.size() > 1) left += " (ensemble)";
   if (s.box_cox) left += ", Box-Cox (season " + std::to_string(s.season) + ")";
-  if (res.baseline.series.empty()) {
-    draw_forecast(c, r, res.model, 0, left);
-    return;
-  }
-  draw_forecast_pair(c, r, res.model, res.baseline, left, s.baseline + " (season " + std::to_string(s.season) + ")");
+  if (res.baseline.series.empty()) return {draw_forecast(c, r, res.model, 0, left)};
+  const auto [model, baseline] =
+      draw_forecast_pair(c, r, res.model, res.baseline, left, s.baseline + " (season " + std::to_string(s.season) + ")");
+  return {model, baseline};
 }
 
 }  // namespace
@@ -585,7 +589,9 @@ void App::csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown
     ForecastSnapshot none;
     draw_forecast(canvas, region, none, 0, "no forecast (the line above says why)");
   } else {
-    draw_csv_forecast(canvas, region, *result);
+    const auto frames = draw_csv_forecast(canvas, region, *result);
+    hover_forecast(canvas, frames[0], result->model, 0);
+    if (frames.size() > 1) hover_forecast(canvas, frames[1], result->baseline, 0);
   }
   if (can_export && (clicked || export_pending_)) export_csv_forecast(*result, region), export_pending_ = false;
   if (export_pending_ && current && !busy && !result->error.empty()) export_pending_ = false;  // nothing to export
