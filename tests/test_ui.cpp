@@ -385,6 +385,10 @@ TEST_CASE("the Evaluation tab drills down to a data set's windows, the model's f
   CHECK(run("ui " + root.string() + " --view eval --select b --screenshot " + (root / "g.png").string() + " 2> " + out) == 0);
   CHECK_THAT(test::read_text(out), Catch::Contains("eval_forecasts.jsonl:2: not JSON") &&
                                        !Catch::Contains("no run shown has an eval_forecasts.jsonl"));
+  // A header and no window: orrery plot says it drew no windows from it.
+  test::write_text(root / "eval" / "eval_forecasts.jsonl", good.substr(0, good.find('\n') + 1));
+  CHECK(run("plot " + (root / "eval").string() + " --out " + (root / "plots4").string() + " 2> " + out) == 0);
+  CHECK_THAT(test::read_text(out), Catch::Contains("holds no window, so no windows-*.svg is drawn from it"));
   // A window whose fan has fewer rows than the header's levels would draw a wrong fan: refused.
   std::string three = good;
   const auto fan_at = three.find("[[42");

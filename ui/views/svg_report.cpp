@@ -1,6 +1,7 @@
 #include "svg_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "../plot/svg_canvas.h"
@@ -91,6 +92,9 @@ std::vector<std::string> write_svg_report(const Workspace& ws, const std::string
     const auto file = std::filesystem::path(r->dir) / kEvalForecastsFile;
     if (!r->eval || !std::filesystem::exists(file)) continue;
     const EvalForecasts f = read_eval_forecasts(file.string());
+    if (f.windows.empty())  // an evaluation that scored nothing: say so rather than draw nothing
+      std::fprintf(stderr, "orrery: note: plot: %s holds no window, so no windows-*.svg is drawn from it\n",
+                   file.string().c_str());
     const std::string model = default_eval_model(f), baseline = default_eval_baseline(f);
     for (const auto& configuration : forecast_configurations(f)) {
       const size_t n = configuration_windows(f, configuration).size();
