@@ -44,10 +44,11 @@ std::vector<double> tail(const std::vector<double>& v, size_t n) {
 }
 
 void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry, ModelCache& cache,
-                      ui::CsvForecastResult& r);
+                      const Interrupt& interrupt, ui::CsvForecastResult& r);
 
 // The file's columns, then the forecast of one of them.
-ui::CsvForecastResult forecast(const ui::CsvForecastSettings& s, const Registry& registry, ModelCache& cache) {
+ui::CsvForecastResult forecast(const ui::CsvForecastSettings& s, const Registry& registry, ModelCache& cache,
+                               const Interrupt& interrupt) {
   ui::CsvForecastResult r;
   if (s.model.empty()) throw Error("name a model: a run folder, Orrery weights or a released checkpoint folder");
   if (s.input.empty()) throw Error("name a CSV file to forecast");
@@ -55,7 +56,9 @@ ui::CsvForecastResult forecast(const ui::CsvForecastSettings& s, const Registry&
   for (const auto& n : table.names)
     if (n != "time") r.columns.push_back(n);
   try {  // the columns stay, for the picker, whatever else is wrong
-    forecast_column(s, registry, cache, r);
+    forecast_column(s, registry, cache, interrupt, r);
+  } catch (const Interrupted&) {
+    throw;
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -63,7 +66,7 @@ ui::CsvForecastResult forecast(const ui::CsvForecastSettings& s, const Registry&
 }
 
 void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry, ModelCache& cache,
-                      ui::CsvForecastResult& r) {
+                      const Interrupt& interrupt, ui::CsvForecastResult& r) {
   // Drawn whole: longer horizons are orrery forecast's to write.
   if (s.horizon > kLongestDrawn)
     throw Error("the dashboard draws horizons up to " + std::to_string(kLongestDrawn) + " steps, got " +
@@ -75,6 +78,7 @@ void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry,
   o.input = s.input;
   o.past_covariates = s.covariates;
   o.horizon = s.horizon;
+  o.interrupt = &interrupt;
   o.contexts = s.contexts;
   o.box_cox = s.box_cox;
   o.season = s.season;
@@ -103,6 +107,7 @@ void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry,
   for (const auto& c : f.covariates) series.covariates.push_back({c.known_future, tail(c.history, shown), c.ahead});
   r.model = {r.model_name, -1, f.levels, {series}};
   if (!s.baseline.empty()) {
+    interrupt.check();
     series.quantiles = make_baseline(s.baseline)->forecast(f.histories[0], s.season, s.horizon, f.levels);
     r.baseline = {s.baseline, -1, f.levels, {series}};
   }
@@ -112,7 +117,9 @@ void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry,
 
 ui::CsvForecaster make_csv_forecaster(const Registry& registry) {
   auto cache = std::make_shared<ModelCache>();
-  return {[&registry, cache](const ui::CsvForecastSettings& s) { return forecast(s, registry, *cache); },
+  return {[&registry, cache](const ui::CsvForecastSettings& s, const Interrupt& interrupt) {
+            return forecast(s, registry, *cache, interrupt);
+          },
           baseline_names()};
 }
 

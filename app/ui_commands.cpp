@@ -138,6 +138,8 @@ int cmd_ui(const std::vector<std::string>& args) {
     throw Error("ui: a CSV forecast needs --model and --input (see orrery ui --help)");
   if (!o.export_prefix.empty() && !o.csv_given) throw Error("ui: --export writes a CSV forecast; give --model and --input");
   if (o.csv_given && !view_given) o.view = "forecasts";
+  if (!o.export_prefix.empty() && o.view != "forecasts" && o.view != "forecast")
+    throw Error("ui: --export writes the Forecasts tab's view; leave out --view " + o.view + " (or give --view forecasts)");
   if (!runs_dir.empty()) o.runs_dir = runs_dir;
   Registry& registry = Registry::global();
   o.forecaster = make_csv_forecaster(registry);

@@ -98,6 +98,13 @@ TEST_CASE("a range of extreme values maps to finite pixels: 1e-40s keep their sp
   const plot::PlotFrame fh{"p", {0, 0, 100, 100}, {0.0, 1.0}, h};
   CHECK(std::isfinite(fh.to_pixel(0, 1e308).y));
   CHECK(fh.to_pixel(0, 0).y == Approx(50));
+  for (double v : {1e308, -1e308}) {  // every value beyond the reach: still an axis, lo below hi
+    plot::Range far;
+    far.add(v), far.add(v * 0.99);
+    const plot::Axis a = far.axis("", 0.04);
+    CHECK(a.lo < a.hi);
+    CHECK(std::isfinite(a.hi - a.lo));
+  }
   plot::Range one;
   one.add(7e-40);
   const plot::Axis o = one.axis("", 0.0);

@@ -456,6 +456,9 @@ TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as
   const double last = 40 + 0.3 * 89 + 6 * std::sin(89 * 0.5236);
   CHECK(colour_near(img, pixel(naive, 5, last), fan_rgb));
 
+  // Another tab first: the screenshot does not wait for a forecast no one draws.
+  REQUIRE(run("ui " + root.string() + " --model " + model + " --input " + input + " --view loss --screenshot " +
+              (root / "loss.png").string()) == 0);
   // Bad input: said in the window (the screenshot is still written) and on exit, naming the input.
   const std::string err = (root / "err.txt").string();
   auto fails = [&](const std::string& args) {
@@ -479,6 +482,8 @@ TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as
   CHECK_THAT(test::read_text(err), Catch::Contains("--baseline must be none or one of"));
   CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --season 0 2> " + err) == 1);
   CHECK_THAT(test::read_text(err), Catch::Contains("--season must be at least 1 step"));
+  CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --export x --view eval 2> " + err) == 1);
+  CHECK_THAT(test::read_text(err), Catch::Contains("--export writes the Forecasts tab's view"));
   CHECK(run("ui " + root.string() + " --model " + model + " --input " + input + " --export '' 2> " + err) == 1);
   CHECK_THAT(test::read_text(err), Catch::Contains("--export needs a value, got an empty one"));
   orrery::remove_tree(root);

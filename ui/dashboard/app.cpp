@@ -116,6 +116,7 @@ plot::Color App::color_of(const std::string& name) {
 }
 
 void App::frame(const Workspace& ws, const std::string& job_line) {
+  csv_shown_ = false;
   now_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
@@ -426,7 +427,7 @@ void App::enable_csv_forecasts(CsvForecaster forecaster, std::function<void()> w
 }
 
 bool App::busy() const {
-  return csv_worker_ && (csv_worker_->busy() || export_pending_ || png_request_ || (csv_view_ && !csv_submitted_));
+  return csv_worker_ && (png_request_ || (csv_shown_ && (csv_drawn_busy_ || export_pending_)));
 }
 
 std::string App::csv_error() const {
@@ -552,6 +553,7 @@ void App::csv_controls(const std::vector<std::shared_ptr<const Run>>& shown, con
 }
 
 void App::csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown) {
+  csv_shown_ = true;
   const auto result = csv_worker_->result();
   csv_controls(shown, result.get());
   if (!csv_submitted_ || !(*csv_submitted_ == csv_)) csv_worker_->submit(csv_), csv_submitted_ = csv_;
@@ -593,6 +595,7 @@ void App::csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown
     hover_forecast(canvas, frames[0], result->model, 0);
     if (frames.size() > 1) hover_forecast(canvas, frames[1], result->baseline, 0);
   }
+  csv_drawn_busy_ = busy || !current;  // what this frame shows, whatever the worker does meanwhile
   if (can_export && (clicked || export_pending_)) export_csv_forecast(*result, region), export_pending_ = false;
   if (export_pending_ && current && !busy && !result->error.empty()) export_pending_ = false;  // nothing to export
 }

@@ -33,7 +33,8 @@ class App {
   // and .csv once the first forecast is in.
   void enable_csv_forecasts(CsvForecaster forecaster, std::function<void()> wake, const CsvForecastSettings& settings,
                             bool open, const std::string& export_prefix);
-  // Whether a CSV forecast or an export is still to come (a screenshot waits for it).
+  // Whether the CSV view, drawn this frame, still waits for its forecast or export (a screenshot
+  // waits for it); a view not drawn waits for nothing.
   bool busy() const;
   // The CSV forecast's or its export's error, "" if none: a headless run exits with it.
   std::string csv_error() const;
@@ -104,6 +105,8 @@ class App {
   std::optional<CsvForecastSettings> csv_submitted_;
   std::string export_prefix_ = "forecast";
   bool export_pending_ = false;           // headless --export: once the forecast is in
+  bool csv_shown_ = false;                // the CSV view was drawn this frame
+  bool csv_drawn_busy_ = true;            // ... without the forecast of its settings (yet)
   std::string export_message_;
   bool export_error_ = false;
   std::optional<PngRequest> png_request_;

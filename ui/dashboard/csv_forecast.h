@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/interrupt.h"
 #include "runs/run.h"
 
 namespace orrery::ui {
@@ -37,8 +38,9 @@ struct CsvForecastResult {
 };
 
 struct CsvForecaster {
-  // Runs on the worker thread; errors come back in CsvForecastResult::error.
-  std::function<CsvForecastResult(const CsvForecastSettings&)> forecast;
+  // Runs on the worker thread; errors come back in CsvForecastResult::error. `interrupt` asks it
+  // to stop (a newer request, or the window closing): it throws orrery::Interrupted.
+  std::function<CsvForecastResult(const CsvForecastSettings&, const Interrupt& interrupt)> forecast;
   std::vector<std::string> baselines;  // the names the baseline picker offers
 };
 

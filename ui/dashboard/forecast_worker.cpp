@@ -14,6 +14,7 @@ ForecastWorker::~ForecastWorker() {
     stop_ = true;
     waiting_.reset();
   }
+  interrupt_.request();
   cv_.notify_all();
   thread_.join();
 }
@@ -22,6 +23,7 @@ void ForecastWorker::submit(const CsvForecastSettings& settings) {
   {
     std::lock_guard lock(mutex_);
     waiting_ = settings;
+    if (running_) interrupt_.request();  // its answer would be drawn over at once
   }
   cv_.notify_all();
 }
@@ -46,11 +48,12 @@ void ForecastWorker::loop() {
       settings = std::move(*waiting_);
       waiting_.reset();
       running_ = true;
+      interrupt_.clear();
     }
     auto result = std::make_shared<CsvForecastResult>();
     const auto start = std::chrono::steady_clock::now();
     try {
-      *result = forecaster_.forecast(settings);
+      *result = forecaster_.forecast(settings, interrupt_);
     } catch (const std::exception& e) {
       result->error = e.what();
     }

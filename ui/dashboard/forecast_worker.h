@@ -1,7 +1,8 @@
 #pragma once
 // One worker thread for the Forecasts tab's CSV forecast, so the window stays responsive while a
 // model loads and forecasts. Only the newest request matters: one submitted while another runs
-// replaces any still waiting, and the window draws the newest result that has come back.
+// replaces any still waiting and interrupts the one running, and the window draws the newest
+// result that has come back. Closing the window interrupts the forecast in progress.
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -37,6 +38,7 @@ class ForecastWorker {
   std::optional<CsvForecastSettings> waiting_;
   bool running_ = false, stop_ = false;
   std::shared_ptr<const CsvForecastResult> result_;
+  Interrupt interrupt_;  // the running forecast's: requested by a newer request or the destructor
   std::thread thread_;
 };
 

@@ -1,5 +1,6 @@
 #include "axis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -111,7 +112,8 @@ Axis Range::axis(std::string label, double pad) const {
   // Within +-kReach, so that hi - lo (which every mapping to pixels takes) stays finite: values
   // beyond it (1e308) are drawn clipped at the edge rather than as NaN.
   constexpr double kReach = 4e307;
-  double lo = log_ ? std::log10(lo_) : std::max(lo_, -kReach), hi = log_ ? std::log10(hi_) : std::min(hi_, kReach);
+  double lo = log_ ? std::log10(lo_) : std::clamp(lo_, -kReach, kReach),
+         hi = log_ ? std::log10(hi_) : std::clamp(hi_, -kReach, kReach);
   // One value, or values that differ only in their last digits: a span around it, as wide as the
   // value's own magnitude says (so 1e-40s are not flattened against a span of 1e-3).
   const double size = std::max(std::fabs(lo), std::fabs(hi));

@@ -151,6 +151,9 @@ FitReport fit_with_intervals(const std::vector<Point>& pts, bool joint, size_t b
   else if (report.law.A == 0)
     report.warning = "the loss does not fall with model size over these points (A = 0): the law's size term "
                      "predicts nothing";
+  else if (joint && report.law.B == 0)
+    report.warning = "the loss does not fall with data over these points (B = 0): the law's data term predicts "
+                     "nothing";
   // Runs: a run's points travel together through the resampling.
   std::map<std::string, std::vector<size_t>> runs;
   for (size_t i = 0; i < pts.size(); ++i) {

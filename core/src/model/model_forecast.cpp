@@ -331,7 +331,7 @@ Forecast Model::box_cox_forecast(const at::Tensor& values_in, const at::Tensor& 
       for (double y : row)
         if (!std::isnan(y)) n += 1, mean += (y - mean) / n;  // a running mean: finite for 1e308s too
       const double octave = std::round(std::log2(mean));
-      const double u = octave < -20 || octave > 40 ? std::exp2(octave) : 1.0;
+      const double u = n > 0 && (octave < -20 || octave > 40) ? std::exp2(octave) : 1.0;
       unit[static_cast<size_t>(b * V + r)] = u;
       for (int64_t t = 0; t < T; ++t)
         if (s[b][r][t]) m[b][r][t] = box_cox(v[b][r][t] / u, l);
