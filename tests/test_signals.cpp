@@ -119,23 +119,24 @@ TEST_CASE("Ctrl-C and SIGTERM stop a long host computation: a scaling fit's boot
   test::Background run({"run", path}, dir + "/out.txt");
   REQUIRE(run.wait_for("fitting", 30));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // inside the bootstrap
-  const auto start = std::chrono::steady_clock::now();
   run.signal(sig);
-  CHECK(run.wait_exit(10) == code);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  // The 10^8 resamples take a day; stopping at all within a minute, however busy the machine, is
+  // stopping between resamples.
+  CHECK(run.wait_exit(60) == code);
   INFO(run.output());
   CHECK(run.output().find("interrupted") != std::string::npos);
 }
 
 TEST_CASE("Ctrl-C stops an evaluation inside a data set, between its baselines' windows") {
   auto dir = test::temp_dir("signal-eval");
-  // Forty hourly series of 3,000 steps: AutoARIMA fits each window for a second or more.
+  // 160 hourly series of 3,000 steps: AutoARIMA fits each window for a second or more, so the first
+  // data set alone takes many minutes; the check between data sets would come far too late.
   {
     std::ofstream csv(dir + "/long.csv");
-    for (int s = 0; s < 40; ++s) csv << (s ? "," : "") << "s" << s;
+    for (int s = 0; s < 160; ++s) csv << (s ? "," : "") << "s" << s;
     csv << "\n";
     for (int t = 0; t < 3000; ++t) {
-      for (int s = 0; s < 40; ++s) csv << (s ? "," : "") << 100 + 10 * std::sin(t * 0.2618 + s) + (t * (s + 3)) % 7;
+      for (int s = 0; s < 160; ++s) csv << (s ? "," : "") << 100 + 10 * std::sin(t * 0.2618 + s) + (t * (s + 3)) % 7;
       csv << "\n";
     }
   }
@@ -146,10 +147,8 @@ TEST_CASE("Ctrl-C stops an evaluation inside a data set, between its baselines' 
   test::Background run({"run", path}, dir + "/out.txt");
   REQUIRE(run.wait_for("evaluating", 30));
   std::this_thread::sleep_for(std::chrono::seconds(2));  // inside the baselines' fits
-  const auto start = std::chrono::steady_clock::now();
   run.signal(SIGINT);
-  CHECK(run.wait_exit(10) == 130);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(run.wait_exit(60) == 130);
   INFO(run.output());
   CHECK(run.output().find("interrupted") != std::string::npos);
 }
