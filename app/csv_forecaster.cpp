@@ -108,7 +108,7 @@ void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry,
   r.model = {r.model_name, -1, f.levels, {series}};
   if (!s.baseline.empty()) {
     interrupt.check();
-    series.quantiles = make_baseline(s.baseline)->forecast(f.histories[0], s.season, s.horizon, f.levels);
+    series.quantiles = make_baseline(s.baseline, &interrupt)->forecast(f.histories[0], s.season, s.horizon, f.levels);
     r.baseline = {s.baseline, -1, f.levels, {series}};
   }
 }

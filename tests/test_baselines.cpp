@@ -158,6 +158,21 @@ TEST_CASE("baselines by name") {
                     "unknown baseline \"sarima\" (known: naive, seasonal_naive, theta, ets, arima)");
 }
 
+TEST_CASE("the AutoETS and AutoARIMA searches stop on a requested interrupt; the others need none") {
+  std::vector<double> y;
+  for (int t = 0; t < 120; ++t) y.push_back(10 + std::sin(t * 0.5236) + 0.01 * t);
+  orrery::Interrupt stop;
+  for (const auto& name : orrery::baseline_names()) {
+    INFO(name);
+    const auto free = orrery::make_baseline(name, &stop)->forecast(y, 12, 6, {0.1, 0.5, 0.9});
+    CHECK(free == orrery::make_baseline(name)->forecast(y, 12, 6, {0.1, 0.5, 0.9}));  // unrequested: no effect
+  }
+  stop.request(SIGTERM);
+  CHECK_THROWS_AS(orrery::make_baseline("ets", &stop)->forecast(y, 12, 6, {0.5}), orrery::Interrupted);
+  CHECK_THROWS_AS(orrery::make_baseline("arima", &stop)->forecast(y, 12, 6, {0.5}), orrery::Interrupted);
+  CHECK_NOTHROW(orrery::make_baseline("theta", &stop)->forecast(y, 12, 6, {0.5}));  // a closed form, quick
+}
+
 TEST_CASE("a history without a finite value is an error") {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   for (const auto& name : orrery::baseline_names()) {

@@ -464,7 +464,7 @@ std::unique_ptr<EvalForecaster> model_forecaster(Model& model, std::string name,
 }
 
 std::unique_ptr<EvalForecaster> baseline_forecaster(const std::string& name, const Interrupt* interrupt) {
-  return std::make_unique<BaselineForecaster>(make_baseline(name), false, interrupt);
+  return std::make_unique<BaselineForecaster>(make_baseline(name, interrupt), false, interrupt);
 }
 
 // ---- the protocol -------------------------------------------------------------------------
@@ -943,7 +943,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     for (const int64_t lags : regression_lag_sets)  // regression, b's errors
       owned.push_back(regression_forecaster(baseline_forecaster(b, interrupt), lags));
     // A baseline that takes regressors itself (ARIMA): fitted jointly with them.
-    if (auto joint = make_baseline(b); known_future && joint->reads_covariates())
+    if (auto joint = make_baseline(b, interrupt); known_future && joint->reads_covariates())
       owned.push_back(std::make_unique<BaselineForecaster>(std::move(joint), true, interrupt));
   }
   std::vector<EvalForecaster*> forecasters;

@@ -78,7 +78,7 @@ void pool(TargetForecast& t, const ForecastRequest& r, const std::vector<double>
   const auto half = std::find(levels.begin(), levels.end(), 0.5);
   for (const auto& name : r.combine) {
     check_interrupt(r.options.interrupt);
-    const auto baseline = make_baseline(name);
+    const auto baseline = make_baseline(name, r.options.interrupt);
     quantiles.push_back(baseline->forecast(history, r.combine_season, r.horizon, levels));
     medians.push_back(half != levels.end() ? std::vector<std::vector<double>>{quantiles.back()[half - levels.begin()]}
                                            : baseline->forecast(history, r.combine_season, r.horizon, {0.5}));

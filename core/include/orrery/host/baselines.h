@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/interrupt.h"
+
 namespace orrery {
 
 class Baseline {
@@ -41,8 +43,10 @@ class Baseline {
 
 // "naive", "seasonal_naive", "theta" (statsforecast AutoTheta), "ets" (AutoETS), "arima"
 // (AutoARIMA; with covariates, a regression with ARIMA errors). An unknown
-// name is an error that lists these.
-std::unique_ptr<Baseline> make_baseline(const std::string& name);
+// name is an error that lists these. The searches (AutoETS, AutoARIMA) check `interrupt` between
+// candidate fits, since one long window's search can take minutes on a slow machine; a stop
+// throws orrery::Interrupted.
+std::unique_ptr<Baseline> make_baseline(const std::string& name, const Interrupt* interrupt = nullptr);
 const std::vector<std::string>& baseline_names();
 
 }  // namespace orrery

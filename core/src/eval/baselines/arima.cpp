@@ -30,6 +30,7 @@ bool usable_covariate(const std::vector<double>& c, size_t n, int64_t horizon, s
 
 class Arima : public Baseline {
  public:
+  explicit Arima(const Interrupt* interrupt) : interrupt_(interrupt) {}
   std::string name() const override { return "arima"; }
   bool reads_covariates() const override { return true; }
 
@@ -51,17 +52,20 @@ class Arima : public Baseline {
       if (usable_covariate(c, y.size(), horizon, p, f)) past.push_back(std::move(p)), future.push_back(std::move(f));
     }
     const int64_t m = usable_season(season, y.size());
-    ArimaFit fit = auto_arima(y, past, m);
-    if (!fit.usable && !past.empty()) fit = auto_arima(y, {}, m);  // collinear covariates: without them
+    ArimaFit fit = auto_arima(y, past, m, interrupt_);
+    if (!fit.usable && !past.empty()) fit = auto_arima(y, {}, m, interrupt_);  // collinear covariates: without them
     // No model fits (too short a history): GIFT-Eval's StatsForecastPredictor falls back to SeasonalNaive.
     if (!fit.usable) return make_seasonal_naive()->forecast(history, season, horizon, levels);
     const ArimaForecast f = forecast_arima(fit, future, horizon);
     return normal_quantiles(f.mean, f.sd, levels);
   }
+
+ private:
+  const Interrupt* interrupt_;
 };
 
 }  // namespace
 
-std::unique_ptr<Baseline> make_arima() { return std::make_unique<Arima>(); }
+std::unique_ptr<Baseline> make_arima(const Interrupt* interrupt) { return std::make_unique<Arima>(interrupt); }
 
 }  // namespace orrery::baselines

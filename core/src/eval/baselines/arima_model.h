@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "orrery/host/interrupt.h"
+
 namespace orrery::baselines {
 
 struct ArimaOrder {
@@ -59,6 +61,7 @@ ArimaForecast forecast_arima(const ArimaFit& fit, const Regressors& future, int6
 // p, q, P, Q and the constant; with more than 150 steps or m > 12 the walk compares conditional
 // sum-of-squares fits and the best that fits by maximum likelihood is kept. A constant regressor
 // is left out (the constant term covers it); collinear regressors give an unusable fit.
-ArimaFit auto_arima(const std::vector<double>& y, const Regressors& x, int64_t m);
+ArimaFit auto_arima(const std::vector<double>& y, const Regressors& x, int64_t m,
+                    const Interrupt* interrupt = nullptr);
 
 }  // namespace orrery::baselines

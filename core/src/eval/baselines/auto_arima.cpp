@@ -78,7 +78,8 @@ struct Candidate {
   bool operator==(const Candidate&) const = default;
 };
 
-ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t m, std::vector<size_t>& kept) {
+ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t m, std::vector<size_t>& kept,
+                const Interrupt* interrupt) {
   // Leading gaps carry nothing; the regressors lose the same steps.
   size_t first = 0;
   while (first < y_in.size() && std::isnan(y_in[first])) ++first;
@@ -158,6 +159,7 @@ ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t
     if (tried.size() >= 94) return false;
     for (const auto& t : tried)
       if (t.c == c) return false;
+    check_interrupt(interrupt);
     ArimaOrder oo = o;
     oo.p = c.p, oo.q = c.q, oo.P = c.P, oo.Q = c.Q;
     ArimaFit f = fit_arima(y, x, oo, c.constant, approximate ? ArimaMethod::css : ArimaMethod::css_ml);
@@ -219,6 +221,7 @@ ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t
     std::stable_sort(tried.begin(), tried.end(), [](const Tried& a, const Tried& b) { return a.ic < b.ic; });
     best = ArimaFit{};
     for (const auto& t : tried) {  // all of them, those the CSS score ruled out last
+      check_interrupt(interrupt);
       ArimaOrder oo = o;
       oo.p = t.c.p, oo.q = t.c.q, oo.P = t.c.P, oo.Q = t.c.Q;
       ArimaFit f = fit_arima(y, x, oo, t.c.constant, ArimaMethod::css_ml);
@@ -233,9 +236,9 @@ ArimaFit search(const std::vector<double>& y_in, const Regressors& x_in, int64_t
 
 }  // namespace
 
-ArimaFit auto_arima(const std::vector<double>& y_in, const Regressors& x_in, int64_t m) {
+ArimaFit auto_arima(const std::vector<double>& y_in, const Regressors& x_in, int64_t m, const Interrupt* interrupt) {
   std::vector<size_t> kept;
-  ArimaFit fit = search(y_in, x_in, m, kept);
+  ArimaFit fit = search(y_in, x_in, m, kept, interrupt);
   for (size_t& c : fit.columns) c = kept[c];  // back to the caller's numbering
   return fit;
 }

@@ -33,7 +33,7 @@ void check_request(const char* who, int64_t horizon, const std::vector<double>& 
 std::unique_ptr<Baseline> make_naive();
 std::unique_ptr<Baseline> make_seasonal_naive();
 std::unique_ptr<Baseline> make_theta();
-std::unique_ptr<Baseline> make_ets();
-std::unique_ptr<Baseline> make_arima();
+std::unique_ptr<Baseline> make_ets(const Interrupt* interrupt = nullptr);
+std::unique_ptr<Baseline> make_arima(const Interrupt* interrupt = nullptr);
 
 }  // namespace orrery::baselines

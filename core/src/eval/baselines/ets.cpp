@@ -10,6 +10,7 @@ namespace {
 
 class Ets : public Baseline {
  public:
+  explicit Ets(const Interrupt* interrupt) : interrupt_(interrupt) {}
   std::string name() const override { return "ets"; }
   std::vector<std::vector<double>> forecast(const std::vector<double>& history, int64_t season,
                                             int64_t horizon,
@@ -19,7 +20,7 @@ class Ets : public Baseline {
     // A constant series is its own forecast with no spread (statsforecast fits ANN to it).
     if (is_constant(y))
       return normal_quantiles(std::vector<double>(horizon, y.front()), std::vector<double>(horizon, 0.0), levels);
-    const std::optional<EtsFit> fit = auto_ets(y, usable_season(season, y.size()));
+    const std::optional<EtsFit> fit = auto_ets(y, usable_season(season, y.size()), interrupt_);
     // Too short to fit anything: GIFT-Eval's StatsForecastPredictor falls back to SeasonalNaive.
     if (!fit) return make_seasonal_naive()->forecast(y, season, horizon, levels);
     const std::vector<double> point = ets_point(fit->form, fit->params, fit->last, horizon);
@@ -27,10 +28,13 @@ class Ets : public Baseline {
     for (double& s : sigma) s = std::sqrt(std::max(s, 0.0));
     return normal_quantiles(point, sigma, levels);
   }
+
+ private:
+  const Interrupt* interrupt_;
 };
 
 }  // namespace
 
-std::unique_ptr<Baseline> make_ets() { return std::make_unique<Ets>(); }
+std::unique_ptr<Baseline> make_ets(const Interrupt* interrupt) { return std::make_unique<Ets>(interrupt); }
 
 }  // namespace orrery::baselines

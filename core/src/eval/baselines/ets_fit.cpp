@@ -190,7 +190,7 @@ std::optional<EtsFit> fit_ets(const std::vector<double>& y, int64_t m, const Ets
   return c.ok ? std::optional<EtsFit>(c.fit) : std::nullopt;
 }
 
-std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m) {
+std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m, const Interrupt* interrupt) {
   const size_t n = y.size();
   if (n <= 6) return std::nullopt;  // statsforecast: "tiny datasets" are not fitted
   const bool seasonal = m > 1 && static_cast<int64_t>(n) > m;
@@ -207,6 +207,7 @@ std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m) {
           if (error == Component::additive && season == Component::multiplicative) continue;
           if (!positive && (error == Component::multiplicative || season == Component::multiplicative)) continue;
           if (season != Component::none && !seasonal) continue;
+          check_interrupt(interrupt);
           const Candidate c = fit_form(y, m, {error, trend, season, damped}, beta_upper, gamma_upper);
           if (c.ok && c.fit.aicc < (best ? best->aicc : std::numeric_limits<double>::infinity()))
             best = c.fit;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/interrupt.h"
+
 namespace orrery::baselines {
 
 enum class Component { none, additive, multiplicative };
@@ -63,7 +65,7 @@ struct EtsFit {
 
 // statsforecast's AutoETS: every allowed form fitted by likelihood and the lowest AICc kept;
 // nullopt when the history is too short for any (statsforecast raises there). ets_fit.cpp.
-std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m);
+std::optional<EtsFit> auto_ets(const std::vector<double>& y, int64_t m, const Interrupt* interrupt = nullptr);
 // One form fitted by likelihood, as auto_ets fits each of its candidates (the same starting
 // values and box); nullopt when it cannot be. ets_fit.cpp.
 std::optional<EtsFit> fit_ets(const std::vector<double>& y, int64_t m, const EtsForm& form);
