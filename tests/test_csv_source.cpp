@@ -682,6 +682,25 @@ TEST_CASE("the cache is reused while the file is unchanged and rebuilt when it c
   CHECK(csv({{"files", path}, {"holdout", 0.0}})->describe()["cache_built"] == 1);
 }
 
+TEST_CASE("reading a file stops on a requested interrupt, leaving no partial cache; the next read builds it") {
+  auto dir = test::temp_dir("csv-interrupt");
+  std::string text = "date,v\n";
+  for (int d = 1; d <= 28; ++d) text += "2024-02-" + std::string(d < 10 ? "0" : "") + std::to_string(d) + "," + std::to_string(d) + "\n";
+  const std::string path = write(dir, "c.csv", text);
+  orrery::Interrupt stop;
+  stop.request(SIGTERM);
+  DataContext ctx;
+  ctx.interrupt = &stop;
+  const Json options = {{"files", path}, {"holdout", 0.0}};
+  CHECK_THROWS_WITH(orrery::Registry::global().create<orrery::PluginKind::data>("csv", options, ctx),
+                    Catch::Contains("interrupted"));
+  for (const auto& e : fs::directory_iterator(dir + "/.orrery-cache"))  // its lock only: no values, no index
+    CHECK(e.path().extension() == ".lock");
+  stop.clear();
+  auto source = orrery::Registry::global().create<orrery::PluginKind::data>("csv", options, ctx);
+  CHECK(source->describe()["cache_built"] == 1);
+}
+
 TEST_CASE("chunks cut rows, fields and quotes anywhere without changing what is read") {
   auto dir = test::temp_dir("csv-chunks");
   const std::string path = write(dir, "q.csv",

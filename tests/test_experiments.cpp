@@ -1,7 +1,8 @@
 // The experiment scripts end to end at a toy size: scripts/proxy_search.lua (four chained search
 // rounds, the decay round branched off one stable run), scripts/scaling.lua (budgets branched
 // off one run per size, both laws fitted), scripts/prior_ablation.lua (the synthetic prior's
-// families, arm by arm, on paired seeds; sign_average.lua scores its saved models again) and
+// families, arm by arm, on paired seeds; sign_average.lua scores its saved models again),
+// scripts/decision.lua (inference arms on saved models, paired with a reference and ETS) and
 // scripts/zero_shot.lua's recipes and the quickstart that shares them. Run again, each reads its
 // work back and trains nothing.
 #include <catch2/catch.hpp>
@@ -323,6 +324,70 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   CHECK_THAT(averaged.output, Catch::Contains("averaged / plain - 1 (90% bootstrap)"));
   refuses(dir, "scripts/sign_average.lua arms=ets seeds=3", "prior_ablation/runs/ets-s2/model.safetensors is missing");
   refuses(dir, "scripts/sign_average.lua arms=classical seeds=2", "prior_ablation.json has no arm 'classical'");
+}
+
+TEST_CASE("decision.lua scores saved models under each inference arm, pairs them with the reference and ETS, and resumes") {
+  const std::string dir = checkout("decision");
+  // Two small yearly data sets, so a comparison over configurations has an interval.
+  fs::create_directory(dir + "/two");
+  for (const char* f : {"nile.csv", "lake_huron.csv"})
+    fs::copy_file(std::string(ORRERY_SOURCE_DIR) + "/assets/data/" + f, dir + "/two/" + f);
+  std::ofstream(dir + "/two/manifest.json")
+      << R"({"datasets": [{"name": "nile", "file": "nile.csv", "frequency": "A", "series": 1, "length": 100},)"
+      << R"({"name": "lake_huron", "file": "lake_huron.csv", "frequency": "A", "series": 1, "length": 98}]})";
+  std::ofstream(dir + "/make.lua")
+      << "for s = 0, 1 do\n"
+         "  orrery.model{arch = {'toto2', d_model = 16, num_layers = 1, num_heads = 1}, patch_size = 16, seed = s}"
+         ":save('m' .. s .. '.safetensors')\n"
+         "end\n";
+  REQUIRE(run(dir, "make.lua").status == 0);
+  const std::string cmd = "scripts/decision.lua models=m0.safetensors,m1.safetensors benchmarks=two "
+                          "arms=whole,ens+boxcox,whole+ets+theta+median out=d.json";
+  const auto first = run(dir, cmd);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const Json d = Json::parse(test::read_text(dir + "/d.json"));
+  for (const char* split : {"validation", "test"}) {
+    const std::string key = std::string("two|") + split;
+    const Json& c = d["comparison"][key];
+    for (const char* arm : {"whole", "ens+boxcox", "whole+ets+theta+median"}) {
+      INFO(arm << " " << split);
+      const Json& seeds = d["scores"][arm][key];
+      REQUIRE(seeds.size() == 2);
+      REQUIRE(seeds[0].size() == 2);  // both configurations scored for each seed
+      CHECK(seeds[0] != seeds[1]);     // two models, two sets of scores
+      // The arm's level is the geometric mean over configurations of the seeds' mean log score.
+      double logs = 0;
+      for (const auto& [config, v] : seeds[0].items())
+        logs += (std::log(v["score"].get<double>()) + std::log(seeds[1][config]["score"].get<double>())) / 2;
+      CHECK(c[arm]["score"].get<double>() == Approx(std::exp(logs / 2)).epsilon(1e-9));
+      CHECK(c[arm]["vs_ets"]["score"].contains("verdict"));
+    }
+    CHECK(!c["whole"].contains("vs_reference"));
+    CHECK(c["ens+boxcox"]["vs_reference"].contains("verdict"));
+    CHECK(c["ens+boxcox"]["worst"].size() == 2);
+    CHECK(d["ets"][key].size() == 2);
+  }
+  CHECK_THAT(first.output, Catch::Contains("score vs whole"));
+  CHECK_THAT(first.output, Catch::Contains("guard 1.25"));
+  // Run again: everything is read back, nothing scored twice (a score altered in the file stays).
+  Json altered = d;
+  const std::string config = altered["scores"]["whole"]["two|test"][0].items().begin().key();
+  altered["scores"]["whole"]["two|test"][0][config]["score"] = 123.0;
+  std::ofstream(dir + "/d.json") << altered.dump();
+  const auto again = run(dir, cmd);
+  REQUIRE(again.status == 0);
+  const Json back = Json::parse(test::read_text(dir + "/d.json"));
+  CHECK(back["scores"]["whole"]["two|test"][0][config]["score"] == 123.0);
+  CHECK(back["scores"]["ens+boxcox"] == d["scores"]["ens+boxcox"]);
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+boxkox out=e.json",
+          "arm 'ens+boxkox': unknown part 'boxkox'");
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole+ens out=e.json",
+          "arm 'whole+ens': give exactly one of whole, c512, ens");
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=ens reference=whole out=e.json",
+          "reference 'whole' is not one of arms");
+  refuses(dir, "scripts/decision.lua models=m5.safetensors benchmarks=two arms=whole out=e.json",
+          "models: m5.safetensors is missing");
 }
 
 TEST_CASE("zero_shot.lua trains the classical16 recipe by default, Toto 2.0's on request, and refuses others") {

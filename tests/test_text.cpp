@@ -209,6 +209,23 @@ TEST_CASE("text: BPE depends on the texts only, and any bytes round-trip") {
   CHECK_THROWS_WITH(Bpe::train({"abab"}, 300, {"<|bos|>"}), Catch::Contains("ran out of byte pairs after 2 merges"));
 }
 
+TEST_CASE("text: BPE training and encoding stop on an interrupt, mid-way") {
+  const auto corpus = docs_corpus();
+  const auto texts = views(corpus);
+  orrery::Interrupt stop;
+  int64_t asked_at = -1;
+  // The stop is asked at the first progress report (256 merges of 1,000): training ends there.
+  CHECK_THROWS_AS(Bpe::train(texts, 256 + 1000 + 1, {"<|bos|>"},
+                             [&](int64_t done, int64_t) { asked_at = done, stop.request(SIGINT); }, &stop),
+                  orrery::Interrupted);
+  CHECK(asked_at == 256);
+  stop.clear();
+  const Bpe bpe = Bpe::train(texts, 256 + 300 + 1, {"<|bos|>"}, {}, &stop);  // unrequested: no effect
+  CHECK(bpe.merges() == Bpe::train(texts, 256 + 300 + 1, {"<|bos|>"}).merges());
+  stop.request(SIGINT);
+  CHECK_THROWS_AS(bpe.encode_all(texts, &stop), orrery::Interrupted);
+}
+
 TEST_CASE("text: a trained vocabulary compresses held-out text better than bytes") {
   // Train on every other document page, measure on the rest.
   const auto corpus = docs_corpus();

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "runs/run.h"
 
 namespace orrery::ui {

@@ -8,6 +8,7 @@
 
 #include "orrery/batch.h"
 #include "orrery/error.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 namespace orrery {
@@ -25,6 +26,10 @@ struct DataContext {
   int rank = 0;
   int world_size = 1;
   Split split = Split::train;
+  // Set while a script runs: a source whose construction can take minutes (reading and caching
+  // large files, training a tokenizer) checks it then and stops with orrery::Interrupted. Valid
+  // only during construction: a source keeps no copy.
+  const Interrupt* interrupt = nullptr;
 };
 
 // One batch to draw. Every random choice a source makes for it comes from `seed`, so a batch

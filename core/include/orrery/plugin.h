@@ -26,7 +26,7 @@
 
 // The plugin SDK is core/include/orrery/ without host/: what a plugin may include. Bump when any
 // of its interfaces changes layout or meaning; a change in host/ never asks for a bump.
-#define ORRERY_PLUGIN_ABI 15
+#define ORRERY_PLUGIN_ABI 16
 
 extern "C" {
 struct orrery_plugin_abi_info {

@@ -32,6 +32,7 @@ namespace {
 int push_data(lua_State* L, const PluginSpec& spec, Split split) {
   DataContext context;  // a rank's share of the files, with shard_files
   context.split = split;
+  context.interrupt = &host(L).interrupt;
   if (const ProcessGroup* w = host(L).world) context.rank = w->rank(), context.world_size = w->size();
   push_box(L, std::shared_ptr<DataSource>(make_data_source(host(L).registry, spec, context)), kDataMeta, 2);
   lua_pushstring(L, spec.to_json().dump().c_str());

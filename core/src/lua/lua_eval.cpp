@@ -68,7 +68,8 @@ int l_eval(lua_State* L) {
     } else {
       DataArgument d = to_data(L, -1, fn + ": data (a path, a plugin choice such as {\"csv\", files = ...}, or a data object)");
       r.data = d.spec.name;
-      r.source = d.source ? d.source : std::shared_ptr<DataSource>(make_data_source(host(L).registry, d.spec, DataContext{}));
+      const DataContext context{.interrupt = &host(L).interrupt};
+      r.source = d.source ? d.source : std::shared_ptr<DataSource>(make_data_source(host(L).registry, d.spec, context));
     }
     lua_pop(L, 1);
   }

@@ -131,6 +131,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   std::shared_ptr<DataSource> data = r.source;
   if (!data) {
     DataContext context{seeds.data};
+    context.interrupt = interrupt;
     if (r.world) context.rank = r.world->rank(), context.world_size = r.world->size();
     data = make_data_source(registry, r.data, context);
   }
@@ -138,7 +139,7 @@ Json run_training(const RunRequest& r, const Registry& registry,
   // validation split, so held-out series the training never sees.
   std::unique_ptr<DataSource> validation;
   if ((cfg.val_batches > 0 || cfg.forecast_series > 0) && (!r.world || r.world->rank() == 0))
-    validation = make_data_source(registry, r.data, DataContext{seeds.validation, 0, 1, Split::validation});
+    validation = make_data_source(registry, r.data, DataContext{seeds.validation, 0, 1, Split::validation, interrupt});
   // Series too short for the loss to score anything would train on nothing, with a loss of 0.
   const auto check_lengths = [&](const DataSource& source, const char* split) {
     const std::optional<int64_t> longest = source.longest_series();

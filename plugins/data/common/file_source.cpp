@@ -84,7 +84,7 @@ class FileSource final : public DataSource {
     for (const auto& name : format.content_options) content[name] = o[name];
     for (const auto& file : files_) {
       entries_.push_back(cached(folder_, file, content, [&](std::ostream& out, const std::string& scratch) {
-        return format.read(file, o, out, scratch);
+        return format.read(file, o, out, scratch, ctx.interrupt);
       }));
       maps_.emplace_back(entries_.back().values_path);
       check_mapping(entries_.back(), maps_.back());

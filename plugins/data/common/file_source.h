@@ -17,8 +17,10 @@ namespace orrery::data {
 struct FileFormat {
   std::string name;  // "csv": the plugin, in messages and cache keys
   // Reads `path` into the cache's values (`out`), with the source's options; `scratch` is a
-  // writable folder for temporaries.
-  std::function<BuildResult(const std::string& path, const Json& options, std::ostream& out, const std::string& scratch)>
+  // writable folder for temporaries. Checks `interrupt` (may be null) as it goes: a large file
+  // takes minutes.
+  std::function<BuildResult(const std::string& path, const Json& options, std::ostream& out, const std::string& scratch,
+                            const Interrupt* interrupt)>
       read;
   // The format's own options that change what a file reads as (part of its cache key).
   std::vector<std::string> content_options;

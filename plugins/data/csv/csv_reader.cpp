@@ -50,7 +50,8 @@ std::vector<std::string> read_header(CsvTokenizer& in, std::vector<std::string>&
 
 }  // namespace
 
-BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, const std::string& scratch) {
+BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, const std::string& scratch,
+                     const Interrupt* interrupt) {
   const LayoutOptions options = LayoutOptions::from_json(o);
   CsvTokenizer in(path, static_cast<size_t>(o.value("chunk_bytes", int64_t{1} << 20)));
   auto where = [&path](int64_t line) { return path + ":" + std::to_string(line); };
@@ -96,6 +97,7 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
     int64_t l = 0;
     again.next(fields, l);  // the header
     while (again.next(fields, l)) {
+      check_interrupt(interrupt);
       check_width(fields, l);
       for (size_t k = 0; k < layout.values.size(); ++k)
         if (layout.categorical[k]) pass.see(k, csv_trim(fields[layout.values[k]]));
@@ -108,6 +110,7 @@ BuildResult read_csv(const std::string& path, const Json& o, std::ostream& out, 
   RowRouter router(layout, builder, std::filesystem::path(path).stem().string());
   std::vector<double> values(layout.values.size());
   auto take = [&](const std::vector<std::string>& row, int64_t l) {
+    check_interrupt(interrupt);  // one atomic load a row, against a row's parsing
     check_width(row, l);
     double seconds = std::numeric_limits<double>::quiet_NaN();
     if (layout.time >= 0) {

@@ -30,7 +30,8 @@ struct Projection {
 };
 }  // namespace
 
-BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream& out, const std::string& scratch) {
+BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream& out, const std::string& scratch,
+                            const Interrupt* interrupt) {
   const LayoutOptions options = LayoutOptions::from_json(o);
   const auto schema = open_batches(path, 1)->schema();  // it names the columns; no row is read
   std::vector<std::string> header;
@@ -48,6 +49,7 @@ BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream
     try {
       auto first = open_batches(path, batch_rows, read.fields);
       while (auto batch = first->next()) {
+        check_interrupt(interrupt);
         for (size_t k = 0; k < layout.values.size(); ++k)
           if (layout.categorical[k]) {
             const arrow::Array& column = *batch->column(read.at(layout.values[k]));
@@ -75,6 +77,7 @@ BuildResult read_arrow_file(const std::string& path, const Json& o, std::ostream
   int64_t row = 0;
   try {
     while (auto batch = batches->next()) {
+      check_interrupt(interrupt);
       const arrow::Array* time = layout.time >= 0 ? batch->column(read.at(layout.time)).get() : nullptr;
       const arrow::Array* id = layout.id >= 0 ? batch->column(read.at(layout.id)).get() : nullptr;
       std::vector<const arrow::Array*> columns;

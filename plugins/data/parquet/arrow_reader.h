@@ -6,11 +6,13 @@
 #include <string>
 
 #include "cache.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 namespace orrery::data {
 
 // Errors name the file, the row (counted from 1 over the whole file) and the column.
-BuildResult read_arrow_file(const std::string& path, const Json& options, std::ostream& out, const std::string& scratch);
+BuildResult read_arrow_file(const std::string& path, const Json& options, std::ostream& out, const std::string& scratch,
+                            const Interrupt* interrupt = nullptr);
 
 }  // namespace orrery::data

@@ -64,10 +64,14 @@ struct Trainer {
     if (list.empty() || list.back() != w) list.push_back(w);
   }
 
-  explicit Trainer(const std::vector<std::string_view>& texts) {
+  Trainer(const std::vector<std::string_view>& texts, const Interrupt* interrupt) {
     std::unordered_map<std::string_view, int64_t> chunks;
+    size_t seen = 0;
     for (const auto text : texts)
-      for (const auto chunk : split_chunks(text)) ++chunks[chunk];
+      for (const auto chunk : split_chunks(text)) {
+        if (++seen % 65536 == 0) check_interrupt(interrupt);
+        ++chunks[chunk];
+      }
     std::vector<std::pair<std::string_view, int64_t>> sorted(chunks.begin(), chunks.end());
     std::sort(sorted.begin(), sorted.end());  // word numbers that do not depend on hashing
     for (const auto& [chunk, n] : sorted) {
@@ -140,7 +144,7 @@ Bpe::Bpe(std::vector<std::pair<int32_t, int32_t>> merges, std::vector<std::strin
 }
 
 Bpe Bpe::train(const std::vector<std::string_view>& texts, int64_t vocab_size, std::vector<std::string> special_tokens,
-               const std::function<void(int64_t, int64_t)>& progress) {
+               const std::function<void(int64_t, int64_t)>& progress, const Interrupt* interrupt) {
   const int64_t wanted = vocab_size - 256 - static_cast<int64_t>(special_tokens.size());
   if (wanted < 0)
     throw Error("a BPE vocabulary of " + std::to_string(vocab_size) + " ids cannot hold the 256 bytes and " +
@@ -151,10 +155,11 @@ Bpe Bpe::train(const std::vector<std::string_view>& texts, int64_t vocab_size, s
         special_tokens.begin() + static_cast<std::ptrdiff_t>(i))
       throw Error("special token " + quote_input(special_tokens[i]) + " is named twice");
   }
-  Trainer t(texts);
+  Trainer t(texts, interrupt);
   std::vector<std::pair<int32_t, int32_t>> merges;
   merges.reserve(static_cast<size_t>(wanted));
   for (int64_t m = 0; m < wanted; ++m) {
+    check_interrupt(interrupt);
     const auto k = t.best();
     if (!k)
       throw Error("BPE training ran out of byte pairs after " + std::to_string(m) + " merges of the " +
@@ -184,7 +189,8 @@ void Bpe::encode_chunk(std::string_view chunk, std::vector<int32_t>& out) const 
   out.insert(out.end(), ids.begin(), ids.end());
 }
 
-std::vector<std::vector<int32_t>> Bpe::encode_all(std::span<const std::string_view> texts) const {
+std::vector<std::vector<int32_t>> Bpe::encode_all(std::span<const std::string_view> texts,
+                                                  const Interrupt* interrupt) const {
   // Natural text repeats its words: each distinct chunk is encoded once.
   std::unordered_map<std::string_view, std::vector<int32_t>> seen;
   std::vector<std::vector<int32_t>> out(texts.size());
@@ -192,7 +198,7 @@ std::vector<std::vector<int32_t>> Bpe::encode_all(std::span<const std::string_vi
     out[t].reserve(texts[t].size() / 3 + 1);
     for (const auto chunk : split_chunks(texts[t])) {
       auto [it, fresh] = seen.try_emplace(chunk);
-      if (fresh) encode_chunk(chunk, it->second);
+      if (fresh) check_interrupt(interrupt), encode_chunk(chunk, it->second);
       out[t].insert(out[t].end(), it->second.begin(), it->second.end());
     }
   }

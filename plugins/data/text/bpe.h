@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 namespace orrery::text {
@@ -22,10 +23,11 @@ class Bpe {
   // Trains on `texts` to `vocab_size` ids: 256 bytes, vocab_size - 256 - specials merges, then
   // `special_tokens`. The most frequent pair wins, ties to the smallest pair of ids, so the
   // merges depend on the texts only. `progress(merges done, merges wanted)` is called now and
-  // then. Fewer merges than asked are an error (the texts run out of pairs).
+  // then. Fewer merges than asked are an error (the texts run out of pairs). A large corpus
+  // takes minutes: `interrupt` (may be null) is checked before each merge.
   static Bpe train(const std::vector<std::string_view>& texts, int64_t vocab_size,
                    std::vector<std::string> special_tokens,
-                   const std::function<void(int64_t, int64_t)>& progress = {});
+                   const std::function<void(int64_t, int64_t)>& progress = {}, const Interrupt* interrupt = nullptr);
   // A tokenizer as save() wrote it; an error names the file and what is wrong in it.
   static Bpe load(const std::string& path);
   static Bpe from_json(const Json& j, const std::string& where);
@@ -33,8 +35,10 @@ class Bpe {
   Json to_json() const;
 
   std::vector<int32_t> encode(std::string_view text) const;  // ordinary text, no special tokens
-  // Each text encoded, sharing the work of the chunks they have in common (a corpus).
-  std::vector<std::vector<int32_t>> encode_all(std::span<const std::string_view> texts) const;
+  // Each text encoded, sharing the work of the chunks they have in common (a corpus); `interrupt`
+  // (may be null) is checked before each new chunk.
+  std::vector<std::vector<int32_t>> encode_all(std::span<const std::string_view> texts,
+                                               const Interrupt* interrupt = nullptr) const;
   std::string decode(std::span<const int32_t> ids) const;   // an id out of range is an error
   int32_t special(std::string_view name) const;              // its id; unknown is an error
 

@@ -85,9 +85,9 @@ class TextSource final : public DataSource {
  public:
   // read() fills the members declared before tokenizer_, which are constructed by then.
   TextSource(const Json& o, const DataContext& ctx)
-      : buffer_(o["buffer"].get<int64_t>()), tokenizer_(load_or_train(o, read(o))) {
+      : buffer_(o["buffer"].get<int64_t>()), tokenizer_(load_or_train(o, read(o), ctx.interrupt)) {
     bos_ = tokenizer_.special(tokenizer_.special_tokens().front());
-    const auto encoded = tokenizer_.encode_all(docs_);
+    const auto encoded = tokenizer_.encode_all(docs_, ctx.interrupt);
     for (size_t d = 0; d < encoded.size(); ++d) {
       docs_tokens_.tokens.push_back(bos_);
       docs_tokens_.tokens.insert(docs_tokens_.tokens.end(), encoded[d].begin(), encoded[d].end());
@@ -184,7 +184,7 @@ class TextSource final : public DataSource {
     return train;
   }
 
-  Bpe load_or_train(const Json& o, const std::vector<std::string_view>& train) {
+  Bpe load_or_train(const Json& o, const std::vector<std::string_view>& train, const Interrupt* interrupt) {
     if (const std::string path = o["tokenizer"]; !path.empty()) {
       tokenizer_source_ = path;
       Bpe bpe = [&] {
@@ -206,7 +206,9 @@ class TextSource final : public DataSource {
     if (specials.empty()) throw Error("data plugin 'text': special_tokens is empty; the first one is BOS");
     tokenizer_source_ = "trained";
     try {
-      return Bpe::train(train, o["vocab_size"].get<int64_t>(), specials);
+      return Bpe::train(train, o["vocab_size"].get<int64_t>(), specials, {}, interrupt);
+    } catch (const Interrupted&) {
+      throw;
     } catch (const Error& e) {
       throw Error("data plugin 'text' (" + files_label() + "): " + e.what());
     }

@@ -8,7 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 namespace orrery {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 
 namespace orrery {
 

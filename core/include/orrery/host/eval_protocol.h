@@ -17,7 +17,7 @@
 #include "orrery/host/combination.h"
 #include "orrery/host/eval_forecasts.h"
 #include "orrery/frequency.h"
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 namespace orrery {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 #include "orrery/model_spec.h"
 #include "orrery/options.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "orrery/host/combination.h"
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 
 namespace orrery {
 class Registry;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 
 struct lua_State;

@@ -13,7 +13,7 @@
 #include "orrery/architecture.h"
 #include "orrery/batch.h"
 #include "orrery/head.h"
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 #include "orrery/model_spec.h"
 #include "orrery/param.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 
 namespace orrery::scaling {
 

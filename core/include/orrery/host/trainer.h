@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "orrery/error.h"
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 #include "orrery/json.h"
 #include "orrery/options.h"
 #include "orrery/precision.h"

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 
 namespace orrery::baselines {
 

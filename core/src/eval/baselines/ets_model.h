@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "orrery/host/interrupt.h"
+#include "orrery/interrupt.h"
 
 namespace orrery::baselines {
 
