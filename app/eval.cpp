@@ -22,7 +22,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
-        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox]\n"
+        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox[-check]]\n"
         "                   [--regression-lags K] [--device cpu|cuda] [--out DIR] [--no-forecasts]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
@@ -54,6 +54,8 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --box-cox            each model forecasts each window's Box-Cox transform (its exponent in\n"
         "                       [0, 1] by Guerrero's method over blocks of the season; none where a\n"
         "                       value is <= 0) and maps every quantile back\n"
+        "  --box-cox-check      as --box-cox, for the windows whose own last horizon the transform\n"
+        "                       forecast better than no transform (four passes)\n"
         "  --combine LIST       also score each model pooled with these baselines (e.g. ets,theta),\n"
         "                       fitted on the same windows: MODEL+ets+theta\n"
         "  --combine-rule R     mean (default: average the quantiles level by level) or median (the\n"
@@ -112,6 +114,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
     else if (a == "--box-cox") r.box_cox = true;
+    else if (a == "--box-cox-check") r.box_cox = r.box_cox_check = true;
     else if (a == "--no-forecasts") r.forecasts = false;
     else if (a == "--combine") {
       r.combine = comma_list(value());

@@ -207,7 +207,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
-        "                       [--precision fp32|bf16] [--sign-average] [--box-cox [--season M]]\n"
+        "                       [--precision fp32|bf16] [--sign-average] [--box-cox[-check] [--season M]]\n"
         "                       [--combine B,... [--combine-rule mean|median] [--season M]] [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
         "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
@@ -230,7 +230,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "--box-cox forecasts each series' Box-Cox transform and maps every quantile back: its\n"
         "exponent in [0, 1] (log to none) by Guerrero's method over blocks of --season M steps (1 by\n"
         "default: blocks of 2), for series whose swings grow with their level; a series with a value\n"
-        "<= 0 is forecast as it is.\n"
+        "<= 0 is forecast as it is. --box-cox-check does so only for the series whose own last\n"
+        "--horizon steps the transform forecast better than no transform, both from the steps before.\n"
         "--combine ets,theta pools the model's forecast with those baselines, each fitted on the\n"
         "column's whole history with --season M (default 1): the mean of their quantiles level by\n"
         "level (--combine-rule median: the median forecaster at each level and step).\n"
@@ -275,6 +276,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
     else if (a == "--box-cox") o.box_cox = true;
+    else if (a == "--box-cox-check") o.box_cox = o.box_cox_check = true;
     else if (a == "--season") o.season = number(a), season_given = true;
     else if (a == "--combine") {
       o.combine = comma_list(value());

@@ -8,6 +8,7 @@
 --   c512    its last 512 steps (what the quickstart trains on)
 --   ens     a context ensemble: the last 64 steps and the last 512, averaged level by level
 --   boxcox  each window's Box-Cox transform forecast and mapped back (Guerrero's exponent)
+--   checked the same, kept for a window only where it forecast the window's own last horizon better
 --   sign    sign averaging: the forecast averaged with the negated forecast of the negated series
 --   ets, theta, arima   pooled with these baselines fitted on the same window (a combination)
 --   median  the combination's median forecaster rather than its mean
@@ -29,33 +30,38 @@ local args = orrery.args{
   {"models", "strings", {"runs/quickstart-s0", "runs/quickstart-s1", "runs/quickstart-s2"},
    "the saved models, one per seed: run folders (their model.safetensors) or .safetensors files"},
   {"benchmarks", "strings", {here .. "../assets/data", here .. "../assets/decision"}, "the benchmark folders"},
-  {"arms", "strings", {"whole", "c512", "ens", "whole+boxcox", "ens+boxcox", "ens+boxcox+sign", "ens+ets+theta",
-                       "ens+boxcox+ets+theta", "ens+ets+theta+median"}, "the arms scored (see the file's head)"},
+  {"arms", "strings", {"whole", "c512", "ens", "whole+boxcox", "ens+boxcox", "whole+checked", "ens+checked",
+                       "ens+sign", "ens+boxcox+sign", "ens+ets+theta", "ens+boxcox+ets+theta", "ens+ets+theta+median"},
+   "the arms scored (see the file's head)"},
   {"reference", "string", "whole", "the arm every other is compared with (one of arms)"},
   {"splits", "strings", {"validation", "test"}, "the windows scored"},
   {"guard", "number", 1.25, "the most a data set's CRPS may grow over the reference's under a default", min = 1},
   {"out", "string", "runs/decision.json", "the results file"},
 }
 
-local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, sign = true, ets = true, theta = true,
-                     arima = true, median = true}
+local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, checked = true, sign = true, ets = true,
+                     theta = true, arima = true, median = true}
 -- The orrery.eval options of an arm.
 local function options_of(arm)
   local o, contexts, combine = {box_cox = false, sign_average = false}, 0, {}
   for part in arm:gmatch("[^+]+") do
     if not parts_known[part] then
-      error("arm '" .. arm .. "': unknown part '" .. part .. "' (known: whole, c512, ens, boxcox, sign, ets, theta, "
-            .. "arima, median)", 0)
+      error("arm '" .. arm .. "': unknown part '" .. part .. "' (known: whole, c512, ens, boxcox, checked, sign, ets, "
+            .. "theta, arima, median)", 0)
     end
     if part == "whole" then o.context, contexts = 2048, contexts + 1
     elseif part == "c512" then o.context, contexts = 512, contexts + 1
     elseif part == "ens" then o.context, contexts = {64, 512}, contexts + 1
     elseif part == "boxcox" then o.box_cox = true
+    elseif part == "checked" then o.box_cox = "checked"
     elseif part == "sign" then o.sign_average = true
     elseif part == "median" then o.combine_rule = "median"
     else combine[#combine + 1] = part end
   end
   if contexts ~= 1 then error("arm '" .. arm .. "': give exactly one of whole, c512, ens", 0) end
+  if arm:find("boxcox", 1, true) and arm:find("checked", 1, true) then
+    error("arm '" .. arm .. "': give boxcox or checked, not both", 0)
+  end
   if o.combine_rule and #combine == 0 then error("arm '" .. arm .. "': median needs baselines to combine with", 0) end
   if #combine > 0 then o.combine = combine end
   return o

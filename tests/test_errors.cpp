@@ -701,12 +701,12 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: box_cox's exponent must lie in [0, 1] (0: log, 1: none), got 1.5",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = 1.5, horizon = 2}"); }},
       {"forecast-box-cox-type", 1,
-       "orrery: script.lua:2: model:forecast: box_cox must be true (Guerrero's exponent), false or an exponent in "
-       "[0, 1], got a string",
+       "orrery: script.lua:2: model:forecast: box_cox must be true (Guerrero's exponent), false, \"checked\" or an "
+       "exponent in [0, 1], got the string \"yes\"",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = \"yes\", horizon = 2}"); }},
       {"forecast-box-cox-nan", 1,
-       "orrery: script.lua:2: model:forecast: box_cox must be true (Guerrero's exponent), false or an exponent in "
-       "[0, 1], got NaN",
+       "orrery: script.lua:2: model:forecast: box_cox must be true (Guerrero's exponent), false, \"checked\" or an "
+       "exponent in [0, 1], got NaN",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = 0/0, horizon = 2}"); }},
       {"forecast-season-without-box-cox", 1,
        "orrery: script.lua:2: model:forecast: season sets the blocks of box_cox = true's exponent and the season of "

@@ -687,6 +687,46 @@ TEST_CASE("a Box-Cox forecast is the transformed series' forecast mapped back, l
   for (int64_t h = 0; h < 12; ++h) CHECK(one_window[0][1][h] == Approx(expected.median[0][0][h].item<double>()).epsilon(1e-12));
 }
 
+TEST_CASE("a checked Box-Cox keeps the transform only for the series whose own last horizon it forecast better") {
+  auto model = test::tiny_model(5);
+  const int64_t T = 128, H = 12;
+  std::vector<double> grows, other;
+  for (int t = 0; t < T; ++t) {
+    grows.push_back(50 * std::exp(0.015 * t) * (1 + 0.25 * std::sin(2 * M_PI * t / 12)));
+    other.push_back(80 * std::exp(0.01 * t) * (1 + 0.3 * std::cos(2 * M_PI * t / 12)));
+  }
+  at::Tensor x = at::stack({at::tensor(grows, at::kDouble), at::tensor(other, at::kDouble)}).view({2, 1, T});
+  const at::Tensor seen = at::ones_like(x, at::kBool), ids = at::zeros({2, 1}, at::kLong);
+  ForecastOptions plain, transformed;
+  plain.levels = transformed.levels = {0.1, 0.5, 0.9};
+  transformed.box_cox = std::numeric_limits<double>::quiet_NaN(), transformed.season = 12;
+  // The last 12 steps are the check's: make series 0's the transformed forecast's median from the
+  // steps before them, and series 1's the untransformed one's, so each check has a clear winner.
+  const at::Tensor head = x.narrow(2, 0, T - H), head_seen = seen.narrow(2, 0, T - H);
+  const Forecast ht = model->forecast(head, head_seen, ids, H, transformed), hp = model->forecast(head, head_seen, ids, H, plain);
+  REQUIRE(!at::allclose(ht.median, hp.median, 1e-3, 0));  // the transform changes this model's forecasts
+  x.select(0, 0).narrow(1, T - H, H).copy_(ht.median.select(0, 0));
+  x.select(0, 1).narrow(1, T - H, H).copy_(hp.median.select(0, 1));
+  ForecastOptions checked = transformed;
+  checked.box_cox_check = true;
+  const Forecast c = model->forecast(x, seen, ids, H, checked);
+  const Forecast t = model->forecast(x, seen, ids, H, transformed), p = model->forecast(x, seen, ids, H, plain);
+  CHECK(at::allclose(c.quantiles.select(1, 0), t.quantiles.select(1, 0), 0, 0));
+  CHECK(at::allclose(c.quantiles.select(1, 1), p.quantiles.select(1, 1), 0, 0));
+  CHECK(at::allclose(c.median.select(0, 0), t.median.select(0, 0), 0, 0));
+  // Too short to hold out a horizon after a patch: forecast as it is.
+  const at::Tensor short_x = x.narrow(2, 0, 40), short_seen = seen.narrow(2, 0, 40);
+  CHECK(at::allclose(model->forecast(short_x, short_seen, ids, H, checked).quantiles,
+                     model->forecast(short_x, short_seen, ids, H, plain).quantiles, 0, 0));
+  // Through the evaluation, whose protocol says so.
+  EvalDataset d;
+  d.name = "growing", d.frequency = Frequency::parse("M");
+  d.series.push_back({"a", grows, 12, {}, {}});
+  auto guarded = model_forecaster(*model, "tiny", {64}, 8, nullptr, {.box_cox = true, .box_cox_check = true});
+  const Json r = run_eval({d}, {guarded.get()}, EvalProtocol{});
+  CHECK(std::isfinite(r["rows"][0]["crps"].get<double>()));
+}
+
 TEST_CASE("a combination pools the forecasters' quantiles level by level: their mean, or their median") {
   using orrery::CombineRule;
   const std::vector<std::vector<std::vector<double>>> parts = {{{1, 2}, {3, 4}}, {{3, 2}, {5, 10}}, {{8, 2}, {4, 4}}};

@@ -342,7 +342,7 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
          "end\n";
   REQUIRE(run(dir, "make.lua").status == 0);
   const std::string cmd = "scripts/decision.lua models=m0.safetensors,m1.safetensors benchmarks=two "
-                          "arms=whole,ens+boxcox,whole+ets+theta+median out=d.json";
+                          "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median out=d.json";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -350,7 +350,7 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
   for (const char* split : {"validation", "test"}) {
     const std::string key = std::string("two|") + split;
     const Json& c = d["comparison"][key];
-    for (const char* arm : {"whole", "ens+boxcox", "whole+ets+theta+median"}) {
+    for (const char* arm : {"whole", "ens+boxcox", "ens+checked", "whole+ets+theta+median"}) {
       INFO(arm << " " << split);
       const Json& seeds = d["scores"][arm][key];
       REQUIRE(seeds.size() == 2);

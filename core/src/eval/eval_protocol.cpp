@@ -267,6 +267,7 @@ class ModelForecaster final : public EvalForecaster {
     r.options.interrupt = interrupt_;
     r.options.sign_average = recipe_.sign_average;
     if (recipe_.box_cox) r.options.box_cox = std::numeric_limits<double>::quiet_NaN(), r.options.season = season;
+    r.options.box_cox_check = recipe_.box_cox && recipe_.box_cox_check;
     for (size_t i = 0; i < histories.size(); ++i) {
       const std::string window = "window " + std::to_string(i + 1);
       RequestSeries s{{histories[i]}, {window}, {}, {}};
@@ -843,8 +844,10 @@ std::string format_eval_table(const Json& r) {
   }
   if (r["protocol"].value("sign_average", false))
     out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";
-  if (r["protocol"].value("box_cox", false))
-    out += "(the models forecast each window's Box-Cox transform, its exponent by Guerrero's method, mapped back)\n";
+  if (r["protocol"].contains("box_cox"))
+    out += std::string("(the models forecast each window's Box-Cox transform, its exponent by Guerrero's method, mapped "
+                       "back") + (r["protocol"]["box_cox"] == "checked" ? "; each window keeps it only where it forecast "
+                       "the window's own last horizon better" : "") + ")\n";
   if (r["protocol"].contains("combine")) {
     std::string with;
     for (const auto& b : r["protocol"]["combine"]["with"]) with += "+" + b.get<std::string>();
@@ -916,7 +919,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   std::vector<int64_t> regression_lag_sets;  // the regressions each forecaster is also scored through
   if (known_future) regression_lag_sets.push_back(0);
   if (known_future && r.regression_lags > 0) regression_lag_sets.push_back(r.regression_lags);
-  const ForecastRecipe recipe{r.sign_average, r.box_cox};
+  if (r.box_cox_check && !r.box_cox) throw Error("evaluation: box_cox_check checks the Box-Cox transform: set box_cox too");
+  const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check};
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
@@ -972,7 +976,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     result["protocol"]["sign_average"] = r.sign_average;
     result["protocol"]["regression_lags"] = r.regression_lags;
     result["protocol"]["contexts"] = r.contexts;
-    if (r.box_cox) result["protocol"]["box_cox"] = true;
+    if (r.box_cox) result["protocol"]["box_cox"] = r.box_cox_check ? Json("checked") : Json(true);
     if (!r.combine.empty())
       result["protocol"]["combine"] = {{"with", r.combine}, {"rule", combine_rule_name(r.combine_rule)}};
   }

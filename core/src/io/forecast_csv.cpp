@@ -295,6 +295,7 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   request.options.sign_average = o.sign_average;
   request.combine = o.combine, request.combine_rule = o.combine_rule, request.combine_season = o.season;
   if (o.box_cox) request.options.box_cox = std::numeric_limits<double>::quiet_NaN(), request.options.season = o.season;
+  request.options.box_cox_check = o.box_cox && o.box_cox_check;
   std::vector<RequestSeries::Covariate> covariate_rows;
   for (const auto& row : rows) {
     std::vector<double> values = row.history;

@@ -117,6 +117,19 @@ bool to_boolean(lua_State* L, int idx, const std::string& what) {
   return lua_toboolean(L, idx);
 }
 
+BoxCoxChoice to_box_cox(lua_State* L, int idx, const std::string& what, bool exponents) {
+  const char* expected = exponents ? "true (Guerrero's exponent), false, \"checked\" or an exponent in [0, 1]"
+                                   : "true (Guerrero's exponent), false or \"checked\"";
+  if (lua_type(L, idx) == LUA_TBOOLEAN)
+    return lua_toboolean(L, idx) ? BoxCoxChoice{std::numeric_limits<double>::quiet_NaN()} : BoxCoxChoice{};
+  if (lua_type(L, idx) == LUA_TSTRING && std::string(lua_tostring(L, idx)) == "checked")
+    return {std::numeric_limits<double>::quiet_NaN(), true};
+  if (exponents && lua_type(L, idx) == LUA_TNUMBER && !std::isnan(lua_tonumber(L, idx))) return {lua_tonumber(L, idx)};
+  if (lua_type(L, idx) == LUA_TNUMBER)
+    throw Error(what + " must be " + expected + ", got " + (exponents ? std::string("NaN") : "a number"));
+  wrong_type(L, idx, what, expected);
+}
+
 std::vector<double> to_numbers(lua_State* L, int idx, const std::string& what) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE) wrong_type(L, idx, what, "a list of numbers");

@@ -99,7 +99,11 @@ int l_eval(lua_State* L) {
   if (field(L, 1, "context")) r.contexts = to_integers(L, -1, fn + ": context"), lua_pop(L, 1);
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
-  if (auto v = boolean_field(L, 1, "box_cox", fn)) r.box_cox = *v;
+  if (field(L, 1, "box_cox")) {
+    const BoxCoxChoice c = to_box_cox(L, -1, fn + ": box_cox", false);
+    r.box_cox = c.exponent.has_value(), r.box_cox_check = c.check;
+    lua_pop(L, 1);
+  }
   if (auto v = integer_field(L, 1, "regression_lags", fn)) {
     check_regression_lags(*v, fn + ": regression_lags");
     r.regression_lags = *v;

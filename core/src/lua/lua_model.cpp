@@ -158,16 +158,11 @@ int m_forecast(lua_State* L) {
     if (opts.contexts.empty()) throw Error(fn + ": contexts must name at least one context, e.g. {64, 512}");
   }
   // box_cox = true: each series' exponent by Guerrero's method, in blocks of `season` steps; a
-  // number in [0, 1]: that exponent (0: log).
+  // number in [0, 1]: that exponent (0: log); "checked": Guerrero's, kept only where the series'
+  // own check says so (ForecastOptions::box_cox_check).
   if (field(L, 2, "box_cox")) {
-    if (lua_type(L, -1) == LUA_TBOOLEAN) {
-      if (lua_toboolean(L, -1)) opts.box_cox = std::numeric_limits<double>::quiet_NaN();
-    } else if (lua_type(L, -1) == LUA_TNUMBER && !std::isnan(lua_tonumber(L, -1))) {
-      opts.box_cox = lua_tonumber(L, -1);
-    } else {
-      throw Error(fn + ": box_cox must be true (Guerrero's exponent), false or an exponent in [0, 1], got " +
-                  (lua_type(L, -1) == LUA_TNUMBER ? std::string("NaN") : std::string("a ") + luaL_typename(L, -1)));
-    }
+    const BoxCoxChoice c = to_box_cox(L, -1, fn + ": box_cox", true);
+    opts.box_cox = c.exponent, opts.box_cox_check = c.check;
     lua_pop(L, 1);
   }
   // combine = {"ets", "theta"}: the forecast pooled with those baselines (combination.h), fitted

@@ -76,6 +76,7 @@ struct ForecastRecipe {
   bool sign_average = false;  // ForecastOptions::sign_average
   bool box_cox = false;       // ForecastOptions::box_cox: each window's exponent by Guerrero's method
                               // in blocks of its season
+  bool box_cox_check = false;  // with box_cox: ForecastOptions::box_cox_check, each window's own check
 };
 // A model's forecasts, `batch_size` windows per forward pass, each fed its last `contexts` steps
 // (several: ForecastOptions::contexts, the forecasts from each averaged), as `recipe` says. With
@@ -172,6 +173,7 @@ struct EvalRequest {
                                      // in the result's protocol
   bool box_cox = false;              // the models forecast Box-Cox transforms (ForecastRecipe), recorded
                                      // in the result's protocol
+  bool box_cox_check = false;        // with box_cox: each window keeps it only where its own check says so
   // > 0: on known-future covariates every forecaster is also scored through the regression over
   // the covariates' lags 0..regression_lags (NAME/lagged-regression; CovariateRegression::fit's
   // max_lag), beside NAME/regression (lag 0). Recorded in the result's protocol.

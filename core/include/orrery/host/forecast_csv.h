@@ -44,6 +44,7 @@ struct ForecastCsvOptions {
   std::string precision = "fp32";  // ForecastOptions::precision, by name
   bool sign_average = false;       // ForecastOptions::sign_average
   bool box_cox = false;            // ForecastOptions::box_cox, each series' exponent by Guerrero's method
+  bool box_cox_check = false;      // with box_cox: ForecastOptions::box_cox_check
   int64_t season = 1;              // ... in blocks of this many steps (ForecastOptions::season); and
                                    // the season of the baselines in `combine`
   std::string device = "cpu";

@@ -100,6 +100,14 @@ std::optional<int64_t> integer_field(lua_State* L, int idx, const char* key, con
 std::optional<double> number_field(lua_State* L, int idx, const char* key, const std::string& fn);
 std::optional<std::string> string_field(lua_State* L, int idx, const char* key, const std::string& fn);
 std::optional<bool> boolean_field(lua_State* L, int idx, const char* key, const std::string& fn);
+// A box_cox value: true (each series' exponent by Guerrero's method: NaN), false (none: unset),
+// "checked" (Guerrero's, kept where each series' own check says so: the flag) or, where
+// `exponents`, a number in [0, 1] for every series. ForecastOptions' box_cox and box_cox_check.
+struct BoxCoxChoice {
+  std::optional<double> exponent;
+  bool check = false;
+};
+BoxCoxChoice to_box_cox(lua_State* L, int idx, const std::string& what, bool exponents);
 
 // A plugin choice from Lua: "name" or {"name", option = value, ...}.
 PluginSpec to_plugin_spec(lua_State* L, int idx, const std::string& what);

@@ -55,6 +55,12 @@ struct ForecastOptions {
   // Guerrero's method in blocks of `season` steps. A row with a value <= 0 is forecast as it is.
   // Unset: none. Outside sign_average and contexts, which then act on the transformed rows.
   std::optional<double> box_cox = {};
+  // With box_cox: each target row keeps the transform only where it forecast the row's own last
+  // `horizon` steps better (the pinball loss over the levels, on their observed steps) than the
+  // untransformed forecast did, both from the steps before them; a row whose history is shorter
+  // than horizon + one patch is forecast as it is. A guard against a transform that blows a
+  // trending series up. Four forecasts instead of one.
+  bool box_cox_check = false;
   int64_t season = 1;  // the data's season (1: none known), for Guerrero's blocks
   Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
   // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
@@ -209,6 +215,8 @@ class Model {
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   Forecast box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
+  Forecast checked_box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
+                                    int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   // With covariate_lags, the covariate rows' lags and matches are found from what the model is
   // shown, unless `first_block` gives them: a forecast keeps those of its history for every block
   // (each later patch's match the history's last).

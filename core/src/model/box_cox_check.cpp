@@ -1,0 +1,69 @@
+// Box-Cox, checked per series (ForecastOptions::box_cox_check): the transform is kept for a
+// target row only where it forecast the row's own last horizon better than no transform did.
+// The check is the validation split of one series: its last `horizon` steps are held out, both
+// forecasts are made from the steps before them and scored by the pinball loss over the levels.
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "orrery/host/model.h"
+
+namespace orrery {
+
+namespace {
+
+// (B, V) the mean pinball loss over levels and observed steps of `f` against `actual` (B, V, H);
+// +inf where no step is observed.
+at::Tensor pinball(const Forecast& f, const at::Tensor& actual, const at::Tensor& seen) {
+  const at::Tensor q = f.quantiles.to(at::kDouble);  // (Q, B, V, H)
+  const at::Tensor levels = at::tensor(f.levels, at::kDouble).view({-1, 1, 1, 1});
+  const at::Tensor y = at::where(seen, actual, 0.0).unsqueeze(0);
+  const at::Tensor err = y - q;
+  at::Tensor loss = at::maximum(levels * err, (levels - 1) * err) * seen.unsqueeze(0).to(at::kDouble);
+  const at::Tensor steps = seen.to(at::kDouble).sum(-1) * static_cast<double>(f.levels.size());
+  return at::where(steps > 0, loss.sum({0, 3}) / steps.clamp_min(1), std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+
+Forecast Model::checked_box_cox_forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
+                                         const at::Tensor& series_ids, int64_t horizon,
+                                         const std::vector<double>& levels, const ForecastOptions& o) {
+  ForecastOptions transformed = o, plain = o;
+  transformed.box_cox_check = false;
+  plain.box_cox_check = false;
+  plain.box_cox.reset();
+  transformed.levels = plain.levels = levels;
+  Forecast with = forecast(values_in, observed_in, series_ids, horizon, transformed);
+  Forecast without = forecast(values_in, observed_in, series_ids, horizon, plain);
+
+  const int64_t B = values_in.size(0), V = values_in.size(1), T = values_in.size(2);
+  at::Tensor keep = at::zeros({B, V}, at::kBool);
+  if (T - horizon >= patch_size()) {
+    const at::Tensor values = values_in.to(at::kDouble);
+    const at::Tensor seen = observed_in.to(at::kBool) & values.isfinite();
+    at::Tensor head = values.narrow(2, 0, T - horizon).clone(), head_seen = seen.narrow(2, 0, T - horizon).clone();
+    const at::Tensor actual = values.narrow(2, T - horizon, horizon), actual_seen = seen.narrow(2, T - horizon, horizon);
+    // A row with nothing observed before its last horizon cannot be checked: it is shown one
+    // observed 1 at the end so the others can be, and keeps no transform.
+    const at::Tensor blank = ~head_seen.any(-1);
+    head.select(2, T - horizon - 1).masked_fill_(blank, 1.0);
+    head_seen.select(2, T - horizon - 1).logical_or_(blank);
+    ForecastOptions t = transformed, p = plain;
+    t.mean = p.mean = false;
+    // Known-future covariates are known over the held-out steps: their values there.
+    if (o.future.defined()) t.future = p.future = values_in.narrow(2, T - horizon, horizon).to(o.future.options());
+    const at::Tensor lw = pinball(forecast(head, head_seen, series_ids, horizon, t), actual, actual_seen);
+    const at::Tensor lp = pinball(forecast(head, head_seen, series_ids, horizon, p), actual, actual_seen);
+    keep = (lw < lp) & ~blank;
+  }
+  if (o.roles.defined()) keep &= o.roles.to(at::kCPU) == static_cast<int64_t>(VariateRole::target);
+  const at::Tensor k = keep.to(with.quantiles.device());
+  Forecast out = without;
+  out.quantiles = at::where(k.view({1, B, V, 1}), with.quantiles, without.quantiles);
+  out.median = at::where(k.view({B, V, 1}), with.median, without.median);
+  if (with.mean.defined() && without.mean.defined()) out.mean = at::where(k.view({B, V, 1}), with.mean, without.mean);
+  return out;
+}
+
+}  // namespace orrery
