@@ -738,8 +738,9 @@ TEST_CASE("a combination pools the forecasters' quantiles level by level: their 
                     Catch::Contains("eval: --combine-rule must be mean") && Catch::Contains("\"mode\""));
 
   // Through an evaluation: MODEL+naive+ets is, window by window, the mean of the model's and the
-  // two baselines' forecasts on the same windows, so its scores follow from theirs.
-  auto model = test::tiny_model(6);
+  // two baselines' forecasts on the same windows, so its scores follow from theirs; for each of
+  // two models, which share the baselines' fits.
+  auto model = test::tiny_model(6), other = test::tiny_model(7);
   const auto dir = fs::temp_directory_path() / "orrery_eval_combine";
   orrery::remove_tree(dir);
   fs::create_directories(dir);
@@ -751,7 +752,7 @@ TEST_CASE("a combination pools the forecasters' quantiles level by level: their 
           << "," << 90 - 0.1 * t + 3 * std::cos(t * 0.52) + t % 5 << "\n";
   }
   EvalRequest r;
-  r.models = {{"tiny", model.get()}};
+  r.models = {{"tiny", model.get()}, {"other", other.get()}};
   r.data = (dir / "m.csv").string();
   r.baselines = {"naive", "ets"};
   r.contexts = {64};
@@ -764,15 +765,18 @@ TEST_CASE("a combination pools the forecasters' quantiles level by level: their 
   std::getline(lines, header);
   const Json names = Json::parse(header)["forecasters"];
   CHECK(std::find(names.begin(), names.end(), "tiny+naive+ets") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "other+naive+ets") != names.end());
   int windows = 0;
   while (std::getline(lines, line)) {
     const Json w = Json::parse(line);
     const Json& f = w["forecasts"];
-    for (size_t l = 0; l < f["tiny"].size(); ++l)
-      for (size_t h = 0; h < f["tiny"][l].size(); ++h) {
-        const double mean = (f["tiny"][l][h].get<double>() + f["naive"][l][h].get<double>() + f["ets"][l][h].get<double>()) / 3;
-        CHECK(f["tiny+naive+ets"][l][h].get<double>() == Approx(mean).epsilon(2e-6));  // 6 significant digits each
-      }
+    for (const std::string m : {"tiny", "other"})
+      for (size_t l = 0; l < f[m].size(); ++l)
+        for (size_t h = 0; h < f[m][l].size(); ++h) {
+          const double mean = (f[m][l][h].get<double>() + f["naive"][l][h].get<double>() + f["ets"][l][h].get<double>()) / 3;
+          CHECK(f[m + "+naive+ets"][l][h].get<double>() == Approx(mean).epsilon(2e-6));  // 6 significant digits each
+        }
+    CHECK(f["tiny+naive+ets"] != f["other+naive+ets"]);
     ++windows;
   }
   CHECK(windows > 0);

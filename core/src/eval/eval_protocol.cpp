@@ -397,6 +397,43 @@ class CombinedForecaster final : public EvalForecaster {
   }
 };
 
+// A baseline that several models are pooled with (a combination scored for each seed): its
+// forecasts of the windows it was last asked for are kept and given again for the same request,
+// so each window is fitted once however many models share it.
+class SharedBaseline final : public EvalForecaster {
+ public:
+  explicit SharedBaseline(std::shared_ptr<EvalForecaster> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
+                                                         int64_t season, int64_t horizon,
+                                                         const std::vector<double>& levels) override {
+    Last& last = *last_;
+    if (!last.filled || last.histories != histories || last.season != season || last.horizon != horizon ||
+        last.levels != levels) {
+      last.filled = false;
+      last.out = inner_->forecast(histories, season, horizon, levels);
+      last.histories = histories, last.season = season, last.horizon = horizon, last.levels = levels;
+      last.filled = true;
+    }
+    return last.out;
+  }
+  // Each handle of the same baseline shares its last answer.
+  std::unique_ptr<EvalForecaster> handle() { return std::unique_ptr<EvalForecaster>(new SharedBaseline(inner_, last_)); }
+
+ private:
+  struct Last {
+    bool filled = false;
+    std::vector<std::vector<double>> histories;
+    int64_t season = 0, horizon = 0;
+    std::vector<double> levels;
+    std::vector<std::vector<std::vector<double>>> out;
+  };
+  SharedBaseline(std::shared_ptr<EvalForecaster> inner, std::shared_ptr<Last> last)
+      : inner_(std::move(inner)), last_(std::move(last)) {}
+  std::shared_ptr<EvalForecaster> inner_;
+  std::shared_ptr<Last> last_ = std::make_shared<Last>();
+};
+
 class RegressionForecaster final : public EvalForecaster {
  public:
   RegressionForecaster(std::unique_ptr<EvalForecaster> inner, size_t max_lag) : inner_(std::move(inner)), max_lag_(max_lag) {}
@@ -922,6 +959,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   if (r.box_cox_check && !r.box_cox) throw Error("evaluation: box_cox_check checks the Box-Cox transform: set box_cox too");
   const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check};
   std::vector<std::unique_ptr<EvalForecaster>> owned;
+  std::vector<SharedBaseline> pooled;  // the combination's baselines, fitted once for every model
+  for (const auto& b : r.combine) pooled.emplace_back(baseline_forecaster(b, interrupt));
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
     const bool both = covariates && model->reads_roles();
@@ -937,7 +976,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
       std::vector<std::unique_ptr<EvalForecaster>> parts;
       parts.push_back(model_forecaster(*model, name, r.contexts, r.batch_size, interrupt, recipe));
       std::string combined = name;
-      for (const auto& b : r.combine) parts.push_back(baseline_forecaster(b, interrupt)), combined += "+" + b;
+      for (size_t i = 0; i < r.combine.size(); ++i) parts.push_back(pooled[i].handle()), combined += "+" + r.combine[i];
       if (r.combine_rule == CombineRule::median) combined += "/median";
       owned.push_back(std::make_unique<CombinedForecaster>(combined, std::move(parts), r.combine_rule));
     }
