@@ -85,10 +85,13 @@ for i, path in ipairs(args.models) do
 end
 local seeds = #args.models
 
+local folder = args.out:match("^(.*)/[^/]*$")
+if folder and not os.execute("mkdir -p '" .. folder .. "'") then error("cannot create the folder " .. folder, 0) end
 local ok, saved = pcall(orrery.read_json, args.out)
 local results = ok and saved or {}
+-- Scores of other models go; ETS's, which depend on the windows alone, stay.
+if not require("lib.tables").same(results.models, args.models) then results.scores = nil end
 results.models, results.scores, results.ets = args.models, results.scores or {}, results.ets or {}
-if saved and not require("lib.tables").same(saved.models, args.models) then results.scores, results.ets = {}, {} end
 
 -- {configuration = {score = (MASE + CRPS) / 2 ratio, crps = CRPS ratio, mase = MASE ratio, bucket}} of
 -- one forecaster's rows.

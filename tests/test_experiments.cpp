@@ -380,6 +380,16 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
   const Json back = Json::parse(test::read_text(dir + "/d.json"));
   CHECK(back["scores"]["whole"]["two|test"][0][config]["score"] == 123.0);
   CHECK(back["scores"]["ens+boxcox"] == d["scores"]["ens+boxcox"]);
+  // Other models: their scores are made again; ETS's, which depend on the windows alone, are kept.
+  altered = back;
+  altered["ets"]["two|test"][config]["score"] = 456.0;
+  std::ofstream(dir + "/d.json") << altered.dump();
+  const auto swapped = run(dir, "scripts/decision.lua models=m1.safetensors,m0.safetensors benchmarks=two "
+                                "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median out=d.json");
+  REQUIRE(swapped.status == 0);
+  const Json other = Json::parse(test::read_text(dir + "/d.json"));
+  CHECK(other["scores"]["whole"]["two|test"][1][config]["score"] == d["scores"]["whole"]["two|test"][0][config]["score"]);
+  CHECK(other["ets"]["two|test"][config]["score"] == 456.0);
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+boxkox out=e.json",
           "arm 'ens+boxkox': unknown part 'boxkox'");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole+ens out=e.json",

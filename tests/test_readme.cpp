@@ -298,6 +298,15 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery run scripts/sign_average.lua arms=augmented,kernel_trend,short",
      "build/bin/orrery run scripts/sign_average.lua arms=ets seeds=1",
      "results: runs/prior_ablation/sign_average.json"},
+    // docs/results/decision: the quickstart's three seeds under each inference arm on both benchmarks.
+    {"for s in 0 1 2; do build/bin/orrery run scripts/quickstart.lua seed=$s name=quickstart-s$s; done",
+     "for s in 0 1 2; do build/bin/orrery run scripts/quickstart.lua seed=$s steps=3 name=quickstart-s$s "
+     "data=assets/data/airquality.csv; done",
+     "Run directory: runs/quickstart-s2"},
+    {"build/bin/orrery run scripts/decision.lua",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv,assets/data/beaver1.csv "
+     "arms=whole,ens+checked,ens+ets+theta",
+     "results: runs/decision.json"},
     // docs/covariates.md: the seat-belt data split at 1983, and a forecast of drivers with covariates
     // (the page's model is trained by its Lua block, which runs after the commands: an untrained one here).
     {"head -n 169 assets/data/seatbelts.csv > seatbelts_history.csv", "", "file:seatbelts_history.csv"},
