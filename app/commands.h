@@ -14,6 +14,14 @@ bool wants_help(const std::vector<std::string>& args);
 int64_t parse_whole_number(const std::string& flag, const std::string& value);
 // "a, b,,c" -> {"a", "b", "c"}: a flag's list of names, spaces around each trimmed.
 std::vector<std::string> comma_list(const std::string& value);
+// The Box-Cox flags every forecasting command takes: --box-cox (each series' transform),
+// --box-cox-check (kept per series by its own check: the default, inference_defaults.h) and
+// --no-box-cox. Returns false for any other argument; a second of them is refused, naming both.
+struct BoxCoxFlags {
+  bool box_cox, check;
+  std::string given;  // the flag that set them; "" = the defaults
+  bool read(const std::string& command, const std::string& arg);
+};
 // A plugin given to `flag`: its name, or a choice as JSON {"name": ..., "options": {...}}.
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value);
 

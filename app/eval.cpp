@@ -22,7 +22,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::printf(
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
-        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox[-check]]\n"
+        "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox|--no-box-cox]\n"
         "                   [--regression-lags K] [--device cpu|cuda] [--out DIR] [--no-forecasts]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
@@ -45,17 +45,19 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --validation-windows N  with --split validation: up to N rolling origins per series, back\n"
         "                       to back before its test windows, as many as cover a tenth of its\n"
         "                       history (default 1, GIFT-Eval's split; long series get more)\n"
-        "  --context N          steps of history fed to each model (default 2048); several, e.g.\n"
-        "                       64,512: each model's forecasts from the last 64 and the last 512\n"
-        "                       steps, averaged level by level (a context ensemble)\n"
+        "  --context N[,N...]   steps of history fed to each model; several: the forecasts from each,\n"
+        "                       averaged level by level (a context ensemble). Default 64,512, as\n"
+        "                       orrery forecast and model:forecast forecast (docs/evaluation.md)\n"
         "  --batch-size N       windows per forward pass (default 64)\n"
         "  --sign-average       average each model's forecast with the negated forecast of the negated\n"
         "                       history (two passes; for models trained with sign flips)\n"
-        "  --box-cox            each model forecasts each window's Box-Cox transform (its exponent in\n"
-        "                       [0, 1] by Guerrero's method over blocks of the season; none where a\n"
-        "                       value is <= 0) and maps every quantile back\n"
-        "  --box-cox-check      as --box-cox, for the windows whose own last horizon the transform\n"
-        "                       forecast better than no transform (four passes)\n"
+        "                       By default each model forecasts a window's Box-Cox transform (its\n"
+        "                       exponent in [0, 1] by Guerrero's method over blocks of the season;\n"
+        "                       none where a value is <= 0), every quantile mapped back, where the\n"
+        "                       transform forecast the window's own last horizon better than no\n"
+        "                       transform, both from the steps before (four passes)\n"
+        "  --box-cox            the transform for every window, unchecked\n"
+        "  --no-box-cox         no transform (--box-cox-check names the default)\n"
         "  --combine LIST       also score each model pooled with these baselines (e.g. ets,theta),\n"
         "                       fitted on the same windows: MODEL+ets+theta\n"
         "  --combine-rule R     mean (default: average the quantiles level by level) or median (the\n"
@@ -71,6 +73,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     return 0;
   }
   EvalRequest r;
+  BoxCoxFlags box_cox{r.box_cox, r.box_cox_check, ""};
   std::string device = "cpu";
   std::optional<PluginSpec> source;  // --data as a plugin choice
   std::optional<int64_t> validation_windows;
@@ -113,8 +116,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
-    else if (a == "--box-cox") r.box_cox = true;
-    else if (a == "--box-cox-check") r.box_cox = r.box_cox_check = true;
+    else if (box_cox.read("eval", a)) r.box_cox = box_cox.box_cox, r.box_cox_check = box_cox.check;
     else if (a == "--no-forecasts") r.forecasts = false;
     else if (a == "--combine") {
       r.combine = comma_list(value());
@@ -139,7 +141,8 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   if (!r.combine.empty() && models.empty()) throw Error("eval: --combine pools a model with baselines; give --model");
   if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
-  if (r.box_cox && models.empty()) throw Error("eval: --box-cox transforms what models forecast: give --model");
+  if (!box_cox.given.empty() && models.empty())
+    throw Error("eval: " + box_cox.given + " sets how models forecast: give --model");
   Registry& registry = Registry::global();
   if (source) {
     r.data = source->name;

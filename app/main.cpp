@@ -56,6 +56,16 @@ std::vector<std::string> comma_list(const std::string& value) {
   return out;
 }
 
+bool BoxCoxFlags::read(const std::string& command, const std::string& arg) {
+  if (arg != "--box-cox" && arg != "--box-cox-check" && arg != "--no-box-cox") return false;
+  if (!given.empty() && given != arg)
+    throw Error(command + ": " + given + " and " + arg + " ask for different transforms; give one");
+  given = arg;
+  box_cox = arg != "--no-box-cox";
+  check = arg == "--box-cox-check";
+  return true;
+}
+
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& v) {
   if (!v.starts_with("{")) return PluginSpec{v};
   const Json j = Json::parse(v, nullptr, false);
@@ -207,7 +217,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
-        "                       [--precision fp32|bf16] [--sign-average] [--box-cox[-check] [--season M]]\n"
+        "                       [--precision fp32|bf16] [--sign-average] [--box-cox|--no-box-cox] [--season M]\n"
         "                       [--combine B,... [--combine-rule mean|median] [--season M]] [--target COL,...]\n"
         "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
         "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
@@ -219,19 +229,21 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "series; empty fields and NA are missing values. The output has one row per step: step,\n"
         "time (when the input has a time column, which must be evenly spaced), then\n"
         "<series>_q<level> for each quantile level.\n"
-        "Without --out it goes to standard output. --context (4096) caps the steps fed to the model;\n"
-        "several (--context 64,512) forecast from each and average level by level, a context\n"
-        "ensemble, as orrery eval and model:forecast do (one forecast path serves all three).\n"
+        "Without --out it goes to standard output. By default each series is forecast as orrery eval\n"
+        "and model:forecast forecast it (one forecast path serves all three): from its last 64 and its\n"
+        "last 512 steps, averaged level by level (a context ensemble), on its Box-Cox transform where\n"
+        "the transform forecast the series' own last --horizon steps better than no transform, both\n"
+        "from the steps before (docs/evaluation.md). --context N[,N...] sets the contexts (one: the\n"
+        "last N steps alone).\n"
         "--decode-block-size S (a multiple of 32) commits the median every S steps and goes on\n"
         "(block decoding with a KV cache); 0, the default, forecasts the horizon in one pass.\n"
         "--precision bf16 runs the model under bfloat16 autocast (the scaler stays float64).\n"
         "--sign-average averages the forecast with the negated forecast of the negated series,\n"
         "level q with level 1-q (two passes; for models trained with sign flips).\n"
-        "--box-cox forecasts each series' Box-Cox transform and maps every quantile back: its\n"
-        "exponent in [0, 1] (log to none) by Guerrero's method over blocks of --season M steps (1 by\n"
-        "default: blocks of 2), for series whose swings grow with their level; a series with a value\n"
-        "<= 0 is forecast as it is. --box-cox-check does so only for the series whose own last\n"
-        "--horizon steps the transform forecast better than no transform, both from the steps before.\n"
+        "The transform's exponent is in [0, 1] (log to none), by Guerrero's method over blocks of\n"
+        "--season M steps (1 by default: blocks of 2); every quantile is mapped back, and a series\n"
+        "with a value <= 0 is forecast as it is. --box-cox keeps it for every series, unchecked;\n"
+        "--no-box-cox forecasts every series as it is (--box-cox-check names the default).\n"
         "--combine ets,theta pools the model's forecast with those baselines, each fitted on the\n"
         "column's whole history with --season M (default 1): the mean of their quantiles level by\n"
         "level (--combine-rule median: the median forecaster at each level and step).\n"
@@ -255,6 +267,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
+  BoxCoxFlags box_cox{o.box_cox, o.box_cox_check, ""};
   bool season_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
@@ -275,8 +288,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
-    else if (a == "--box-cox") o.box_cox = true;
-    else if (a == "--box-cox-check") o.box_cox = o.box_cox_check = true;
+    else if (box_cox.read("forecast", a)) o.box_cox = box_cox.box_cox, o.box_cox_check = box_cox.check;
     else if (a == "--season") o.season = number(a), season_given = true;
     else if (a == "--combine") {
       o.combine = comma_list(value());
@@ -300,8 +312,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
   if (o.model.empty() || o.input.empty() || !o.horizon)
     throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
   if (season_given && !o.box_cox && o.combine.empty())
-    throw Error("forecast: --season sets the blocks of --box-cox's exponent and the season of --combine's baselines; "
-                "give either");
+    throw Error("forecast: --season sets the blocks of Box-Cox's exponent and the season of --combine's baselines; "
+                "with --no-box-cox give --combine, or leave --season out");
   Registry& r = Registry::global();
   report_problems(r);
   forecast_csv(o, r);

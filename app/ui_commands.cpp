@@ -50,8 +50,10 @@ int cmd_ui(const std::vector<std::string>& args) {
         "  --input FILE.csv    the CSV, as orrery forecast --input reads it\n"
         "  --column C          the series to forecast (default: the first that is not a covariate)\n"
         "  --horizon H         steps to forecast (default 24)\n"
-        "  --context N[,N]     the most recent steps read (default 512); two: a context ensemble\n"
-        "  --box-cox           forecast the Box-Cox transform (--season M: its blocks, default 1)\n"
+        "  --context N[,N]     the most recent steps read; two: a context ensemble (default 64,512)\n"
+        "  --box-cox           the Box-Cox transform for the series, unchecked (by default it is kept\n"
+        "                      where it forecast the series' own last horizon better; --season M:\n"
+        "                      its blocks, default 1); --no-box-cox: none\n"
         "  --season M          the baseline's season and Box-Cox's blocks (default 1)\n"
         "  --baseline NAME     naive, seasonal_naive, theta, ets (default), arima or none\n"
         "  --covariates A,B    past-only covariate columns (the model must read variate roles)\n"
@@ -62,6 +64,7 @@ int cmd_ui(const std::vector<std::string>& args) {
   }
   ui::DashboardOptions o;
   bool season_given = false, view_given = false;
+  BoxCoxFlags box_cox{o.csv.box_cox, o.csv.box_cox_check, ""};
   std::string script, runs_dir;
   std::map<std::string, std::string> kv;
   bool positional_seen = false;
@@ -89,7 +92,7 @@ int cmd_ui(const std::vector<std::string>& args) {
         throw Error("ui: --context takes one context or two (a context ensemble), e.g. 512 or 64,512");
       o.csv_given = true;
     }
-    else if (a == "--box-cox") o.csv.box_cox = true, o.csv_given = true;
+    else if (box_cox.read("ui", a)) o.csv.box_cox = box_cox.box_cox, o.csv.box_cox_check = box_cox.check, o.csv_given = true;
     else if (a == "--season") o.csv.season = parse_whole_number("ui: --season", value()), season_given = true;
     else if (a == "--baseline") {
       const std::string b = value();

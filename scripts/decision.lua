@@ -4,7 +4,7 @@
 -- arm is compared with the reference arm and with AutoETS on the same windows.
 --
 -- An arm is a set of inference options joined by '+':
---   whole   the window's whole history (orrery.eval's default context, 2048 steps)
+--   whole   the window's whole history (its last 2048 steps)
 --   c512    its last 512 steps (what the quickstart trains on)
 --   ens     a context ensemble: the last 64 steps and the last 512, averaged level by level
 --   boxcox  each window's Box-Cox transform forecast and mapped back (Guerrero's exponent)

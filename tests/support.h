@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -51,11 +52,28 @@ inline CommandResult run_command(const std::string& cmd) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+// The folders temp_dir made, removed when the test program exits: a whole `make test` leaves
+// gigabytes of models, caches and runs otherwise, on machines whose disk may be small.
+// ORRERY_KEEP_TEST_DIRS=1 keeps them to look at; a crashed program leaves its own behind.
+struct TempDirs {
+  std::vector<std::string> made;
+  pid_t owner = ::getpid();  // a forked child that exits leaves them to its parent
+  ~TempDirs() {
+    if (std::getenv("ORRERY_KEEP_TEST_DIRS") || ::getpid() != owner) return;
+    for (const auto& dir : made) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  }
+};
+
 inline std::string temp_dir(const std::string& name) {
+  static TempDirs dirs;
   std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
                     "/orrery-test-" + name + "-" + std::to_string(::getpid());
   std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot create " + dir);
+  dirs.made.push_back(dir);
   return dir;
 }
 

@@ -160,7 +160,9 @@ std::vector<double> csv_column(const std::string& text, const std::string& name)
 
 TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::forecast takes them") {
   CovariateFixture f;
-  const std::string args = "--past-covariates price --future-covariates promo --future " + f.dir + "/future.csv";
+  // One context and no transform: Model::forecast's own defaults, which the C++ below calls.
+  const std::string args = "--past-covariates price --future-covariates promo --future " + f.dir +
+                           "/future.csv --context 4096 --no-box-cox";
   auto r = f.forecast("--target sales " + args);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -191,7 +193,8 @@ TEST_CASE("orrery forecast with covariates: the rows of one series, as Model::fo
   CHECK(untargeted.output == r.output);
   // The known-future covariate's horizon values are read: other values, another forecast.
   std::ofstream(f.dir + "/other.csv") << "promo\n1\n1\n1\n1\n1\n1\n";
-  auto other = f.forecast("--past-covariates price --future-covariates promo --future " + f.dir + "/other.csv");
+  auto other = f.forecast("--past-covariates price --future-covariates promo --future " + f.dir +
+                          "/other.csv --context 4096 --no-box-cox");
   REQUIRE(other.status == 0);
   CHECK(csv_column(other.output, "sales_q0.5") != median);
 }
@@ -218,7 +221,9 @@ TEST_CASE("orrery forecast --static-covariates: columns of one value, the model'
     }
   }
   auto forecast = [&](const std::string& args) {
-    return test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir + "/in.csv --horizon 8 " + args));
+    // One context and no transform: Model::forecast's own defaults, which the C++ below calls.
+    return test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir +
+                                        "/in.csv --horizon 8 --context 4096 --no-box-cox " + args));
   };
   auto r = forecast("--static-covariates urban,size");
   INFO(r.output);
@@ -293,7 +298,7 @@ TEST_CASE("orrery forecast --static-covariates --categorical: a column of one ca
   }
   auto forecast = [&](const std::string& input, const std::string& args) {
     return test::run_command(orrery_cmd("forecast --model " + dir + " --input " + dir + "/" + input +
-                                        " --target a --horizon 8 " + args));
+                                        " --target a --horizon 8 --context 4096 --no-box-cox " + args));
   };
   const auto mall = forecast("in.csv", "--static-covariates format,size --categorical format");
   INFO(mall.output);
@@ -403,7 +408,8 @@ TEST_CASE("orrery forecast --categorical: a column of categories is its one-hot 
 
 TEST_CASE("orrery forecast --regression: the model forecasts the residual, the fit is added back") {
   CovariateFixture f;
-  auto r = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression");
+  auto r = f.forecast("--target sales --future-covariates promo --future " + f.dir +
+                      "/future.csv --regression --context 4096 --no-box-cox");
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.rfind("step,time,sales_q0.1,", 0) == 0);
@@ -433,7 +439,7 @@ TEST_CASE("orrery forecast --regression: the model forecasts the residual, the f
 
   // --regression-lags K: the fit over the covariates' lags 0..K, added back the same way.
   auto lagged = f.forecast("--target sales --future-covariates promo --future " + f.dir + "/future.csv --regression "
-                           "--regression-lags 3");
+                           "--regression-lags 3 --context 4096 --no-box-cox");
   INFO(lagged.output);
   REQUIRE(lagged.status == 0);
   const std::vector<double> lagged_median = csv_column(lagged.output, "sales_q0.5");
@@ -459,7 +465,7 @@ TEST_CASE("orrery forecast --regression: the model forecasts the residual, the f
 
 TEST_CASE("orrery forecast --box-cox: each series' Box-Cox transform forecast, as Model::forecast gives it") {
   CovariateFixture f;
-  auto r = f.forecast("--target sales --box-cox --season 12");
+  auto r = f.forecast("--target sales --box-cox --season 12 --context 4096");
   INFO(r.output);
   REQUIRE(r.status == 0);
   const std::vector<double> median = csv_column(r.output, "sales_q0.5");
@@ -476,9 +482,9 @@ TEST_CASE("orrery forecast --box-cox: each series' Box-Cox transform forecast, a
     differs = differs || std::abs(median[h] - plain.median[0][0][h].item<double>()) > 1e-6;
   }
   CHECK(differs);  // the exponent Guerrero's method picks here is not 1
-  auto unasked = f.forecast("--target sales --season 12");
+  auto unasked = f.forecast("--target sales --no-box-cox --season 12");
   CHECK(unasked.status != 0);
-  CHECK_THAT(unasked.output, Catch::Contains("--season sets the blocks of --box-cox's exponent and the season of --combine's baselines"));
+  CHECK_THAT(unasked.output, Catch::Contains("--season sets the blocks of Box-Cox's exponent and the season of --combine's baselines"));
 }
 
 TEST_CASE("orrery forecast with covariates: every mismatch is an error naming the file, column or flag", "[slow]") {
@@ -669,10 +675,12 @@ TEST_CASE("orrery bench train --graph on replays the recorded step, and a bad --
   CHECK(bad.output.find("--graph must be on or off, got 'yes'") != std::string::npos);
 }
 
-// One forecast path (core/include/orrery/host/forecast_request.h): the same request through
-// model:forecast, `orrery forecast` and `orrery eval` gives the same numbers. Eval's window, with a
-// context ensemble and Box-Cox, is forecast again from its history by the other two.
-TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same forecast of a window") {
+// One forecast path (core/include/orrery/host/forecast_request.h) and one set of defaults
+// (inference_defaults.h): the same request through model:forecast, `orrery forecast` and
+// `orrery eval` gives the same numbers. Eval's window, forecast as every front end does by default
+// (a context ensemble, Box-Cox where checked), is forecast again from its history by the other two,
+// each given nothing but the season eval takes from the dates.
+TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same forecast of a window by default") {
   Fixture f;
   // A monthly series with a season and a trend, ISO dates: eval's season is 12.
   std::ofstream(f.dir + "/monthly.csv") << [] {
@@ -683,7 +691,7 @@ TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same
     return s.str();
   }();
   const auto eval = test::run_command(orrery_cmd("eval --model " + f.dir + "/model.safetensors=tiny --data " + f.dir +
-                                                 "/monthly.csv --baselines seasonal_naive --context 64,512 --box-cox --out " +
+                                                 "/monthly.csv --baselines seasonal_naive --out " +
                                                  f.dir + "/eval"));
   INFO(eval.output);
   REQUIRE(eval.status == 0);
@@ -692,6 +700,16 @@ TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same
   std::getline(lines, header);
   while (std::getline(lines, line)) last = line;
   const orrery::Json window = orrery::Json::parse(last);
+  const orrery::Json protocol = orrery::Json::parse(test::read_text(f.dir + "/eval/eval.json"))["protocol"];
+  CHECK(protocol["contexts"] == orrery::Json::array({64, 512}));
+  CHECK(protocol["box_cox"] == "checked");
+  // --no-forecasts keeps the scores alone.
+  const auto scores_only = test::run_command(orrery_cmd("eval --model " + f.dir + "/model.safetensors=tiny --data " +
+                                                        f.dir + "/monthly.csv --baselines seasonal_naive --no-forecasts "
+                                                        "--out " + f.dir + "/scores"));
+  CHECK(scores_only.status == 0);
+  CHECK(std::filesystem::exists(f.dir + "/scores/eval.json"));
+  CHECK_FALSE(std::filesystem::exists(f.dir + "/scores/eval_forecasts.jsonl"));
   const int64_t start = window["start"], horizon = window["actual"].size();
   REQUIRE(horizon > 0);
   const orrery::Json& theirs = window["forecasts"]["tiny"];  // [level][step], 6 significant digits
@@ -710,7 +728,7 @@ TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same
     for (double v : history) csv << v << "\n";
   }
   const auto cli = f.forecast("--input " + f.dir + "/history.csv --horizon " + std::to_string(horizon) +
-                              " --context 64,512 --box-cox --season 12 --out " + f.dir + "/cli.csv");
+                              " --season 12 --out " + f.dir + "/cli.csv");
   INFO(cli.output);
   REQUIRE(cli.status == 0);
   std::vector<std::vector<double>> by_cli(9, std::vector<double>(horizon));
@@ -728,7 +746,7 @@ TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same
   lua.precision(17);
   lua << "local m = orrery.load('" << f.dir << "/model.safetensors')\nlocal f = m:forecast{values = {";
   for (size_t t = 0; t < history.size(); ++t) lua << (t ? ", " : "") << history[t];
-  lua << "}, horizon = " << horizon << ", contexts = {64, 512}, box_cox = true, season = 12}\n"
+  lua << "}, horizon = " << horizon << ", season = 12}\n"
          "orrery.write_json('" << f.dir << "/lua.json', f.quantiles)\n";
   std::ofstream(f.dir + "/parity.lua") << lua.str();
   const auto by_lua = test::run_command(orrery_cmd("run " + f.dir + "/parity.lua"));

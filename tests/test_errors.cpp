@@ -212,8 +212,12 @@ const std::vector<Row>& rows() {
                 "--future fut.csv --regression --regression-lags 1000";
        }},
       {"cli-forecast-season-without-box-cox", 1,
-       "orrery: forecast: --season sets the blocks of --box-cox's exponent and the season of --combine's baselines; give either",
-       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --season 12"; }},
+       "orrery: forecast: --season sets the blocks of Box-Cox's exponent and the season of --combine's baselines; "
+       "with --no-box-cox give --combine, or leave --season out",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --no-box-cox --season 12"; }},
+      {"cli-forecast-box-cox-twice", 1,
+       "orrery: forecast: --box-cox and --no-box-cox ask for different transforms; give one",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --box-cox --no-box-cox"; }},
       {"cli-forecast-bad-device", 1,
        "orrery: device must be \"cpu\", \"cuda\" (\"cuda:N\" for one GPU) or \"mps\", got \"tpu\"",
        [](auto& d) {
@@ -242,7 +246,7 @@ const std::vector<Row>& rows() {
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --split bogus"; }},
       {"cli-eval-validation-windows", 1, "orrery: eval: --validation-windows needs --split validation",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --validation-windows 5"; }},
-      {"cli-eval-box-cox", 1, "orrery: eval: --box-cox transforms what models forecast: give --model",
+      {"cli-eval-box-cox", 1, "orrery: eval: --box-cox sets how models forecast: give --model",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --box-cox"; }},
       {"cli-eval-sign-average", 1, "orrery: eval: --sign-average averages models' forecasts: give --model",
        [](auto& d) { write(d, "daily.csv", kDaily); return "\"$ORRERY\" eval --baselines naive --data daily.csv --sign-average"; }},
@@ -292,6 +296,13 @@ const std::vector<Row>& rows() {
          write(d, "bench/manifest.json",
                "{\"datasets\": [{\"name\": \"a\", \"file\": \"x.csv\", \"frequency\": \"D\", \"horizon\": \"12\"}]}");
          return "\"$ORRERY\" eval --baselines naive --data bench";
+       }},
+      {"eval-box-cox-number", 1,
+       "orrery: script.lua:1: orrery.eval: box_cox must be true (Guerrero's exponent), false or \"checked\", got a number",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, box_cox = 1}\n");
+         return "\"$ORRERY\" run script.lua";
        }},
       {"eval-validation-windows-capped", 0,
        "orrery: note: evaluation: data set 'yearly' (short term) holds 2 validation window(s) (at most a tenth of the "
@@ -709,9 +720,9 @@ const std::vector<Row>& rows() {
        "exponent in [0, 1], got NaN",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = 0/0, horizon = 2}"); }},
       {"forecast-season-without-box-cox", 1,
-       "orrery: script.lua:2: model:forecast: season sets the blocks of box_cox = true's exponent and the season of "
-       "combine's baselines; give either with it",
-       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, season = 12, horizon = 2}"); }},
+       "orrery: script.lua:2: model:forecast: season sets the blocks of Box-Cox's exponent by Guerrero's method and "
+       "the season of combine's baselines; with box_cox = false or an exponent, give combine, or leave season out",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = false, season = 12, horizon = 2}"); }},
       {"forecast-box-cox-season", 1, "orrery: script.lua:2: forecast season must be at least 1 step (1: none), got 0",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = true, season = 0, horizon = 2}"); }},
       {"forecast-future-covariate-magnitude", 1,

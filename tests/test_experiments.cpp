@@ -462,7 +462,7 @@ TEST_CASE("quickstart.lua is zero_shot.lua's classical16_full recipe, shorter, s
   CHECK(q["data"]["options"]["min_context"] == 0);  // every sample observed over its whole context
   const Json scored = Json::parse(test::read_text(dir + "/runs/quickstart/eval.json"));
   CHECK(scored["protocol"]["contexts"] == Json::array({64, 512}));
-  CHECK(scored["protocol"]["box_cox"] == true);  // each window's Box-Cox transform, mapped back
+  CHECK(scored["protocol"]["box_cox"] == "checked");  // the defaults of every front end (inference_defaults.h)
   CHECK_THAT(quick.output, Catch::Contains("Box-Cox transform, its exponent by Guerrero's method"));
   CHECK_THAT(quick.output, Catch::Contains("best classical baseline"));
 

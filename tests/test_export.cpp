@@ -147,3 +147,26 @@ TEST_CASE("an export refuses what the layout cannot hold, and a folder that hold
   orrery::export_model(fine, registry, dir + "/empty");
   CHECK(fs::exists(dir + "/empty/model.safetensors"));
 }
+
+TEST_CASE("orrery export writes the layout from the command line, which reads back as the same model") {
+  const std::string dir = test::temp_dir("export-cli");
+  auto model = released_kind_of_model();
+  model->save_weights(dir + "/model.safetensors");
+  const auto r = test::run_command(test::orrery_cmd("export --model " + dir + "/model.safetensors --out " + dir + "/hf"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(Json::parse(test::read_text(dir + "/hf/config.json"))["num_layers"] == 3);
+  const Case c = a_case();
+  const auto ours = model->forecast(c.target, c.mask, c.ids, c.horizon);
+  auto back = orrery::load_model(dir + "/hf", orrery::Registry::global());
+  CHECK(relative_error(back->forecast(c.target, c.mask, c.ids, c.horizon).quantiles, ours.quantiles) < 1e-6);
+  // Again into the same folder: refused, the export already there untouched.
+  const std::string before = test::read_text(dir + "/hf/model.safetensors");
+  const auto again = test::run_command(test::orrery_cmd("export --model " + dir + "/model.safetensors --out " + dir + "/hf"));
+  CHECK(again.status == 1);
+  CHECK_THAT(again.output, Catch::Contains("export: " + dir + "/hf is not empty"));
+  CHECK(test::read_text(dir + "/hf/model.safetensors") == before);
+  const auto missing = test::run_command(test::orrery_cmd("export --model " + dir + "/model.safetensors"));
+  CHECK(missing.status == 1);
+  CHECK_THAT(missing.output, Catch::Contains("export: --model and --out are required"));
+}

@@ -181,14 +181,26 @@ TEST_CASE("orrery run SCRIPT --help prints the declaration and starts no work", 
   CHECK(r.output.find("the script calls orrery.experiment_dir before declaring its arguments with orrery.args") !=
         std::string::npos);
   CHECK(!std::filesystem::exists(dir + "/work"));
-  // Every script in scripts/ declares its arguments and answers --help.
+  // Every script in scripts/ declares its arguments, answers --help, and refuses a misspelt
+  // argument and a malformed seed before any work (in a folder of its own, where no run can start).
   for (const auto& e : std::filesystem::directory_iterator(std::string(ORRERY_SOURCE_DIR) + "/scripts")) {
     if (e.path().extension() != ".lua") continue;
     auto h = test::run_command(orrery_cmd("run " + e.path().string() + " --help"));
     INFO(e.path() << "\n" << h.output);
     CHECK(h.status == 0);
     CHECK(h.output.find("arguments (default after =):") != std::string::npos);
+    auto typo = test::run_command("cd '" + dir + "' && " + orrery_cmd("run " + e.path().string() + " stpes=10"));
+    INFO(typo.output);
+    CHECK(typo.status == 1);
+    CHECK(typo.output.find("unknown argument 'stpes'") != std::string::npos);
+    if (h.output.find("\n  seed=") != std::string::npos) {
+      auto seed = test::run_command("cd '" + dir + "' && " + orrery_cmd("run " + e.path().string() + " seed=abc"));
+      INFO(seed.output);
+      CHECK(seed.status == 1);
+      CHECK(seed.output.find("argument seed=abc: \"abc\" is not a whole number") != std::string::npos);
+    }
   }
+  CHECK(!std::filesystem::exists(dir + "/runs"));  // no script started a run
 }
 
 TEST_CASE("orrery.args refuses a declaration that cannot be right", "[slow]") {

@@ -419,22 +419,24 @@ TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as
            std::to_string(t % 5) + "\n";
   test::write_text(root / "in.csv", csv);
   const std::string model = (root / "tiny").string(), input = (root / "in.csv").string();
+  const std::string kLabel = "tiny: sales, context 64,512 (ensemble), Box-Cox where checked (season 1)";
   const std::string png = (root / "f.png").string(), layout_path = (root / "f.json").string(),
                     prefix = (root / "export").string();
   REQUIRE(run("ui " + root.string() + " --model " + model + " --input " + input + " --column sales --horizon 12 "
               "--baseline naive --export " + prefix + " --screenshot " + png + " --layout " + layout_path) == 0);
-  // The export holds what orrery forecast prints for the same request, to the byte.
+  // The export holds what orrery forecast prints for the same request, to the byte: both forecast
+  // with every front end's defaults (inference_defaults.h).
   const std::string cli = (root / "cli.csv").string();
-  REQUIRE(run("forecast --model " + model + " --input " + input + " --target sales --horizon 12 --context 512 --out " + cli) == 0);
+  REQUIRE(run("forecast --model " + model + " --input " + input + " --target sales --horizon 12 --out " + cli) == 0);
   CHECK(test::read_text(prefix + ".csv") == test::read_text(cli));
-  CHECK(test::read_text(prefix + ".svg").find("tiny: sales, context 512") != std::string::npos);
+  CHECK(test::read_text(prefix + ".svg").find(kLabel) != std::string::npos);
   Image exported(prefix + ".png");
   CHECK(exported.w > 400);
   // Each median lies where its numbers say, in the fan's colour; both panels share one value axis.
   Image img(png);
   std::ifstream lf(layout_path);
   const Json layout = Json::parse(lf);
-  const Json mine = frame(layout, "tiny: sales, context 512"), naive = frame(layout, "naive (season 1)");
+  const Json mine = frame(layout, kLabel), naive = frame(layout, "naive (season 1)");
   CHECK(mine["y"]["lo"] == naive["y"]["lo"]);
   CHECK(mine["y"]["hi"] == naive["y"]["hi"]);
   const auto fan = orrery::plot::theme().fan;

@@ -473,7 +473,8 @@ std::vector<plot::PlotFrame> draw_csv_forecast(plot::Canvas& c, plot::Rect r, co
   const std::string column = res.model.series.empty() ? s.column : res.model.series[0].name;
   std::string left = res.model_name + ": " + column + ", context " + contexts_text(s.contexts);
   if (s.contexts.size() > 1) left += " (ensemble)";
-  if (s.box_cox) left += ", Box-Cox (season " + std::to_string(s.season) + ")";
+  if (s.box_cox) left += std::string(s.box_cox_check ? ", Box-Cox where checked" : ", Box-Cox") + " (season " +
+                         std::to_string(s.season) + ")";
   if (res.baseline.series.empty()) return {draw_forecast(c, r, res.model, 0, left)};
   const auto [model, baseline] =
       draw_forecast_pair(c, r, res.model, res.baseline, left, s.baseline + " (season " + std::to_string(s.season) + ")");
@@ -515,7 +516,7 @@ void App::csv_controls(const std::vector<std::shared_ptr<const Run>>& shown, con
   ImGui::SameLine();
   bool ensemble = s.contexts.size() > 1;
   if (ImGui::Checkbox("ensemble", &ensemble)) {
-    // The quickstart's ensemble: the whole context and its last eighth, averaged level by level.
+    // The default ensemble's shape: the context and its last eighth, averaged level by level.
     const int64_t whole = s.contexts.back();
     s.contexts = ensemble ? std::vector<int64_t>{std::max<int64_t>(whole / 8, 1), whole} : std::vector<int64_t>{whole};
   }
@@ -525,6 +526,10 @@ void App::csv_controls(const std::vector<std::shared_ptr<const Run>>& shown, con
   }
   ImGui::SameLine();
   ImGui::Checkbox("Box-Cox", &s.box_cox);
+  if (s.box_cox) {
+    ImGui::SameLine();
+    ImGui::Checkbox("checked", &s.box_cox_check);
+  }
   ImGui::SameLine();
   input_count("season", s.season, 90);
   ImGui::SameLine();
@@ -576,7 +581,8 @@ void App::csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown
     ImGui::TextColored({0.95f, 0.40f, 0.40f, 1}, "%s", result->error.c_str());
   } else if (current) {
     std::string flags = "--horizon " + std::to_string(csv_.horizon) + " --context " + contexts_text(csv_.contexts);
-    if (csv_.box_cox) flags += " --box-cox --season " + std::to_string(csv_.season);
+    flags += !csv_.box_cox ? " --no-box-cox" : csv_.box_cox_check ? "" : " --box-cox";
+    if (csv_.box_cox) flags += " --season " + std::to_string(csv_.season);
     ImGui::TextDisabled("forecast in %.2f s, as orrery forecast %s computes it", result->seconds, flags.c_str());
   } else {
     ImGui::NewLine();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "orrery/host/inference_defaults.h"
 #include "orrery/interrupt.h"
 #include "runs/run.h"
 
@@ -20,8 +21,10 @@ struct CsvForecastSettings {
   std::string column;   // the series to forecast; "" = the first that is not a covariate
   std::vector<std::string> covariates;  // past-only covariate columns (the model must read roles)
   int64_t horizon = 24;
-  std::vector<int64_t> contexts{512};   // several: a context ensemble
-  bool box_cox = false;
+  // How the model forecasts, by default as every front end does (inference_defaults.h).
+  std::vector<int64_t> contexts = inference_defaults::contexts;  // several: a context ensemble
+  bool box_cox = inference_defaults::box_cox;
+  bool box_cox_check = inference_defaults::box_cox_check;  // with box_cox: kept per series by its own check
   int64_t season = 1;                   // Box-Cox's blocks and the baseline's season
   std::string baseline = "ets";         // "" = none
   bool operator==(const CsvForecastSettings&) const = default;

@@ -31,7 +31,8 @@ std::shared_ptr<Model> to_model(lua_State* L, int idx, const std::string& what) 
 //             data = "assets/data" | {"csv", files = ..., layout = "long"} | orrery.data{...},
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
 //             validation_windows = 1, windows = false,
-//             context = 2048 | {64, 512}, batch_size = 64, sign_average = false, box_cox = false,
+//             context = {64, 512} | 2048, batch_size = 64, sign_average = false,
+//             box_cox = "checked" | true | false (the defaults: inference_defaults.h),
 //             regression_lags = 0, combine = {"ets", "theta"}, combine_rule = "mean" | "median",
 //             out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
@@ -99,7 +100,8 @@ int l_eval(lua_State* L) {
   if (field(L, 1, "context")) r.contexts = to_integers(L, -1, fn + ": context"), lua_pop(L, 1);
   if (auto v = integer_field(L, 1, "batch_size", fn)) r.batch_size = *v;
   if (auto v = boolean_field(L, 1, "sign_average", fn)) r.sign_average = *v;
-  if (field(L, 1, "box_cox")) {
+  const bool box_cox_given = field(L, 1, "box_cox");
+  if (box_cox_given) {
     const BoxCoxChoice c = to_box_cox(L, -1, fn + ": box_cox", false);
     r.box_cox = c.exponent.has_value(), r.box_cox_check = c.check;
     lua_pop(L, 1);
@@ -114,7 +116,7 @@ int l_eval(lua_State* L) {
   if (r.models.empty() && r.baselines.empty()) throw Error(fn + ": give a model, models or baselines to evaluate");
   if (!r.combine.empty() && r.models.empty()) throw Error(fn + ": combine pools a model with baselines; give a model");
   if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");
-  if (r.box_cox && r.models.empty()) throw Error(fn + ": box_cox transforms what models forecast: give a model");
+  if (box_cox_given && r.models.empty()) throw Error(fn + ": box_cox sets how models forecast: give a model");
   push_json(L, evaluate_request(r, &host(L).interrupt));
   return 1;
 }

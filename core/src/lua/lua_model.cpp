@@ -12,6 +12,7 @@
 #include "orrery/host/batch_queue.h"
 #include "orrery/host/export_model.h"
 #include "orrery/host/forecast_request.h"
+#include "orrery/host/inference_defaults.h"
 #include "orrery/host/coord_check.h"
 #include "orrery/host/baselines.h"
 #include "orrery/host/covariate_regression.h"
@@ -152,14 +153,18 @@ int m_forecast(lua_State* L) {
   if (auto p = string_field(L, 2, "precision", fn)) opts.precision = parse_precision(*p, fn + ": precision");
   if (auto g = boolean_field(L, 2, "graph", fn)) opts.graph = *g;
   if (auto a = boolean_field(L, 2, "sign_average", fn)) opts.sign_average = *a;
+  // Unless told otherwise, as every front end forecasts (inference_defaults.h).
+  opts.contexts = inference_defaults::contexts;
+  if (inference_defaults::box_cox) opts.box_cox = std::numeric_limits<double>::quiet_NaN();
+  opts.box_cox_check = inference_defaults::box_cox_check;
   if (field(L, 2, "contexts")) {
     opts.contexts = to_integers(L, -1, fn + ": contexts");
     lua_pop(L, 1);
     if (opts.contexts.empty()) throw Error(fn + ": contexts must name at least one context, e.g. {64, 512}");
   }
-  // box_cox = true: each series' exponent by Guerrero's method, in blocks of `season` steps; a
-  // number in [0, 1]: that exponent (0: log); "checked": Guerrero's, kept only where the series'
-  // own check says so (ForecastOptions::box_cox_check).
+  // box_cox = "checked" (the default): each series' exponent by Guerrero's method, in blocks of
+  // `season` steps, kept only where the series' own check says so (ForecastOptions::box_cox_check);
+  // true: Guerrero's for every series; a number in [0, 1]: that exponent (0: log); false: none.
   if (field(L, 2, "box_cox")) {
     const BoxCoxChoice c = to_box_cox(L, -1, fn + ": box_cox", true);
     opts.box_cox = c.exponent, opts.box_cox_check = c.check;
@@ -176,8 +181,8 @@ int m_forecast(lua_State* L) {
   const auto season = integer_field(L, 2, "season", fn);
   if (season) {
     if ((!opts.box_cox || !std::isnan(*opts.box_cox)) && combine.empty())
-      throw Error(fn + ": season sets the blocks of box_cox = true's exponent and the season of combine's baselines; "
-                  "give either with it");
+      throw Error(fn + ": season sets the blocks of Box-Cox's exponent by Guerrero's method and the season of "
+                  "combine's baselines; with box_cox = false or an exponent, give combine, or leave season out");
     opts.season = *season;
   }
 

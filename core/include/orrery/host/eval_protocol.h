@@ -16,6 +16,7 @@
 #include "orrery/host/backtest.h"
 #include "orrery/host/combination.h"
 #include "orrery/host/eval_forecasts.h"
+#include "orrery/host/inference_defaults.h"
 #include "orrery/frequency.h"
 #include "orrery/interrupt.h"
 #include "orrery/json.h"
@@ -166,14 +167,15 @@ struct EvalRequest {
   std::vector<std::string> baselines{"naive", "seasonal_naive", "theta", "ets"};
   EvalProtocol protocol;
   // Steps of history each model reads; several: a context ensemble (ForecastOptions::contexts),
-  // recorded in the result's protocol.
-  std::vector<int64_t> contexts{2048};
+  // recorded in the result's protocol. The defaults here are every front end's (inference_defaults.h).
+  std::vector<int64_t> contexts = inference_defaults::contexts;
   int64_t batch_size = 64;
   bool sign_average = false;         // the models' forecasts sign-averaged (ForecastOptions), recorded
                                      // in the result's protocol
-  bool box_cox = false;              // the models forecast Box-Cox transforms (ForecastRecipe), recorded
-                                     // in the result's protocol
-  bool box_cox_check = false;        // with box_cox: each window keeps it only where its own check says so
+  bool box_cox = inference_defaults::box_cox;  // the models forecast Box-Cox transforms (ForecastRecipe),
+                                               // recorded in the result's protocol
+  bool box_cox_check = inference_defaults::box_cox_check;  // with box_cox: each window keeps it only
+                                                           // where its own check says so
   // > 0: on known-future covariates every forecaster is also scored through the regression over
   // the covariates' lags 0..regression_lags (NAME/lagged-regression; CovariateRegression::fit's
   // max_lag), beside NAME/regression (lag 0). Recorded in the result's protocol.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "orrery/host/combination.h"
+#include "orrery/host/inference_defaults.h"
 #include "orrery/interrupt.h"
 
 namespace orrery {
@@ -38,13 +39,14 @@ struct ForecastCsvOptions {
   std::string output;  // CSV to write (atomically); empty = standard output
   std::optional<int64_t> horizon;  // required, at least 1
   // The most recent steps fed to the model; several: a context ensemble averaged level by level,
-  // as orrery eval and model:forecast take it (ForecastRequest::contexts).
-  std::vector<int64_t> contexts = {4096};
+  // as orrery eval and model:forecast take it (ForecastRequest::contexts). The defaults here are
+  // every front end's (inference_defaults.h).
+  std::vector<int64_t> contexts = inference_defaults::contexts;
   int64_t decode_block_size = 0;  // ForecastOptions::decode_block_size
   std::string precision = "fp32";  // ForecastOptions::precision, by name
   bool sign_average = false;       // ForecastOptions::sign_average
-  bool box_cox = false;            // ForecastOptions::box_cox, each series' exponent by Guerrero's method
-  bool box_cox_check = false;      // with box_cox: ForecastOptions::box_cox_check
+  bool box_cox = inference_defaults::box_cox;  // ForecastOptions::box_cox, each series' exponent by Guerrero's method
+  bool box_cox_check = inference_defaults::box_cox_check;  // with box_cox: ForecastOptions::box_cox_check
   int64_t season = 1;              // ... in blocks of this many steps (ForecastOptions::season); and
                                    // the season of the baselines in `combine`
   std::string device = "cpu";
