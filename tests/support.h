@@ -21,6 +21,7 @@
 #include <string>
 
 #include "orrery/host/model.h"
+#include "temp_dir.h"
 #include "orrery/host/registry.h"
 
 namespace test {
@@ -50,31 +51,6 @@ inline CommandResult run_command(const std::string& cmd) {
   while (p && fgets(buf.data(), buf.size(), p)) out += buf.data();
   int status = p ? pclose(p) : -1;
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-// The folders temp_dir made, removed when the test program exits: a whole `make test` leaves
-// gigabytes of models, caches and runs otherwise, on machines whose disk may be small.
-// ORRERY_KEEP_TEST_DIRS=1 keeps them to look at; a crashed program leaves its own behind.
-struct TempDirs {
-  std::vector<std::string> made;
-  pid_t owner = ::getpid();  // a forked child that exits leaves them to its parent
-  ~TempDirs() {
-    if (std::getenv("ORRERY_KEEP_TEST_DIRS") || ::getpid() != owner) return;
-    for (const auto& dir : made) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  }
-};
-
-inline std::string temp_dir(const std::string& name) {
-  static TempDirs dirs;
-  std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
-                    "/orrery-test-" + name + "-" + std::to_string(::getpid());
-  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot create " + dir);
-  dirs.made.push_back(dir);
-  return dir;
 }
 
 inline std::string orrery_cmd(const std::string& args) {

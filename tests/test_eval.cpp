@@ -442,9 +442,7 @@ TEST_CASE("the decision benchmark loads every data set its manifest lists, six t
 }
 
 TEST_CASE("benchmark errors name the manifest entry or file at fault") {
-  const fs::path dir = fs::temp_directory_path() / "orrery_eval_errors";
-  orrery::remove_tree(dir);
-  fs::create_directories(dir);
+  const fs::path dir = fs::path(test::temp_dir("eval-errors"));
   std::ofstream(dir / "a.csv") << "time,value\n1,2\n2,3\n";
   std::ofstream(dir / "manifest.json") << R"({"datasets": [{"name": "a", "file": "a.csv", "frequency": "M"},
                                                            {"name": "b", "file": "a.csv"}]})";
@@ -741,9 +739,7 @@ TEST_CASE("a combination pools the forecasters' quantiles level by level: their 
   // two baselines' forecasts on the same windows, so its scores follow from theirs; for each of
   // two models, which share the baselines' fits.
   auto model = test::tiny_model(6), other = test::tiny_model(7);
-  const auto dir = fs::temp_directory_path() / "orrery_eval_combine";
-  orrery::remove_tree(dir);
-  fs::create_directories(dir);
+  const auto dir = fs::path(test::temp_dir("eval-combine"));
   {
     std::ofstream csv(dir / "m.csv");
     csv << "time,a,b\n";

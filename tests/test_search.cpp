@@ -23,6 +23,7 @@
 #include "orrery/host/search/study.h"
 #include "orrery/host/search/tpe_sampler.h"
 #include "orrery/host/search/truncnorm.h"
+#include "temp_dir.h"
 
 using orrery::Json;
 namespace search = orrery::search;
@@ -326,9 +327,9 @@ TEST_CASE("pruners stop the same trials at the same steps as Optuna's in whole s
 // ---- Studies: the journal, resuming after kill -9, several workers ----
 
 namespace {
+// A study's folder that does not exist yet (the study makes it), removed when the program exits.
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/orrery-test-search-" +
-                          name + "-" + std::to_string(::getpid());
+  const std::string dir = test::temp_dir("search-" + name);
   orrery::remove_tree(dir);
   return dir;
 }

@@ -9,18 +9,14 @@
 
 #include "orrery/host/file_tree.h"
 #include "orrery/json.h"
+#include "temp_dir.h"
 
 namespace test {
 
 namespace fs = std::filesystem;
 using orrery::Json;
 
-inline fs::path fresh_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("orrery-ui-" + name + "-" + std::to_string(::getpid()));
-  orrery::remove_tree(p);
-  fs::create_directories(p);
-  return p;
-}
+inline fs::path fresh_dir(const std::string& name) { return temp_dir("ui-" + name); }
 
 inline std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
