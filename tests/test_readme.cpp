@@ -306,6 +306,10 @@ const std::vector<Exercise> kExercises = {
      "for s in 0 1 2; do build/bin/orrery run scripts/quickstart.lua seed=$s steps=3 name=quickstart-s$s "
      "data=assets/data/airquality.csv; done",
      "Run directory: runs/quickstart-s2"},
+    {"build/bin/orrery run scripts/decision.lua splits=test reference=ens arms=whole,ens,ens+boxcox,ens+checked",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test reference=ens "
+     "arms=whole,ens,ens+boxcox,ens+checked",
+     "results: runs/decision.json"},
     {"build/bin/orrery run scripts/decision.lua",
      "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv,assets/data/beaver1.csv "
      "arms=whole,ens+checked,ens+ets+theta",
