@@ -16,11 +16,11 @@ int64_t parse_whole_number(const std::string& flag, const std::string& value);
 std::vector<std::string> comma_list(const std::string& value);
 // The Box-Cox flags every forecasting command takes: --box-cox (each series' transform),
 // --box-cox-check (kept per series by its own check: the default, inference_defaults.h) and
-// --no-box-cox. Returns false for any other argument; a second of them is refused, naming both.
+// --no-box-cox, read into an options struct's two fields. Returns false for any other argument; a
+// second, different one is refused, naming both.
 struct BoxCoxFlags {
-  bool box_cox, check;
-  std::string given;  // the flag that set them; "" = the defaults
-  bool read(const std::string& command, const std::string& arg);
+  std::string given;  // the flag read; "" = the defaults
+  bool read(const std::string& command, const std::string& arg, bool& box_cox, bool& check);
 };
 // A plugin given to `flag`: its name, or a choice as JSON {"name": ..., "options": {...}}.
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value);

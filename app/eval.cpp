@@ -73,7 +73,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     return 0;
   }
   EvalRequest r;
-  BoxCoxFlags box_cox{r.box_cox, r.box_cox_check, ""};
+  BoxCoxFlags box_cox;
   std::string device = "cpu";
   std::optional<PluginSpec> source;  // --data as a plugin choice
   std::optional<int64_t> validation_windows;
@@ -116,7 +116,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
-    else if (box_cox.read("eval", a)) r.box_cox = box_cox.box_cox, r.box_cox_check = box_cox.check;
+    else if (box_cox.read("eval", a, r.box_cox, r.box_cox_check)) {}
     else if (a == "--no-forecasts") r.forecasts = false;
     else if (a == "--combine") {
       r.combine = comma_list(value());

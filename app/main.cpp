@@ -56,7 +56,7 @@ std::vector<std::string> comma_list(const std::string& value) {
   return out;
 }
 
-bool BoxCoxFlags::read(const std::string& command, const std::string& arg) {
+bool BoxCoxFlags::read(const std::string& command, const std::string& arg, bool& box_cox, bool& check) {
   if (arg != "--box-cox" && arg != "--box-cox-check" && arg != "--no-box-cox") return false;
   if (!given.empty() && given != arg)
     throw Error(command + ": " + given + " and " + arg + " ask for different transforms; give one");
@@ -267,7 +267,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   ForecastCsvOptions o;
-  BoxCoxFlags box_cox{o.box_cox, o.box_cox_check, ""};
+  BoxCoxFlags box_cox;
   bool season_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
@@ -288,7 +288,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
-    else if (box_cox.read("forecast", a)) o.box_cox = box_cox.box_cox, o.box_cox_check = box_cox.check;
+    else if (box_cox.read("forecast", a, o.box_cox, o.box_cox_check)) {}
     else if (a == "--season") o.season = number(a), season_given = true;
     else if (a == "--combine") {
       o.combine = comma_list(value());

@@ -64,7 +64,7 @@ int cmd_ui(const std::vector<std::string>& args) {
   }
   ui::DashboardOptions o;
   bool season_given = false, view_given = false;
-  BoxCoxFlags box_cox{o.csv.box_cox, o.csv.box_cox_check, ""};
+  BoxCoxFlags box_cox;
   std::string script, runs_dir;
   std::map<std::string, std::string> kv;
   bool positional_seen = false;
@@ -92,7 +92,7 @@ int cmd_ui(const std::vector<std::string>& args) {
         throw Error("ui: --context takes one context or two (a context ensemble), e.g. 512 or 64,512");
       o.csv_given = true;
     }
-    else if (box_cox.read("ui", a)) o.csv.box_cox = box_cox.box_cox, o.csv.box_cox_check = box_cox.check, o.csv_given = true;
+    else if (box_cox.read("ui", a, o.csv.box_cox, o.csv.box_cox_check)) o.csv_given = true;
     else if (a == "--season") o.csv.season = parse_whole_number("ui: --season", value()), season_given = true;
     else if (a == "--baseline") {
       const std::string b = value();
