@@ -37,6 +37,8 @@ local args = orrery.args{
   {"splits", "strings", {"validation", "test"}, "the windows scored"},
   {"guard", "number", 1.25, "the most a data set's CRPS may grow over the reference's under a default", min = 1},
   {"out", "string", "runs/decision.json", "the results file"},
+  {"against", "path", nil, "another results file of this script, its models trained otherwise: each arm is compared " ..
+   "with the same arm there, paired by seed and configuration (a recipe's models against the quickstart's)"},
 }
 
 local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, checked = true, sign = true, ets = true,
@@ -84,6 +86,14 @@ for i, path in ipairs(args.models) do
   models["s" .. (i - 1)] = orrery.load(file)
 end
 local seeds = #args.models
+local against = args.against and orrery.read_json(args.against)
+if against and (type(against.scores) ~= "table" or type(against.models) ~= "table") then
+  error("against: " .. args.against .. " is not a results file of decision.lua (no scores, no models)", 0)
+end
+if against and #against.models ~= seeds then
+  error(string.format("against: %s holds %d models and models= gives %d; seeds are paired one to one",
+                      args.against, #against.models, seeds), 0)
+end
 
 local folder = args.out:match("^(.*)/[^/]*$")
 if folder and not os.execute("mkdir -p '" .. folder .. "'") then error("cannot create the folder " .. folder, 0) end
@@ -92,6 +102,7 @@ local results = ok and saved or {}
 -- Scores of other models go; ETS's, which depend on the windows alone, stay.
 if not require("lib.tables").same(results.models, args.models) then results.scores = nil end
 results.models, results.scores, results.ets = args.models, results.scores or {}, results.ets or {}
+results.against = args.against
 
 -- {configuration = {score = (MASE + CRPS) / 2 ratio, crps = CRPS ratio, mase = MASE ratio, bucket}} of
 -- one forecaster's rows.
@@ -182,6 +193,19 @@ local function level(a, field)
   return n > 0 and math.exp(t / n) or nil
 end
 
+-- Each configuration's CRPS of a over b (geometric mean over seeds) as {configuration, [field]},
+-- the worst first.
+local function crps_ratios(a, b, field)
+  local out = {}
+  for _, config in ipairs(common(a, b)) do
+    local r = 0
+    for s = 1, seeds do r = r + math.log(a[s][config].crps / b[s][config].crps) / seeds end
+    out[#out + 1] = {configuration = config, [field] = math.exp(r)}
+  end
+  table.sort(out, function(x, y) return x[field] > y[field] end)
+  return out
+end
+
 results.comparison = {}
 for _, bench in ipairs(args.benchmarks) do
   for _, split in ipairs(args.splits) do
@@ -208,14 +232,23 @@ for _, bench in ipairs(args.benchmarks) do
       for b in pairs(buckets) do
         row.buckets[b] = {mase = compare(a, ets, "mase", b), crps = compare(a, ets, "crps", b)}
       end
-      if arm ~= args.reference then
-        local worst = {}
-        for _, config in ipairs(common(a, ref)) do
-          local r = 0
-          for s = 1, seeds do r = r + math.log(a[s][config].crps / ref[s][config].crps) / seeds end
-          worst[#worst + 1] = {configuration = config, crps_vs_reference = math.exp(r)}
+      -- The same arm on the other models: by seed and configuration, and by frequency bucket.
+      local other = against and against.scores[arm] and against.scores[arm][key]
+      if other then
+        row.vs_against = {score = compare(a, other, "score"), mase = compare(a, other, "mase"),
+                          crps = compare(a, other, "crps"), buckets = {}}
+        for b in pairs(buckets) do
+          row.vs_against.buckets[b] = {mase = compare(a, other, "mase", b), crps = compare(a, other, "crps", b)}
         end
-        table.sort(worst, function(x, y) return x.crps_vs_reference > y.crps_vs_reference end)
+        local by = crps_ratios(a, other, "crps_vs_against")
+        row.vs_against.worst = {table.unpack(by, 1, math.min(5, #by))}
+        row.vs_against.best = {}
+        for i = #by, math.max(1, #by - 4), -1 do row.vs_against.best[#row.vs_against.best + 1] = by[i] end
+        print(string.format("%-28s against %s: score %s; CRPS %s", "", args.against, text(row.vs_against.score),
+                            text(row.vs_against.crps)))
+      end
+      if arm ~= args.reference then
+        local worst = crps_ratios(a, ref, "crps_vs_reference")
         row.worst = {table.unpack(worst, 1, math.min(5, #worst))}
         row.guard_failures = 0
         for _, w in ipairs(worst) do

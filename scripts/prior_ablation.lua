@@ -80,10 +80,15 @@ local arms_known = {
   -- so short histories are still the first patches of each sample, and long ones get three
   -- times the signal.
   full         = {min_context = 0},
+  -- Trends that fade and break (the trend_breaks family) as 15% of the synthetic series: against
+  -- a model carrying the last years' slope as far as it forecasts (classical16+full+breaks is the
+  -- quickstart's recipe with them).
+  breaks       = {families = {trend_breaks = 0.15}},
+  breaks30     = {families = {trend_breaks = 0.3}},   -- twice the dose
 }
 local arm_names = "default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, patch8, obs20, obs0, " ..
                   "averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, ensemble64, boxcox, " ..
-                  "context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early"
+                  "context128, context128x3, steps45, full, breaks, breaks30; or arms joined by '+', e.g. classical16+early"
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local args = orrery.args{

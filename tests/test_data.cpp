@@ -110,7 +110,7 @@ double spread(const std::vector<double>& y) {
 }
 
 const std::vector<std::string> kFamilies = {"classic", "kernel_synth", "waves", "steps",        "spikes",
-                                            "ou",      "intermittent", "ets",   "arima", "kernel_trend"};
+                                            "ou",      "intermittent", "ets",   "arima", "kernel_trend", "trend_breaks"};
 const std::vector<std::string> kKinds = {"utilisation", "memory", "rate", "latency", "errors", "counter"};
 
 Batch family_batch(const std::string& family, int64_t length = 1024, uint64_t seed = 7) {
@@ -257,10 +257,11 @@ TEST_CASE("synthetic: families is a table of known names; describe() gives the n
   CHECK_THROWS_AS(source("synthetic", {{"periods", Json::array()}}), orrery::Error);
 
   const Json all = source("synthetic")->describe()["families"];
-  REQUIRE(all.size() == kFamilies.size() - 3);  // ets, arima and kernel_trend are drawn only when named
+  REQUIRE(all.size() == kFamilies.size() - 4);  // ets, arima, kernel_trend and trend_breaks are drawn only when named
   CHECK(!all.contains("ets"));
   CHECK(!all.contains("arima"));
   CHECK(!all.contains("kernel_trend"));
+  CHECK(!all.contains("trend_breaks"));
   double total = 0;
   for (const auto& f : kFamilies) total += all.value(f, 0.0);
   CHECK(total == Approx(1));
@@ -547,6 +548,35 @@ TEST_CASE("kernel_trend: KernelSynth paths that trend across the series far more
   INFO("kernel_trend " << trend << ", kernel_synth " << plain);
   CHECK(trend > 2 * plain);
   CHECK(trend > plain + 0.2);
+}
+
+TEST_CASE("trend_breaks: trends that show in the series and do not go on as they were") {
+  // Least-squares slope and |correlation with time| of y[from, from + n).
+  auto line = [](const std::vector<double>& y, size_t from, size_t n) {
+    double st = 0, sy = 0, stt = 0, syy = 0, sty = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double t = double(i), v = y[from + i];
+      st += t, sy += v, stt += t * t, syy += v * v, sty += t * v;
+    }
+    const double N = double(n), cov = sty / N - st / N * sy / N, vt = stt / N - st / N * st / N,
+                 vy = syy / N - sy / N * sy / N;
+    return std::pair{cov / vt, vy > 0 ? std::fabs(cov) / std::sqrt(vt * vy) : 0.0};
+  };
+  const auto series = rows(family_batch("trend_breaks", 512));
+  const size_t q = 128;
+  // Low noise: the first quarter's trend is what the series shows.
+  const double trending = share(series, [&](const std::vector<double>& y) { return line(y, 0, q).second > 0.5; });
+  // The slope of the last quarter differs from the first's by over half the larger of the two:
+  // faded, stopped, turned or steepened.
+  const double changed = share(series, [&](const std::vector<double>& y) {
+    const double a = line(y, 0, q).first, b = line(y, y.size() - q, q).first;
+    return std::fabs(b - a) > 0.5 * std::max(std::fabs(a), std::fabs(b));
+  });
+  INFO("trending " << trending << ", changed " << changed);
+  CHECK(trending > 0.5);
+  CHECK(changed > 0.5);
+  for (const auto& y : series)
+    for (double v : y) REQUIRE(std::isfinite(v));
 }
 
 TEST_CASE("synthetic short_prob: short series of their own, 24 to 500 steps, at the end of the sample") {

@@ -283,7 +283,7 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, obs0, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
-          "ensemble64, boxcox, context128, context128x3, steps45, full; or arms joined by '+', e.g. classical16+early)");
+          "ensemble64, boxcox, context128, context128x3, steps45, full, breaks, breaks30; or arms joined by '+', e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+ensemble64 context=64",
           "arm 'classical16+ensemble64' scores from 64 steps twice; give context= above 64");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+context64+ensemble64",
@@ -390,6 +390,32 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
   const Json other = Json::parse(test::read_text(dir + "/d.json"));
   CHECK(other["scores"]["whole"]["two|test"][1][config]["score"] == d["scores"]["whole"]["two|test"][0][config]["score"]);
   CHECK(other["ets"]["two|test"][config]["score"] == 456.0);
+  // against=: each arm compared with the same arm of another results file, seed by seed (here
+  // seed 0 of one is model 0, of the other model 1), and by frequency bucket.
+  const auto vs = run(dir, "scripts/decision.lua models=m0.safetensors,m1.safetensors benchmarks=two "
+                           "arms=whole,ens+checked out=a.json against=d.json");
+  INFO(vs.output);
+  REQUIRE(vs.status == 0);
+  CHECK_THAT(vs.output, Catch::Contains("against d.json: score"));
+  const Json a = Json::parse(test::read_text(dir + "/a.json"));
+  for (const char* arm : {"whole", "ens+checked"}) {
+    const std::string key = "two|test";
+    const Json &mine = a["scores"][arm][key], &theirs = other["scores"][arm][key];
+    double diff = 0;
+    for (const auto& [c, v] : mine[0].items())
+      for (int s = 0; s < 2; ++s)
+        diff += (std::log(mine[s][c]["score"].get<double>()) - std::log(theirs[s][c]["score"].get<double>())) / 4;
+    const Json& against = a["comparison"][key][arm]["vs_against"];
+    CHECK(against["score"]["change"].get<double>() == Approx(std::expm1(diff)).epsilon(1e-9));
+    CHECK(against["buckets"]["yearly"]["crps"].contains("verdict"));
+    CHECK(against["worst"].size() == 2);
+    CHECK(against["best"].size() == 2);
+  }
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole out=e.json against=d.json",
+          "against: d.json holds 2 models and models= gives 1; seeds are paired one to one");
+  std::ofstream(dir + "/not-results.json") << R"({"x": 1})";
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole out=e.json against=not-results.json",
+          "against: not-results.json is not a results file of decision.lua");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+boxkox out=e.json",
           "arm 'ens+boxkox': unknown part 'boxkox'");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole+ens out=e.json",

@@ -49,6 +49,8 @@ void ou(Rng&, std::span<double> y, const Settings&);
 void intermittent(Rng&, std::span<double> y, const Settings&);
 // families/kernel_trend.cpp
 void kernel_trend(Rng&, std::span<double> y, const Settings&);
+// families/trend_breaks.cpp
+void trend_breaks(Rng&, std::span<double> y, const Settings&);
 // families/ets.cpp
 void ets(Rng&, std::span<double> y, const Settings&);
 // families/arima.cpp

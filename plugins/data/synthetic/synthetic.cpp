@@ -15,6 +15,7 @@
 //   ets           0    classical state-space families, and KernelSynth on a trend (CauKer's
 //   arima         0    mean functions): drawn only when named, until their effect on the
 //   kernel_trend  0    zero-shot benchmark is measured
+//   trend_breaks  0    (trend_breaks: slopes that fade and break, against trends carried too far)
 // TempoPFN's augmented_per_sample_2048 (2) and augmented_temp_batch_2048 (2) augment other
 // generators' series rather than generate their own; they have no family here, so their
 // share goes to the others by normalisation.
@@ -40,7 +41,7 @@ using namespace orrery;
 using synth::Family;
 using synth::Rng;
 
-constexpr std::array<Family, 10> kFamilies{{
+constexpr std::array<Family, 11> kFamilies{{
     {"classic", 1, false, "trend, up to three harmonic seasonalities, AR(1) noise, shifts, spikes", synth::classic},
     {"kernel_synth", 3, true, "Gaussian-process paths from KernelSynth's kernel bank", synth::kernel_synth},
     {"waves", 2.5, true, "sine (AM/FM), sawtooth and square waves", synth::waves},
@@ -53,6 +54,8 @@ constexpr std::array<Family, 10> kFamilies{{
     {"arima", 0, true, "random walks with drift, ARIMA(1,1,1), the airline model; trend breaks", synth::arima},
     {"kernel_trend", 0, true, "KernelSynth paths on a linear, quadratic, exponential, logistic or random-walk mean",
      synth::kernel_trend},
+    {"trend_breaks", 0, true, "trends that fade (damped) and break: to flat, reversed or a share of themselves; low noise",
+     synth::trend_breaks},
 }};
 
 // The families and their default weights, as the `families` option reads them.
@@ -221,7 +224,7 @@ OptionSchema schema() {
       .table("families",
              "family name = weight, e.g. {waves = 1, ou = 2}: only the families named are drawn. Default "
              "(TempoPFN's generator mix): classic 1, kernel_synth 3, waves 2.5, steps 1, spikes 2.5, ou 3.2, "
-             "intermittent 1; ets, arima (classical state-space paths) and kernel_trend are drawn only when named")
+             "intermittent 1; ets, arima (classical state-space paths), kernel_trend and trend_breaks are drawn only when named")
       .number_list("periods", {4, 7, 12, 24, 52, 96, 168},
                    "seasonal periods in steps: classic draws from them 70% of the time, waves 40%, "
                    "intermittent cycles 25%")
