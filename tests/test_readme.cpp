@@ -314,6 +314,30 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv,assets/data/beaver1.csv "
      "arms=whole,ens+checked,ens+ets+theta",
      "results: runs/decision.json"},
+    {"build/bin/orrery run scripts/decision.lua splits=test reference=ens arms=ens,ens+checked,ens+ets+theta,"
+     "ens+ets+theta+median",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test reference=ens "
+     "arms=ens,ens+checked,ens+ets+theta,ens+ets+theta+median",
+     "results: runs/decision.json"},
+    // The trend_breaks prior: one seed a recipe at toy size, scored against the quickstart's models.
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=3 steps=2400",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks30 seeds=3 steps=2400",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks30 seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/decision.lua arms=ens+checked reference=ens+checked out=runs/decision-quickstart.json",
+     "build/bin/orrery run scripts/decision.lua models=runs/quickstart-s0 benchmarks=assets/data/airquality.csv "
+     "arms=ens+checked reference=ens+checked out=runs/decision-quickstart.json",
+     "results: runs/decision-quickstart.json"},
+    {"for arm in breaks breaks30; do build/bin/orrery run scripts/decision.lua models=runs/prior_ablation/runs/"
+     "classical16+full+$arm-s0,runs/prior_ablation/runs/classical16+full+$arm-s1,runs/prior_ablation/runs/"
+     "classical16+full+$arm-s2 arms=ens+checked reference=ens+checked out=runs/decision-$arm.json "
+     "against=runs/decision-quickstart.json; done",
+     "for arm in breaks breaks30; do build/bin/orrery run scripts/decision.lua models=runs/prior_ablation/runs/"
+     "classical16+full+$arm-s0 benchmarks=assets/data/airquality.csv arms=ens+checked reference=ens+checked "
+     "out=runs/decision-$arm.json against=runs/decision-quickstart.json; done",
+     "against runs/decision-quickstart.json: score"},
     // docs/covariates.md: the seat-belt data split at 1983, and a forecast of drivers with covariates
     // (the page's model is trained by its Lua block, which runs after the commands: an untrained one here).
     {"head -n 169 assets/data/seatbelts.csv > seatbelts_history.csv", "", "file:seatbelts_history.csv"},
