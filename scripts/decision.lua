@@ -38,7 +38,7 @@ local args = orrery.args{
   {"guard", "number", 1.25, "the most a data set's CRPS may grow over the reference's under a default", min = 1},
   {"out", "string", "runs/decision.json", "the results file"},
   {"against", "path", nil, "another results file of this script, its models trained otherwise: each arm is compared " ..
-   "with the same arm there, paired by seed and configuration (a recipe's models against the quickstart's)"},
+   "with the same arm there, paired by configuration, each side's seeds averaged (a recipe's models against the quickstart's)"},
 }
 
 local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, checked = true, sign = true, ets = true,
@@ -91,8 +91,19 @@ if against and (type(against.scores) ~= "table" or type(against.models) ~= "tabl
   error("against: " .. args.against .. " is not a results file of decision.lua (no scores, no models)", 0)
 end
 if against and #against.models ~= seeds then
-  error(string.format("against: %s holds %d models and models= gives %d; seeds are paired one to one",
+  error(string.format("against: %s holds %d models and models= gives %d; compare as many seeds on each side",
                       args.against, #against.models, seeds), 0)
+end
+for _, arm in ipairs(against and args.arms or {}) do  -- before any work
+  for _, bench in ipairs(args.benchmarks) do
+    for _, split in ipairs(args.splits) do
+      local key = bench .. "|" .. split
+      if not (against.scores[arm] and against.scores[arm][key]) then
+        error(string.format("against: %s has no scores of arm '%s' on %s; score it there first, or leave the arm out",
+                            args.against, arm, key), 0)
+      end
+    end
+  end
 end
 
 local folder = args.out:match("^(.*)/[^/]*$")
@@ -232,7 +243,7 @@ for _, bench in ipairs(args.benchmarks) do
       for b in pairs(buckets) do
         row.buckets[b] = {mase = compare(a, ets, "mase", b), crps = compare(a, ets, "crps", b)}
       end
-      -- The same arm on the other models: by seed and configuration, and by frequency bucket.
+      -- The same arm on the other models: by configuration (seeds averaged), and by frequency bucket.
       local other = against and against.scores[arm] and against.scores[arm][key]
       if other then
         row.vs_against = {score = compare(a, other, "score"), mase = compare(a, other, "mase"),

@@ -54,7 +54,7 @@ constexpr std::array<Family, 11> kFamilies{{
     {"arima", 0, true, "random walks with drift, ARIMA(1,1,1), the airline model; trend breaks", synth::arima},
     {"kernel_trend", 0, true, "KernelSynth paths on a linear, quadratic, exponential, logistic or random-walk mean",
      synth::kernel_trend},
-    {"trend_breaks", 0, true, "trends that fade (damped) and break: to flat, reversed or a share of themselves; low noise",
+    {"trend_breaks", 0, true, "trends that fade (damped) and break: to flat, reversed, or a fifth to twice themselves; low noise",
      synth::trend_breaks},
 }};
 

@@ -3,7 +3,7 @@
 // stops, turns. A prior whose trends always continue (a linear, quadratic or exponential mean
 // across the whole series) teaches a model to carry the last years' slope as far as it
 // forecasts; this family shows it slopes that fade (damped, as ETS's Ad trend: phi per step) and
-// break at random times, to nothing, to their reverse or to a share of themselves, on low noise
+// break at random times, to nothing, to their reverse or to a fifth to twice themselves, on low noise
 // so the trend is what the series shows. Breaks fall anywhere, the forecast region included.
 #include <cmath>
 
@@ -19,7 +19,8 @@ void trend_breaks(Rng& rng, std::span<double> y, const Settings& s) {
   double slope = rng.chance(0.5) ? 1 : -1, phi = draw_phi();
   // Noise: AR(1) with a standard deviation of 0.1 to 4 steps' initial drift; a season on 40%.
   const double sd = rng.log_uniform(0.1, 4), ar = rng.uniform(0, 0.9);
-  const int64_t period = draw_period(rng, s, 0.6);
+  int64_t period = draw_period(rng, s, 0.6);
+  if (2 * period > T) period = 1;  // a season needs two cycles to be seen
   const double amplitude = period > 1 ? rng.log_uniform(0.5, 10) : 0, phase = rng.uniform(0, 2 * M_PI);
   double level = 0, noise = 0;
   for (int64_t t = 0; t < T; ++t) {
