@@ -314,9 +314,10 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv,assets/data/beaver1.csv "
      "arms=whole,ens+checked,ens+ets+theta",
      "results: runs/decision.json"},
-    {"build/bin/orrery run scripts/decision.lua splits=test reference=ens arms=ens,ens+checked,ens+ets+theta",
+    {"build/bin/orrery run scripts/decision.lua splits=test reference=ens arms=ens,ens+checked,ens+ets+theta,"
+     "ens+ets+theta+median",
      "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test reference=ens "
-     "arms=ens,ens+checked,ens+ets+theta",
+     "arms=ens,ens+checked,ens+ets+theta,ens+ets+theta+median",
      "results: runs/decision.json"},
     // The trend_breaks prior: one seed a recipe at toy size, scored against the quickstart's models.
     {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=3 steps=2400",
