@@ -76,23 +76,13 @@ end
 if not reference_listed then error("reference '" .. args.reference .. "' is not one of arms", 0) end
 if #args.models < 1 then error("models: give at least one saved model", 0) end
 
-local models = {}
-for i, path in ipairs(args.models) do
-  local file = path:match("%.safetensors$") and path or path .. "/model.safetensors"
-  local f = io.open(file, "rb")
-  if not f then error("models: " .. file .. " is missing (train it: orrery run scripts/quickstart.lua seed=" .. (i - 1)
-                      .. " name=quickstart-s" .. (i - 1) .. ")", 0) end
-  f:close()
-  models["s" .. (i - 1)] = orrery.load(file)
-end
-local seeds = #args.models
 local against = args.against and orrery.read_json(args.against)
 if against and (type(against.scores) ~= "table" or type(against.models) ~= "table") then
   error("against: " .. args.against .. " is not a results file of decision.lua (no scores, no models)", 0)
 end
-if against and #against.models ~= seeds then
+if against and #against.models ~= #args.models then
   error(string.format("against: %s holds %d models and models= gives %d; compare as many seeds on each side",
-                      args.against, #against.models, seeds), 0)
+                      args.against, #against.models, #args.models), 0)
 end
 for _, arm in ipairs(against and args.arms or {}) do  -- before any work
   for _, bench in ipairs(args.benchmarks) do
@@ -105,6 +95,17 @@ for _, arm in ipairs(against and args.arms or {}) do  -- before any work
     end
   end
 end
+
+local models = {}
+for i, path in ipairs(args.models) do
+  local file = path:match("%.safetensors$") and path or path .. "/model.safetensors"
+  local f = io.open(file, "rb")
+  if not f then error("models: " .. file .. " is missing (train it: orrery run scripts/quickstart.lua seed=" .. (i - 1)
+                      .. " name=quickstart-s" .. (i - 1) .. ")", 0) end
+  f:close()
+  models["s" .. (i - 1)] = orrery.load(file)
+end
+local seeds = #args.models
 
 local folder = args.out:match("^(.*)/[^/]*$")
 if folder and not os.execute("mkdir -p '" .. folder .. "'") then error("cannot create the folder " .. folder, 0) end

@@ -15,7 +15,7 @@
 //   ets           0    classical state-space families, and KernelSynth on a trend (CauKer's
 //   arima         0    mean functions): drawn only when named, until their effect on the
 //   kernel_trend  0    zero-shot benchmark is measured
-//   trend_breaks  0    (trend_breaks: slopes that fade and break, against trends carried too far)
+//   trend_breaks  0    trends that fade and break: measured, no help (docs/results/decision)
 // TempoPFN's augmented_per_sample_2048 (2) and augmented_temp_batch_2048 (2) augment other
 // generators' series rather than generate their own; they have no family here, so their
 // share goes to the others by normalisation.
