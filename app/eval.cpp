@@ -23,6 +23,7 @@ int cmd_eval(const std::vector<std::string>& args) {
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
         "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox|--no-box-cox]\n"
+        "                   [--combine LIST [--combine-rule mean|median] [--combine-check]]\n"
         "                   [--regression-lags K] [--device cpu|cuda] [--out DIR] [--no-forecasts]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
@@ -62,6 +63,9 @@ int cmd_eval(const std::vector<std::string>& args) {
         "                       fitted on the same windows: MODEL+ets+theta\n"
         "  --combine-rule R     mean (default: average the quantiles level by level) or median (the\n"
         "                       median forecaster at each level and step; MODEL+ets+theta/median)\n"
+        "  --combine-check      each window keeps the combination only where it forecast the\n"
+        "                       window's own last horizon better than the model alone, both from\n"
+        "                       the steps before (MODEL+ets+theta/checked)\n"
         "  --regression-lags K  on known-future covariates, also score each forecaster through the\n"
         "                       regression over the covariates' lags 0..K (NAME/lagged-regression),\n"
         "                       beside NAME/regression (lag 0)\n"
@@ -124,6 +128,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       for (const auto& b : r.combine) make_baseline(b);  // an unknown name is refused, listing them
     }
     else if (a == "--combine-rule") r.combine_rule = parse_combine_rule(value(), "eval: --combine-rule");
+    else if (a == "--combine-check") r.combine_check = true;
     else if (a == "--regression-lags") {
       r.regression_lags = parse_whole_number("eval: --regression-lags", value());
       check_regression_lags(r.regression_lags, "eval: --regression-lags");
@@ -140,6 +145,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   }
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   if (!r.combine.empty() && models.empty()) throw Error("eval: --combine pools a model with baselines; give --model");
+  if (r.combine_check && r.combine.empty()) throw Error("eval: --combine-check checks a combination; give --combine");
   if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
   if (!box_cox.given.empty() && models.empty())
     throw Error("eval: " + box_cox.given + " sets how models forecast: give --model");

@@ -218,8 +218,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--box-cox|--no-box-cox] [--season M]\n"
-        "                       [--combine B,... [--combine-rule mean|median] [--season M]] [--target COL,...]\n"
-        "                       [--past-covariates COL,...] [--future-covariates COL,... --future FILE.csv]\n"
+        "                       [--combine B,... [--combine-rule mean|median] [--combine-check] [--season M]]\n"
+        "                       [--target COL,...] [--past-covariates COL,...]\n"
+        "                       [--future-covariates COL,... --future FILE.csv]\n"
         "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
         "                       [--static-covariates COL,...]\n\n"
         "PATH is a run folder (runs/NAME, with the model.safetensors its script saved), a\n"
@@ -246,7 +247,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "--no-box-cox forecasts every series as it is (--box-cox-check names the default).\n"
         "--combine ets,theta pools the model's forecast with those baselines, each fitted on the\n"
         "column's whole history with --season M (default 1): the mean of their quantiles level by\n"
-        "level (--combine-rule median: the median forecaster at each level and step).\n"
+        "level (--combine-rule median: the median forecaster at each level and step). With\n"
+        "--combine-check a column keeps the combination only where it forecast the column's own\n"
+        "last --horizon steps better than the model alone, both from the steps before.\n"
         "--target names the columns to forecast (default: every column not named a covariate).\n"
         "Covariates (docs/covariates.md; the model must read variate roles): --past-covariates are\n"
         "columns of the input known up to the forecast's start; --future-covariates are known over\n"
@@ -296,6 +299,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
       for (const auto& b : o.combine) make_baseline(b);  // an unknown name is refused, listing them
     }
     else if (a == "--combine-rule") o.combine_rule = parse_combine_rule(value(), "forecast: --combine-rule");
+    else if (a == "--combine-check") o.combine_check = true;
     else if (a == "--regression") o.regression = true;
     else if (a == "--regression-lags") o.regression_lags = number(a);
     else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical" ||
@@ -311,6 +315,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
   }
   if (o.model.empty() || o.input.empty() || !o.horizon)
     throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
+  if (o.combine_check && o.combine.empty()) throw Error("forecast: --combine-check checks a combination; give --combine");
   if (season_given && !o.box_cox && o.combine.empty())
     throw Error("forecast: --season sets the blocks of Box-Cox's exponent and the season of --combine's baselines; "
                 "with --no-box-cox give --combine, or leave --season out");

@@ -12,6 +12,8 @@
 --   sign    sign averaging: the forecast averaged with the negated forecast of the negated series
 --   ets, theta, arima   pooled with these baselines fitted on the same window (a combination)
 --   median  the combination's median forecaster rather than its mean
+--   picked  the combination kept for a window only where it forecast the window's own last horizon
+--           better than the model alone (combine_check)
 -- e.g. ens+boxcox (the quickstart's scoring), ens+ets+theta, whole+boxcox+ets+theta+median.
 --
 -- Each comparison is paired by configuration (data set x term): the mean over seeds of the log of
@@ -42,14 +44,14 @@ local args = orrery.args{
 }
 
 local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, checked = true, sign = true, ets = true,
-                     theta = true, arima = true, median = true}
+                     theta = true, arima = true, median = true, picked = true}
 -- The orrery.eval options of an arm.
 local function options_of(arm)
   local o, contexts, combine = {box_cox = false, sign_average = false}, 0, {}
   for part in arm:gmatch("[^+]+") do
     if not parts_known[part] then
       error("arm '" .. arm .. "': unknown part '" .. part .. "' (known: whole, c512, ens, boxcox, checked, sign, ets, "
-            .. "theta, arima, median)", 0)
+            .. "theta, arima, median, picked)", 0)
     end
     if part == "whole" then o.context, contexts = 2048, contexts + 1
     elseif part == "c512" then o.context, contexts = 512, contexts + 1
@@ -58,6 +60,7 @@ local function options_of(arm)
     elseif part == "checked" then o.box_cox = "checked"
     elseif part == "sign" then o.sign_average = true
     elseif part == "median" then o.combine_rule = "median"
+    elseif part == "picked" then o.combine_check = true
     else combine[#combine + 1] = part end
   end
   if contexts ~= 1 then error("arm '" .. arm .. "': give exactly one of whole, c512, ens", 0) end
@@ -65,6 +68,7 @@ local function options_of(arm)
     error("arm '" .. arm .. "': give boxcox or checked, not both", 0)
   end
   if o.combine_rule and #combine == 0 then error("arm '" .. arm .. "': median needs baselines to combine with", 0) end
+  if o.combine_check and #combine == 0 then error("arm '" .. arm .. "': picked needs baselines to combine with", 0) end
   if #combine > 0 then o.combine = combine end
   return o
 end
@@ -146,7 +150,8 @@ for _, bench in ipairs(args.benchmarks) do
         local o = options_of(arm)
         o.models, o.data, o.baselines, o.split, o.quiet = models, bench, {}, split, true
         local ev = orrery.eval(o)
-        local suffix = o.combine and ("+" .. table.concat(o.combine, "+") .. (o.combine_rule and "/median" or "")) or ""
+        local suffix = o.combine and ("+" .. table.concat(o.combine, "+") .. (o.combine_rule and "/median" or "")
+                                      .. (o.combine_check and "/checked" or "")) or ""
         local by_seed = {}
         for s = 0, seeds - 1 do by_seed[s + 1] = rows_of(ev, "s" .. s .. suffix) end
         results.scores[arm][key] = by_seed

@@ -789,6 +789,12 @@ TEST_CASE("orrery forecast --combine pools the model's forecast with baselines f
   // The mean of {model, naive}: half way between the model's median and 169.
   const auto mean = quantiles(" --combine naive");
   for (size_t h = 0; h < mean.size(); ++h) CHECK(mean[h][4] == Approx((alone[h][4] + 169) / 2).epsilon(1e-6));
+  // Checked, the column keeps one forecast whole: the pool or the model's alone, at every step and level.
+  const auto checked = quantiles(" --combine naive --combine-check");
+  CHECK((checked == mean || checked == alone));
+  auto unasked = f.forecast("--input " + f.dir + "/in.csv --horizon 4 --combine-check");
+  CHECK(unasked.status == 1);
+  CHECK_THAT(unasked.output, Catch::Contains("--combine-check checks a combination; give --combine"));
   // model:forecast takes the same: the median of {model, naive, naive} is naive's last value.
   std::ofstream(f.dir + "/combine.lua")
       << "local m = orrery.load('" << f.dir << "/model.safetensors')\n"

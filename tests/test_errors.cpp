@@ -215,6 +215,9 @@ const std::vector<Row>& rows() {
        "orrery: forecast: --season sets the blocks of Box-Cox's exponent and the season of --combine's baselines; "
        "with --no-box-cox give --combine, or leave --season out",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --no-box-cox --season 12"; }},
+      {"cli-forecast-combine-check-alone", 1,
+       "orrery: forecast: --combine-check checks a combination; give --combine",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --combine-check"; }},
       {"cli-forecast-box-cox-twice", 1,
        "orrery: forecast: --box-cox and --no-box-cox ask for different transforms; give one",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --box-cox --no-box-cox"; }},
@@ -723,6 +726,9 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: model:forecast: season sets the blocks of Box-Cox's exponent by Guerrero's method and "
        "the season of combine's baselines; with box_cox = false or an exponent, give combine, or leave season out",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = false, season = 12, horizon = 2}"); }},
+      {"forecast-combine-check-alone", 1,
+       "orrery: script.lua:2: model:forecast: combine_check checks a combination; give combine",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, combine_check = true, horizon = 2}"); }},
       {"forecast-box-cox-season", 1, "orrery: script.lua:2: forecast season must be at least 1 step (1: none), got 0",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = true, season = 0, horizon = 2}"); }},
       {"forecast-future-covariate-magnitude", 1,

@@ -16,6 +16,8 @@
 #include "orrery/host/eval_protocol.h"
 #include "orrery/host/model.h"
 #include "orrery/host/file_tree.h"
+#include "orrery/host/forecast_request.h"
+#include "orrery/host/baselines.h"
 #include "orrery/frequency.h"
 #include "orrery/host/scoring.h"
 #include "support.h"
@@ -773,6 +775,119 @@ TEST_CASE("a combination pools the forecasters' quantiles level by level: their 
           CHECK(f[m + "+naive+ets"][l][h].get<double>() == Approx(mean).epsilon(2e-6));  // 6 significant digits each
         }
     CHECK(f["tiny+naive+ets"] != f["other+naive+ets"]);
+    ++windows;
+  }
+  CHECK(windows > 0);
+  orrery::remove_tree(dir);
+}
+
+TEST_CASE("a checked combination keeps the pool for a series only where it forecast the series' own last horizon better") {
+  using orrery::CombineRule;
+  CHECK(orrery::pinball_loss({{1, 3}, {2, 5}}, {0.25, 0.75}, {2, NAN}) == Approx((0.25 * 1 + 0.25 * 0) / 2));
+  CHECK(std::isinf(orrery::pinball_loss({{1.0}}, {0.5}, {NAN})));
+  CHECK(orrery::combination_checkable({1, 2, 3, 4}, 2));
+  CHECK(!orrery::combination_checkable({1, 2, 3}, 2));             // 1 step before the held-out 2
+  CHECK(!orrery::combination_checkable({NAN, 2, 3, 4}, 2));        // 1 finite step before them
+  CHECK(!orrery::combination_checkable({1, 2, NAN, NAN}, 2));      // nothing held out to score
+
+  // Two steep trends: the untrained model forecasts near their level, naive their last value, far
+  // apart. Series 0's last horizon is made naive's own forecast from the steps before it (a flat
+  // line), which the pool is nearer; series 1's the model's median from the steps before, which
+  // the model alone forecast exactly. Each check has a clear winner, computed here from the parts.
+  auto model = test::tiny_model(6);
+  const int64_t T = 100, H = 8;
+  ForecastRequest alone;
+  alone.horizon = H, alone.contexts = {64}, alone.options.levels = {0.1, 0.25, 0.5, 0.75, 0.9};
+  std::vector<std::vector<double>> ys(2);
+  for (int k = 0; k < 2; ++k)
+    for (int64_t t = 0; t < T; ++t) ys[k].push_back(10 + (k + 2) * 3.0 * static_cast<double>(t));
+  std::vector<std::vector<double>> heads;
+  for (const auto& y : ys) {
+    heads.emplace_back(y.begin(), y.end() - H);
+    alone.series.push_back({{heads.back()}, {"head"}, {}, {}});
+  }
+  const ForecastAnswer before = answer(*model, alone);
+  const double last = heads[0].back();
+  for (int64_t h = 0; h < H; ++h) ys[0][T - H + h] = last, ys[1][T - H + h] = before.series[1][0].median[h];
+  const auto naive = make_baseline("naive");
+  std::vector<bool> pooled_better;
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<double> actual(ys[k].end() - H, ys[k].end());
+    const auto& m = before.series[k][0].quantiles;
+    const auto pool = orrery::combine_quantiles({m, naive->forecast(heads[k], 1, H, before.levels)}, CombineRule::mean);
+    pooled_better.push_back(orrery::pinball_loss(pool, before.levels, actual) < orrery::pinball_loss(m, before.levels, actual));
+  }
+  REQUIRE(pooled_better == std::vector<bool>{true, false});  // the construction above, as intended
+
+  ForecastRequest r = alone;
+  r.series.clear();
+  for (const auto& y : ys) r.series.push_back({{y}, {"series"}, {}, {}});
+  const ForecastAnswer plain = answer(*model, r);
+  r.combine = {"naive"};
+  const ForecastAnswer pooled = answer(*model, r);
+  r.combine_check = true;
+  const ForecastAnswer checked = answer(*model, r);
+  CHECK(checked.series[0][0].quantiles == pooled.series[0][0].quantiles);
+  CHECK(checked.series[0][0].median == pooled.series[0][0].median);
+  CHECK(checked.series[1][0].quantiles == plain.series[1][0].quantiles);
+  CHECK(checked.series[1][0].median == plain.series[1][0].median);
+  CHECK(pooled.series[1][0].quantiles != plain.series[1][0].quantiles);
+  // Too short to hold out a horizon: the model's forecast alone.
+  r.series = {{{std::vector<double>(ys[0].begin(), ys[0].begin() + 2 * H - 1)}, {"short"}, {}, {}}};
+  CHECK(answer(*model, r).series[0][0].quantiles == [&] { auto q = r; q.combine.clear(), q.combine_check = false; return answer(*model, q); }().series[0][0].quantiles);
+  r.combine.clear();
+  CHECK_THROWS_WITH(answer(*model, r), Catch::Contains("check needs baselines"));
+
+  // Through an evaluation: each window of MODEL+naive/checked is what answer() gives its history
+  // with the same check, and the protocol says so.
+  const auto dir = fs::path(test::temp_dir("eval-combine-check"));
+  std::map<std::string, std::vector<double>> columns;
+  for (int t = 0; t < 150; ++t) {
+    columns["m/a"].push_back(40 + 0.3 * t + 5 * std::sin(t * 0.52));  // "file/column"
+    columns["m/b"].push_back(90 - 0.1 * t + 3 * std::cos(t * 0.52) + t % 5);
+  }
+  {
+    std::ofstream csv(dir / "m.csv");
+    csv.precision(17);
+    csv << "time,a,b\n";
+    for (int t = 0; t < 150; ++t)
+      csv << 2000 + t / 12 << "-" << (t % 12 < 9 ? "0" : "") << t % 12 + 1 << "-01," << columns["m/a"][t] << ","
+          << columns["m/b"][t] << "\n";
+  }
+  EvalRequest e;
+  e.models = {{"tiny", model.get()}};
+  e.data = (dir / "m.csv").string();
+  e.baselines = {};
+  e.contexts = {64};
+  e.box_cox = e.box_cox_check = false;
+  e.combine = {"naive"};
+  e.combine_check = true;
+  e.out = (dir / "out").string();
+  e.quiet = true;
+  const Json result = evaluate_request(e);
+  CHECK(result["protocol"]["combine"]["checked"] == true);
+  CHECK_THAT(result["table"].get<std::string>(), Catch::Contains("better than the model alone"));
+  std::ifstream lines(dir / "out" / "eval_forecasts.jsonl");
+  std::string header, line;
+  std::getline(lines, header);
+  const Json head = Json::parse(header);
+  int windows = 0;
+  while (std::getline(lines, line)) {
+    const Json w = Json::parse(line);
+    ForecastRequest one;
+    one.horizon = static_cast<int64_t>(w["actual"].size()), one.contexts = {64};
+    one.options.levels = head["levels"].get<std::vector<double>>();
+    const std::string series = w["series"].get<std::string>();
+    INFO("series " << series);
+    REQUIRE(columns.count(series));
+    const auto& y = columns.at(series);
+    one.series.push_back({{std::vector<double>(y.begin(), y.begin() + w["start"].get<int64_t>())}, {"window"}, {}, {}});
+    one.combine = {"naive"}, one.combine_check = true, one.combine_season = w["season"].get<int64_t>();
+    const auto expected = answer(*model, one).series[0][0].quantiles;
+    const Json& got = w["forecasts"]["tiny+naive/checked"];
+    REQUIRE(got.size() == expected.size());
+    for (size_t l = 0; l < expected.size(); ++l)
+      for (size_t h = 0; h < expected[l].size(); ++h) CHECK(got[l][h].get<double>() == Approx(expected[l][h]).epsilon(2e-6));
     ++windows;
   }
   CHECK(windows > 0);

@@ -201,6 +201,9 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery eval --model runs/quickstart --baselines ets,theta --combine ets,theta",
      "build/bin/orrery eval --model runs/quickstart --baselines ets,theta --combine ets,theta --data nile",
      "quickstart+ets+theta"},
+    {"build/bin/orrery eval --model runs/quickstart --baselines ets --combine ets,theta --combine-check",
+     "build/bin/orrery eval --model runs/quickstart --baselines ets --combine ets,theta --combine-check --data nile",
+     "quickstart+ets+theta/checked"},
     // docs/performance.md: the bench beside a real run of the same shape.
     {"build/bin/orrery bench train --preset toto2-4m --batch 8 --context 512 --repeats 30",
      "build/bin/orrery bench train --preset toto2-4m --batch 2 --context 128 --repeats 2 --warmup 1",

@@ -1,6 +1,8 @@
 #include "orrery/host/combination.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "orrery/error.h"
 
@@ -40,6 +42,30 @@ std::vector<std::vector<double>> combine_quantiles(const std::vector<std::vector
       }
     }
   return out;
+}
+
+bool combination_checkable(const std::vector<double>& history, int64_t horizon) {
+  const auto H = static_cast<size_t>(horizon);
+  if (horizon < 1 || history.size() < 2 * H) return false;
+  const auto finite = [](double v) { return std::isfinite(v); };
+  return static_cast<size_t>(std::count_if(history.begin(), history.end() - H, finite)) >= H &&
+         std::any_of(history.end() - H, history.end(), finite);
+}
+
+double pinball_loss(const std::vector<std::vector<double>>& quantiles, const std::vector<double>& levels,
+                    const std::vector<double>& actual) {
+  if (quantiles.size() != levels.size()) throw Error("pinball loss: one row of quantiles a level");
+  double sum = 0;
+  size_t n = 0;
+  for (size_t l = 0; l < levels.size(); ++l) {
+    if (quantiles[l].size() != actual.size()) throw Error("pinball loss: the quantiles and the actual values differ in length");
+    for (size_t h = 0; h < actual.size(); ++h) {
+      if (!std::isfinite(actual[h])) continue;
+      const double e = actual[h] - quantiles[l][h];
+      sum += std::max(levels[l] * e, (levels[l] - 1) * e), ++n;
+    }
+  }
+  return n ? sum / static_cast<double>(n) : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace orrery

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -358,48 +359,97 @@ class BaselineForecaster final : public EvalForecaster {
 };
 
 // A model pooled with baselines on each window (combination.h): every part forecasts the window,
-// and the quantiles are combined level by level and step by step.
+// and the quantiles are combined level by level and step by step. Checked (`check`), a window
+// keeps the pool only where it forecast the window's own last horizon better than the model
+// (parts[0]) alone, both from the steps before; elsewhere, and where it cannot be checked, the
+// model's forecast.
 class CombinedForecaster final : public EvalForecaster {
  public:
-  CombinedForecaster(std::string name, std::vector<std::unique_ptr<EvalForecaster>> parts, CombineRule rule)
-      : name_(std::move(name)), parts_(std::move(parts)), rule_(rule) {}
+  CombinedForecaster(std::string name, std::vector<std::unique_ptr<EvalForecaster>> parts, CombineRule rule, bool check)
+      : name_(std::move(name)), parts_(std::move(parts)), rule_(rule), check_(check) {}
   std::string name() const override { return name_; }
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
-    std::vector<std::vector<std::vector<std::vector<double>>>> each;  // [part][window][level][step]
-    for (auto& p : parts_) each.push_back(p->forecast(histories, season, horizon, levels));
-    return combine(each);
+    return pooled(histories, nullptr, season, horizon, levels);
   }
   std::vector<std::vector<std::vector<double>>> forecast_with(const std::vector<std::vector<double>>& histories,
                                                               const std::vector<Covariates>& covariates,
                                                               int64_t season, int64_t horizon,
                                                               const std::vector<double>& levels) override {
-    std::vector<std::vector<std::vector<std::vector<double>>>> each;
-    for (auto& p : parts_) each.push_back(p->forecast_with(histories, covariates, season, horizon, levels));
-    return combine(each);
+    return pooled(histories, &covariates, season, horizon, levels);
   }
 
  private:
+  using Parts = std::vector<std::vector<std::vector<std::vector<double>>>>;  // [part][window][level][step]
   std::string name_;
   std::vector<std::unique_ptr<EvalForecaster>> parts_;
   CombineRule rule_;
+  bool check_;
 
-  std::vector<std::vector<std::vector<double>>> combine(
-      const std::vector<std::vector<std::vector<std::vector<double>>>>& each) const {
-    std::vector<std::vector<std::vector<double>>> out(each[0].size());
-    std::vector<std::vector<std::vector<double>>> window(each.size());
-    for (size_t i = 0; i < out.size(); ++i) {
-      for (size_t k = 0; k < each.size(); ++k) window[k] = each[k][i];
-      out[i] = combine_quantiles(window, rule_);
+  Parts each(const std::vector<std::vector<double>>& histories, const std::vector<Covariates>* covariates,
+             int64_t season, int64_t horizon, const std::vector<double>& levels) {
+    Parts out;
+    for (auto& p : parts_)
+      out.push_back(covariates ? p->forecast_with(histories, *covariates, season, horizon, levels)
+                               : p->forecast(histories, season, horizon, levels));
+    return out;
+  }
+  std::vector<std::vector<double>> combine(const Parts& parts, size_t window) const {
+    std::vector<std::vector<std::vector<double>>> at;
+    for (const auto& p : parts) at.push_back(p[window]);
+    return combine_quantiles(at, rule_);
+  }
+
+  std::vector<std::vector<std::vector<double>>> pooled(const std::vector<std::vector<double>>& histories,
+                                                       const std::vector<Covariates>* covariates, int64_t season,
+                                                       int64_t horizon, const std::vector<double>& levels) {
+    const Parts full = each(histories, covariates, season, horizon, levels);
+    std::vector<std::vector<std::vector<double>>> out(histories.size());
+    std::vector<size_t> checked;
+    std::vector<std::vector<double>> heads;
+    std::vector<Covariates> head_covariates;
+    const auto H = static_cast<std::ptrdiff_t>(horizon);
+    for (size_t i = 0; i < histories.size(); ++i) {
+      if (!check_) {
+        out[i] = combine(full, i);
+        continue;
+      }
+      out[i] = full[0][i];  // the model alone, unless the check keeps the pool
+      if (!combination_checkable(histories[i], horizon)) continue;
+      const size_t at = histories[i].size() - static_cast<size_t>(horizon);
+      if (covariates) {  // a window's covariates as they were `horizon` steps earlier
+        const Covariates& c = (*covariates)[i];
+        Covariates cut{{}, {}, c.statics};
+        for (const auto& row : c.past) cut.past.emplace_back(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(at));
+        bool known = true;
+        for (const auto& row : c.future) {
+          cut.future.emplace_back(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(at) + H);
+          known = known && std::all_of(cut.future.back().end() - H, cut.future.back().end(),
+                                       [](double v) { return std::isfinite(v); });
+        }
+        if (!known) continue;
+        head_covariates.push_back(std::move(cut));
+      }
+      heads.emplace_back(histories[i].begin(), histories[i].end() - H);
+      checked.push_back(i);
+    }
+    if (checked.empty()) return out;
+    const Parts before = each(heads, covariates ? &head_covariates : nullptr, season, horizon, levels);
+    for (size_t j = 0; j < checked.size(); ++j) {
+      const std::vector<double>& y = histories[checked[j]];
+      const std::vector<double> actual(y.end() - H, y.end());
+      if (pinball_loss(combine(before, j), levels, actual) < pinball_loss(before[0][j], levels, actual))
+        out[checked[j]] = combine(full, checked[j]);
     }
     return out;
   }
 };
 
 // A baseline that several models are pooled with (a combination scored for each seed): its
-// forecasts of the windows it was last asked for are kept and given again for the same request,
-// so each window is fitted once however many models share it.
+// forecasts of the windows it was last asked for (the last two requests: a checked combination
+// asks for the windows and for the steps before their last horizon) are kept and given again for
+// the same request, so each window is fitted once however many models share it.
 class SharedBaseline final : public EvalForecaster {
  public:
   explicit SharedBaseline(std::shared_ptr<EvalForecaster> inner) : inner_(std::move(inner)) {}
@@ -407,31 +457,28 @@ class SharedBaseline final : public EvalForecaster {
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
-    Last& last = *last_;
-    if (!last.filled || last.histories != histories || last.season != season || last.horizon != horizon ||
-        last.levels != levels) {
-      last.filled = false;
-      last.out = inner_->forecast(histories, season, horizon, levels);
-      last.histories = histories, last.season = season, last.horizon = horizon, last.levels = levels;
-      last.filled = true;
-    }
-    return last.out;
+    std::deque<Answer>& kept = *kept_;
+    for (const Answer& a : kept)
+      if (a.histories == histories && a.season == season && a.horizon == horizon && a.levels == levels) return a.out;
+    Answer a{histories, season, horizon, levels, inner_->forecast(histories, season, horizon, levels)};
+    kept.push_front(std::move(a));
+    if (kept.size() > 2) kept.pop_back();
+    return kept.front().out;
   }
-  // Each handle of the same baseline shares its last answer.
-  std::unique_ptr<EvalForecaster> handle() { return std::unique_ptr<EvalForecaster>(new SharedBaseline(inner_, last_)); }
+  // Each handle of the same baseline shares its kept answers.
+  std::unique_ptr<EvalForecaster> handle() { return std::unique_ptr<EvalForecaster>(new SharedBaseline(inner_, kept_)); }
 
  private:
-  struct Last {
-    bool filled = false;
+  struct Answer {
     std::vector<std::vector<double>> histories;
     int64_t season = 0, horizon = 0;
     std::vector<double> levels;
     std::vector<std::vector<std::vector<double>>> out;
   };
-  SharedBaseline(std::shared_ptr<EvalForecaster> inner, std::shared_ptr<Last> last)
-      : inner_(std::move(inner)), last_(std::move(last)) {}
+  SharedBaseline(std::shared_ptr<EvalForecaster> inner, std::shared_ptr<std::deque<Answer>> kept)
+      : inner_(std::move(inner)), kept_(std::move(kept)) {}
   std::shared_ptr<EvalForecaster> inner_;
-  std::shared_ptr<Last> last_ = std::make_shared<Last>();
+  std::shared_ptr<std::deque<Answer>> kept_ = std::make_shared<std::deque<Answer>>();
 };
 
 class RegressionForecaster final : public EvalForecaster {
@@ -889,7 +936,10 @@ std::string format_eval_table(const Json& r) {
     std::string with;
     for (const auto& b : r["protocol"]["combine"]["with"]) with += "+" + b.get<std::string>();
     out += "(MODEL" + with + ": the model pooled with those baselines on each window, the " +
-           r["protocol"]["combine"]["rule"].get<std::string>() + " of their quantiles)\n";
+           r["protocol"]["combine"]["rule"].get<std::string>() + " of their quantiles" +
+           (r["protocol"]["combine"].value("checked", false)
+                ? "; each window keeps it only where it forecast the window's own last horizon better than the model alone"
+                : "") + ")\n";
   }
   if (r["protocol"].contains("contexts") && r["protocol"]["contexts"].size() > 1) {
     std::string list;
@@ -957,6 +1007,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   if (known_future) regression_lag_sets.push_back(0);
   if (known_future && r.regression_lags > 0) regression_lag_sets.push_back(r.regression_lags);
   if (r.box_cox_check && !r.box_cox) throw Error("evaluation: box_cox_check checks the Box-Cox transform: set box_cox too");
+  if (r.combine_check && r.combine.empty())
+    throw Error("evaluation: combine_check checks a combination: give the baselines to combine with");
   const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check};
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   std::vector<SharedBaseline> pooled;  // the combination's baselines, fitted once for every model
@@ -978,7 +1030,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
       std::string combined = name;
       for (size_t i = 0; i < r.combine.size(); ++i) parts.push_back(pooled[i].handle()), combined += "+" + r.combine[i];
       if (r.combine_rule == CombineRule::median) combined += "/median";
-      owned.push_back(std::make_unique<CombinedForecaster>(combined, std::move(parts), r.combine_rule));
+      if (r.combine_check) combined += "/checked";
+      owned.push_back(std::make_unique<CombinedForecaster>(combined, std::move(parts), r.combine_rule, r.combine_check));
     }
   }
   for (const auto& b : r.baselines) {
@@ -1017,7 +1070,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     result["protocol"]["contexts"] = r.contexts;
     if (r.box_cox) result["protocol"]["box_cox"] = r.box_cox_check ? Json("checked") : Json(true);
     if (!r.combine.empty())
-      result["protocol"]["combine"] = {{"with", r.combine}, {"rule", combine_rule_name(r.combine_rule)}};
+      result["protocol"]["combine"] = {{"with", r.combine}, {"rule", combine_rule_name(r.combine_rule)},
+                                       {"checked", r.combine_check}};
   }
   result["table"] = format_eval_table(result);
   if (!r.out.empty()) {

@@ -294,6 +294,7 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   request.options.interrupt = o.interrupt;
   request.options.sign_average = o.sign_average;
   request.combine = o.combine, request.combine_rule = o.combine_rule, request.combine_season = o.season;
+  request.combine_check = o.combine_check;
   if (o.box_cox) request.options.box_cox = std::numeric_limits<double>::quiet_NaN(), request.options.season = o.season;
   request.options.box_cox_check = o.box_cox && o.box_cox_check;
   std::vector<RequestSeries::Covariate> covariate_rows;

@@ -34,13 +34,14 @@ std::shared_ptr<Model> to_model(lua_State* L, int idx, const std::string& what) 
 //             context = {64, 512} | 2048, batch_size = 64, sign_average = false,
 //             box_cox = "checked" | true | false (the defaults: inference_defaults.h),
 //             regression_lags = 0, combine = {"ets", "theta"}, combine_rule = "mean" | "median",
+//             combine_check = false,
 //             out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
                           "batch_size", "sign_average", "box_cox", "regression_lags", "validation_windows", "windows", "out",
-                          "combine", "combine_rule",
+                          "combine", "combine_rule", "combine_check",
                           "forecasts", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
@@ -81,6 +82,8 @@ int l_eval(lua_State* L) {
     for (const auto& b : r.combine) make_baseline(b);  // an unknown name is refused, listing them
   }
   if (auto rule = string_field(L, 1, "combine_rule", fn)) r.combine_rule = parse_combine_rule(*rule, fn + ": combine_rule");
+  if (auto check = boolean_field(L, 1, "combine_check", fn)) r.combine_check = *check;
+  if (r.combine_check && r.combine.empty()) throw Error(fn + ": combine_check checks a combination; give combine");
   if (field(L, 1, "terms")) {
     r.protocol.terms.clear();
     for (const auto& t : to_strings(L, -1, fn + ": terms")) r.protocol.terms.push_back(parse_term(t));

@@ -134,14 +134,15 @@ std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model,
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
 //                sign_average=, contexts=, box_cox=, season=, past_covariates=, future_covariates=,
-//                regression=, regression_lags=, static_covariates=, combine=, combine_rule=}
+//                regression=, regression_lags=, static_covariates=, combine=, combine_rule=, combine_check=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
                           "sign_average", "contexts", "box_cox", "season", "past_covariates", "future_covariates",
-                          "regression", "regression_lags", "static_covariates", "combine", "combine_rule"});
+                          "regression", "regression_lags", "static_covariates", "combine", "combine_rule",
+                          "combine_check"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -171,13 +172,16 @@ int m_forecast(lua_State* L) {
     lua_pop(L, 1);
   }
   // combine = {"ets", "theta"}: the forecast pooled with those baselines (combination.h), fitted
-  // on each series with `season`.
+  // on each series with `season`; combine_check = true keeps it only where the series' own last
+  // horizon says so.
   std::vector<std::string> combine;
   if (field(L, 2, "combine")) {
     combine = to_strings(L, -1, fn + ": combine"), lua_pop(L, 1);
     for (const auto& b : combine) make_baseline(b);  // an unknown name is refused, listing them
   }
   const CombineRule rule = parse_combine_rule(string_field(L, 2, "combine_rule", fn).value_or("mean"), fn + ": combine_rule");
+  const bool combine_check = boolean_field(L, 2, "combine_check", fn).value_or(false);
+  if (combine_check && combine.empty()) throw Error(fn + ": combine_check checks a combination; give combine");
   const auto season = integer_field(L, 2, "season", fn);
   if (season) {
     if ((!opts.box_cox || !std::isnan(*opts.box_cox)) && combine.empty())
@@ -220,6 +224,7 @@ int m_forecast(lua_State* L) {
   request.options.contexts.clear();
   request.contexts = opts.contexts;
   request.combine = combine, request.combine_rule = rule, request.combine_season = season.value_or(1);
+  request.combine_check = combine_check;
   request.regression = boolean_field(L, 2, "regression", fn).value_or(false);
   request.regression_lags = integer_field(L, 2, "regression_lags", fn).value_or(0);
   check_regression_lags(request.regression_lags, fn + ": regression_lags");

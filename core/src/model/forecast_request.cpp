@@ -89,6 +89,50 @@ void pool(TargetForecast& t, const ForecastRequest& r, const std::vector<double>
   if (!t.mean.empty()) t.mean = combine_quantiles(means, r.combine_rule)[0];
 }
 
+// Which target rows keep the combination (ForecastRequest::combine_check, combination.h): each
+// series' last horizon is held out (its covariates' with it), forecast by the model alone from
+// the steps before, and pooled there with the baselines fitted on those steps; a row keeps the
+// combination where the pooled forecast's pinball loss was the lower. A series is checked only
+// if every target row can be and its known-future covariates are known over the held-out steps.
+std::vector<std::vector<bool>> checked_pools(Model& model, const ForecastRequest& r, const std::vector<double>& levels) {
+  const auto H = static_cast<size_t>(r.horizon);
+  std::vector<std::vector<bool>> keep(r.series.size());
+  ForecastRequest head = r;
+  head.series.clear(), head.combine.clear(), head.combine_check = false;
+  head.options.levels = levels, head.options.mean = false;
+  std::vector<size_t> checked;  // the series the held-out request holds
+  for (size_t i = 0; i < r.series.size(); ++i) {
+    const RequestSeries& s = r.series[i];
+    keep[i].assign(s.targets.size(), false);
+    bool can = std::all_of(s.targets.begin(), s.targets.end(),
+                           [&](const std::vector<double>& y) { return combination_checkable(y, r.horizon); });
+    for (const auto& c : s.covariates)
+      if (c.role == VariateRole::future)
+        can = can && std::all_of(c.values.end() - 2 * static_cast<std::ptrdiff_t>(H), c.values.end() - static_cast<std::ptrdiff_t>(H),
+                                 [](double v) { return std::isfinite(v) && std::fabs(v) <= kMaxForecastMagnitude; });
+    if (!can) continue;
+    RequestSeries cut = s;
+    for (auto& y : cut.targets) y.resize(y.size() - H);
+    for (auto& c : cut.covariates) c.values.resize(c.values.size() - H);  // past: T - H steps; future: T - H + H
+    head.series.push_back(std::move(cut));
+    checked.push_back(i);
+  }
+  if (checked.empty()) return keep;
+  const ForecastAnswer alone = answer(model, head);
+  for (size_t j = 0; j < checked.size(); ++j) {
+    const RequestSeries& s = r.series[checked[j]];
+    for (size_t k = 0; k < s.targets.size(); ++k) {
+      const std::vector<double>& y = s.targets[k];
+      const std::vector<double> before(y.begin(), y.end() - static_cast<std::ptrdiff_t>(H)), actual(y.end() - static_cast<std::ptrdiff_t>(H), y.end());
+      TargetForecast pooled = alone.series[j][k];
+      pool(pooled, r, before, alone.levels);
+      keep[checked[j]][k] = pinball_loss(pooled.quantiles, alone.levels, actual) <
+                            pinball_loss(alone.series[j][k].quantiles, alone.levels, actual);
+    }
+  }
+  return keep;
+}
+
 }  // namespace
 
 void check_contexts(const std::vector<int64_t>& contexts, const std::string& what) {
@@ -101,6 +145,7 @@ void check_contexts(const std::vector<int64_t>& contexts, const std::string& wha
 
 ForecastAnswer answer(Model& model, const ForecastRequest& r) {
   Model::check_horizon(r.horizon);
+  if (r.combine_check && r.combine.empty()) throw Error("forecast: the combination's check needs baselines to combine with");
   check_contexts(r.contexts, "forecast");
   if (r.batch_size < 1) throw Error("forecast: batch size must be at least 1, got " + std::to_string(r.batch_size));
   check_regression_lags(r.regression_lags, "forecast: regression_lags");
@@ -210,11 +255,16 @@ ForecastAnswer answer(Model& model, const ForecastRequest& r) {
             if (!t.mean.empty()) t.mean[static_cast<size_t>(h)] += shift;
           }
         }
-        if (!r.combine.empty()) pool(t, r, r.series[at_series].targets[k], out.levels);
         out.series[at_series].push_back(std::move(t));
       }
     }
     start = end;
+  }
+  if (!r.combine.empty()) {
+    const auto keep = r.combine_check ? checked_pools(model, r, out.levels) : std::vector<std::vector<bool>>{};
+    for (size_t i = 0; i < out.series.size(); ++i)
+      for (size_t k = 0; k < out.series[i].size(); ++k)
+        if (!r.combine_check || keep[i][k]) pool(out.series[i][k], r, r.series[i].targets[k], out.levels);
   }
   return out;
 }

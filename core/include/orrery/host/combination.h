@@ -22,4 +22,18 @@ const char* combine_rule_name(CombineRule rule);
 std::vector<std::vector<double>> combine_quantiles(const std::vector<std::vector<std::vector<double>>>& parts,
                                                    CombineRule rule);
 
+// A combination checked per series (`combine_check`), as Box-Cox is: the series' last `horizon`
+// steps are held out, the model alone and the combination forecast them from the steps before,
+// and the combination is kept only where its pinball loss there is the lower. Where the model
+// reads a series better than the classical forecasters, pooling with them costs it; the check
+// keeps the model's forecast there.
+//
+// Whether a history can be checked so: `horizon` finite values before its last `horizon` steps,
+// and one among those. One that cannot keeps the model's forecast alone.
+bool combination_checkable(const std::vector<double>& history, int64_t horizon);
+// The mean pinball loss of quantiles[level][step] against actual[step] over the levels and the
+// finite actual values; +inf where there are none.
+double pinball_loss(const std::vector<std::vector<double>>& quantiles, const std::vector<double>& levels,
+                    const std::vector<double>& actual);
+
 }  // namespace orrery

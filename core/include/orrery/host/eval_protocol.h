@@ -184,6 +184,7 @@ struct EvalRequest {
   // with the median rule); recorded in the result's protocol.
   std::vector<std::string> combine;
   CombineRule combine_rule = CombineRule::mean;
+  bool combine_check = false;  // each window keeps the pool only where its own check says so ("/checked")
   std::string out;                   // folder for eval.json and eval.csv; "" = none
   bool forecasts = true;             // with `out`: every window's forecasts too, eval_forecasts.jsonl
   bool quiet = false;                // no progress lines and no table

@@ -59,6 +59,7 @@ struct ForecastCsvOptions {
   // whole column with `season`; empty: the model's alone.
   std::vector<std::string> combine;
   CombineRule combine_rule = CombineRule::mean;
+  bool combine_check = false;  // ForecastRequest::combine_check
 };
 
 // Writes one row per forecast step: "step", "time" (extrapolated when the input has a time
