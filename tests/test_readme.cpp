@@ -322,6 +322,13 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test reference=ens "
      "arms=ens,ens+checked,ens+ets+theta,ens+ets+theta+median",
      "results: runs/decision.json"},
+    {"for split in validation test; do build/bin/orrery run scripts/decision.lua splits=$split reference=ens+checked "
+     "arms=ens+checked,ens+ets+theta,ens+checked+ets+theta+picked,ens+checked+ets+theta+median+picked "
+     "out=runs/decision-picked-$split.json; done",
+     "for split in validation test; do build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv "
+     "splits=$split reference=ens+checked arms=ens+checked,ens+ets+theta,ens+checked+ets+theta+picked,"
+     "ens+checked+ets+theta+median+picked out=runs/decision-picked-$split.json; done",
+     "results: runs/decision-picked-test.json"},
     // The trend_breaks prior: one seed a recipe at toy size, scored against the quickstart's models.
     {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=3 steps=2400",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=1 steps=3 batch=2 context=128",
