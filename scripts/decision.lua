@@ -96,6 +96,18 @@ for _, arm in ipairs(against and args.arms or {}) do  -- before any work
         error(string.format("against: %s has no scores of arm '%s' on %s; score it there first, or leave the arm out",
                             args.against, arm, key), 0)
       end
+      -- Each ratio is compared in logs: one at or below 0, or not a number, has no log.
+      for s, by_config in ipairs(against.scores[arm][key]) do
+        for config, v in pairs(by_config) do
+          for _, field in ipairs({"score", "crps", "mase"}) do
+            local x = type(v) == "table" and v[field]
+            if type(x) ~= "number" or not (x > 0) or x == math.huge then
+              error(string.format("against: %s: arm '%s' on %s, seed %d, %s: %s is %s, not a positive ratio",
+                                  args.against, arm, key, s - 1, config, field, tostring(x)), 0)
+            end
+          end
+        end
+      end
     end
   end
 end

@@ -417,6 +417,13 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
           "against: d.json holds 2 models and models= gives 1; compare as many seeds on each side");
   refuses(dir, "scripts/decision.lua models=m2.safetensors,m3.safetensors benchmarks=two arms=whole,ens out=e.json "
           "against=d.json", "against: d.json has no scores of arm 'ens' on two|validation");
+  {  // a hand-edited ratio at 0 has no log to compare
+    Json zero = other;
+    zero["scores"]["whole"]["two|test"][1][config]["crps"] = 0.0;
+    std::ofstream(dir + "/zero.json") << zero.dump();
+  }
+  refuses(dir, "scripts/decision.lua models=m2.safetensors,m3.safetensors benchmarks=two arms=whole out=e.json "
+          "against=zero.json", "against: zero.json: arm 'whole' on two|test, seed 1, " + config + ": crps is 0");
   std::ofstream(dir + "/not-results.json") << R"({"x": 1})";
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole out=e.json against=not-results.json",
           "against: not-results.json is not a results file of decision.lua");
