@@ -838,6 +838,38 @@ TEST_CASE("a checked combination keeps the pool for a series only where it forec
   r.combine.clear();
   CHECK_THROWS_WITH(answer(*model, r), Catch::Contains("check needs baselines"));
 
+  // With covariates: a window's rows are cut with its held-out horizon; a known-future row
+  // missing inside a scored window is an error that names the step.
+  {
+    EvalDataset d;
+    d.name = "promo", d.frequency = Frequency::parse("M");
+    std::vector<double> y, promo;
+    for (int t = 0; t < 120; ++t) y.push_back(50 + 0.4 * t + 6 * std::sin(t * 0.52) + 8 * (t % 7 == 0)), promo.push_back(t % 7 == 0);
+    d.series.push_back({"a", y, 12, {}, {promo}});
+    auto m = model_forecaster(*model, "tiny", {64}, 8, nullptr, {});
+    const Json with = run_eval({d}, {m.get()}, EvalProtocol{});
+    CHECK(std::isfinite(with["rows"][0]["crps"].get<double>()));
+    // The forecast path, through the regression on the covariate: the check keeps the pool or
+    // the model's forecast whole; a covariate missing over the held-out steps leaves it unchecked.
+    ForecastRequest q;
+    q.horizon = 12, q.contexts = {64}, q.regression = true;
+    q.series.push_back({{std::vector<double>(y.begin(), y.begin() + 108)}, {"a"}, {{"promo", VariateRole::future, promo}}, {}});
+    const auto model_alone = answer(*model, q).series[0][0].quantiles;
+    q.combine = {"naive"};
+    const auto pooled_whole = answer(*model, q).series[0][0].quantiles;
+    q.combine_check = true;
+    const auto checked_one = answer(*model, q).series[0][0].quantiles;
+    CHECK((checked_one == pooled_whole || checked_one == model_alone));
+    q.series[0].covariates[0].values[100] = NAN;  // inside the held-out steps 96..107
+    const auto unchecked = answer(*model, q).series[0][0].quantiles;
+    q.combine.clear(), q.combine_check = false;
+    CHECK(unchecked == answer(*model, q).series[0][0].quantiles);
+    d.series[0].future[0][115] = NAN;
+    CHECK_THROWS_WITH(run_eval({d}, {m.get()}, EvalProtocol{}),
+                      Catch::Contains("data set 'promo': series 'a': known-future covariate 1 has no value at step 116, "
+                                      "inside test window 1, where it must be known"));
+  }
+
   // Through an evaluation: each window of MODEL+naive/checked is what answer() gives its history
   // with the same check, and the protocol says so.
   const auto dir = fs::path(test::temp_dir("eval-combine-check"));

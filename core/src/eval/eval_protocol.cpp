@@ -358,6 +358,25 @@ class BaselineForecaster final : public EvalForecaster {
   const Interrupt* interrupt_;
 };
 
+// A series' covariates as a window that starts at step `at` reads them: its past-only rows over
+// the steps before, its known-future ones through the horizon too. `unknown` is the first
+// (row, step) where a known-future row has no value over the horizon, or nullopt.
+EvalForecaster::Covariates covariates_at(const std::vector<std::vector<double>>& past,
+                                         const std::vector<std::vector<double>>& future,
+                                         const std::vector<double>& statics, int64_t at, int64_t horizon,
+                                         std::optional<std::pair<size_t, int64_t>>& unknown) {
+  EvalForecaster::Covariates c;
+  c.statics = statics;
+  unknown.reset();
+  for (const auto& row : past) c.past.emplace_back(row.begin(), row.begin() + at);
+  for (size_t j = 0; j < future.size(); ++j) {
+    c.future.emplace_back(future[j].begin(), future[j].begin() + at + horizon);
+    for (int64_t h = at; h < at + horizon && !unknown; ++h)
+      if (!std::isfinite(future[j][h])) unknown = std::make_pair(j, h);
+  }
+  return c;
+}
+
 // A model pooled with baselines on each window (combination.h): every part forecasts the window,
 // and the quantiles are combined level by level and step by step. Checked (`check`), a window
 // keeps the pool only where it forecast the window's own last horizon better than the model
@@ -420,15 +439,9 @@ class CombinedForecaster final : public EvalForecaster {
       const size_t at = histories[i].size() - static_cast<size_t>(horizon);
       if (covariates) {  // a window's covariates as they were `horizon` steps earlier
         const Covariates& c = (*covariates)[i];
-        Covariates cut{{}, {}, c.statics};
-        for (const auto& row : c.past) cut.past.emplace_back(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(at));
-        bool known = true;
-        for (const auto& row : c.future) {
-          cut.future.emplace_back(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(at) + H);
-          known = known && std::all_of(cut.future.back().end() - H, cut.future.back().end(),
-                                       [](double v) { return std::isfinite(v); });
-        }
-        if (!known) continue;
+        std::optional<std::pair<size_t, int64_t>> unknown;
+        Covariates cut = covariates_at(c.past, c.future, c.statics, static_cast<int64_t>(at), horizon, unknown);
+        if (unknown) continue;  // not known over the held-out steps: no check
         head_covariates.push_back(std::move(cut));
       }
       heads.emplace_back(histories[i].begin(), histories[i].end() - H);
@@ -605,19 +618,12 @@ Windows make_windows(const EvalDataset& d, Term term, const EvalProtocol& protoc
       w.series.push_back(s.name);
       w.starts.push_back(first + k * w.horizon);
       if (!s.past.empty() || !s.future.empty() || !s.statics.empty()) {
-        const int64_t at = first + k * w.horizon;
-        EvalForecaster::Covariates c;
-        c.statics = s.statics;
-        for (const auto& row : s.past) c.past.emplace_back(row.begin(), row.begin() + at);
-        for (size_t j = 0; j < s.future.size(); ++j) {
-          c.future.emplace_back(s.future[j].begin(), s.future[j].begin() + at + w.horizon);
-          for (int64_t h = at; h < at + w.horizon; ++h)
-            if (!std::isfinite(s.future[j][h]))
-              throw Error("data set '" + d.name + "': series '" + s.name + "': known-future covariate " +
-                          std::to_string(j + 1) + " has no value at step " + std::to_string(h + 1) + ", inside " +
-                          kind + " window " + std::to_string(k + 1) + ", where it must be known");
-        }
-        w.covariates.push_back(std::move(c));
+        std::optional<std::pair<size_t, int64_t>> unknown;
+        w.covariates.push_back(covariates_at(s.past, s.future, s.statics, first + k * w.horizon, w.horizon, unknown));
+        if (unknown)
+          throw Error("data set '" + d.name + "': series '" + s.name + "': known-future covariate " +
+                      std::to_string(unknown->first + 1) + " has no value at step " + std::to_string(unknown->second + 1) +
+                      ", inside " + kind + " window " + std::to_string(k + 1) + ", where it must be known");
       }
       // MASE divides by the history's seasonal error: a constant history has none to divide by.
       const double scale = seasonal_error(w.histories.back(), w.season);
