@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "orrery/host/baselines.h"
+#include "orrery/host/combination.h"
 #include "orrery/host/data_mixture.h"
 #include "orrery/error.h"
 #include "orrery/host/covariate_regression.h"
@@ -23,7 +24,7 @@ int cmd_eval(const std::vector<std::string>& args) {
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
         "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox|--no-box-cox]\n"
-        "                   [--combine LIST [--combine-rule mean|median] [--combine-check]]\n"
+        "                   [--combine LIST [--combine-rule mean|median] [--combine-check]] [--check-origins N]\n"
         "                   [--regression-lags K] [--device cpu|cuda] [--out DIR] [--no-forecasts]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
@@ -66,6 +67,10 @@ int cmd_eval(const std::vector<std::string>& args) {
         "  --combine-check      each window keeps the combination only where it forecast the\n"
         "                       window's own last horizon better than the model alone, both from\n"
         "                       the steps before (MODEL+ets+theta/checked)\n"
+        "  --check-origins N    both checks score the window's last N horizons, each held out in turn\n"
+        "                       and forecast from the steps before it, the losses summed over those\n"
+        "                       the window is long enough for (default 1; each more costs the check\n"
+        "                       again)\n"
         "  --regression-lags K  on known-future covariates, also score each forecaster through the\n"
         "                       regression over the covariates' lags 0..K (NAME/lagged-regression),\n"
         "                       beside NAME/regression (lag 0)\n"
@@ -81,6 +86,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   std::string device = "cpu";
   std::optional<PluginSpec> source;  // --data as a plugin choice
   std::optional<int64_t> validation_windows;
+  bool check_origins_given = false;
   std::vector<std::pair<std::string, std::string>> models;  // path, name
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
@@ -129,6 +135,10 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
     else if (a == "--combine-rule") r.combine_rule = parse_combine_rule(value(), "eval: --combine-rule");
     else if (a == "--combine-check") r.combine_check = true;
+    else if (a == "--check-origins") {
+      r.check_origins = parse_whole_number("eval: --check-origins", value()), check_origins_given = true;
+      check_origins_count(r.check_origins, "eval: --check-origins");
+    }
     else if (a == "--regression-lags") {
       r.regression_lags = parse_whole_number("eval: --regression-lags", value());
       check_regression_lags(r.regression_lags, "eval: --regression-lags");
@@ -146,6 +156,9 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   if (!r.combine.empty() && models.empty()) throw Error("eval: --combine pools a model with baselines; give --model");
   if (r.combine_check && r.combine.empty()) throw Error("eval: --combine-check checks a combination; give --combine");
+  if (check_origins_given && !(r.box_cox && r.box_cox_check) && !r.combine_check)
+    throw Error("eval: --check-origins sets the horizons a check scores; with " + box_cox.given +
+                " give --combine-check, or leave --check-origins out");
   if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
   if (!box_cox.given.empty() && models.empty())
     throw Error("eval: " + box_cox.given + " sets how models forecast: give --model");

@@ -23,6 +23,7 @@
 
 #include "orrery/error.h"
 #include "orrery/host/baselines.h"
+#include "orrery/host/combination.h"
 #include "orrery/host/forecast_csv.h"
 #include "orrery/host/launch_env.h"
 #include "orrery/host/lua_session.h"
@@ -219,6 +220,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
         "                       [--precision fp32|bf16] [--sign-average] [--box-cox|--no-box-cox] [--season M]\n"
         "                       [--combine B,... [--combine-rule mean|median] [--combine-check] [--season M]]\n"
+        "                       [--check-origins N]\n"
         "                       [--target COL,...] [--past-covariates COL,...]\n"
         "                       [--future-covariates COL,... --future FILE.csv]\n"
         "                       [--categorical COL,...] [--regression [--regression-lags K]]\n"
@@ -250,6 +252,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "level (--combine-rule median: the median forecaster at each level and step). With\n"
         "--combine-check a column keeps the combination only where it forecast the column's own\n"
         "last --horizon steps better than the model alone, both from the steps before.\n"
+        "--check-origins N makes both checks score the column's last N horizons, each held out in\n"
+        "turn and forecast from the steps before it, the losses summed (default 1).\n"
         "--target names the columns to forecast (default: every column not named a covariate).\n"
         "Covariates (docs/covariates.md; the model must read variate roles): --past-covariates are\n"
         "columns of the input known up to the forecast's start; --future-covariates are known over\n"
@@ -271,7 +275,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
   }
   ForecastCsvOptions o;
   BoxCoxFlags box_cox;
-  bool season_given = false;
+  bool season_given = false, check_origins_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> std::string {
       if (i + 1 >= args.size()) throw Error("forecast: " + args[i] + " needs a value");
@@ -300,6 +304,10 @@ int cmd_forecast(const std::vector<std::string>& args) {
     }
     else if (a == "--combine-rule") o.combine_rule = parse_combine_rule(value(), "forecast: --combine-rule");
     else if (a == "--combine-check") o.combine_check = true;
+    else if (a == "--check-origins") {
+      o.check_origins = number(a), check_origins_given = true;
+      check_origins_count(o.check_origins, "forecast: --check-origins");
+    }
     else if (a == "--regression") o.regression = true;
     else if (a == "--regression-lags") o.regression_lags = number(a);
     else if (a == "--target" || a == "--past-covariates" || a == "--future-covariates" || a == "--categorical" ||
@@ -316,6 +324,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
   if (o.model.empty() || o.input.empty() || !o.horizon)
     throw Error("forecast: --model, --input and --horizon are required (see orrery forecast --help)");
   if (o.combine_check && o.combine.empty()) throw Error("forecast: --combine-check checks a combination; give --combine");
+  if (check_origins_given && !(o.box_cox && o.box_cox_check) && !o.combine_check)
+    throw Error("forecast: --check-origins sets the horizons a check scores; with " + box_cox.given +
+                " give --combine-check, or leave --check-origins out");
   if (season_given && !o.box_cox && o.combine.empty())
     throw Error("forecast: --season sets the blocks of Box-Cox's exponent and the season of --combine's baselines; "
                 "with --no-box-cox give --combine, or leave --season out");

@@ -14,7 +14,10 @@
 --   median  the combination's median forecaster rather than its mean
 --   picked  the combination kept for a window only where it forecast the window's own last horizon
 --           better than the model alone (combine_check)
--- e.g. ens+boxcox (the quickstart's scoring), ens+ets+theta, whole+boxcox+ets+theta+median.
+--   oN      both checks (checked, picked) score the window's last N horizons, each held out in turn,
+--           rather than its last one (check_origins = N)
+-- e.g. ens+boxcox (the quickstart's scoring), ens+ets+theta, whole+boxcox+ets+theta+median,
+-- ens+checked+ets+theta+picked+o3.
 --
 -- Each comparison is paired by configuration (data set x term): the mean over seeds of the log of
 -- each configuration's (MASE + CRPS) / 2 ratio to seasonal naive, arm minus the other, with a 90%
@@ -49,11 +52,16 @@ local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, check
 local function options_of(arm)
   local o, contexts, combine = {box_cox = false, sign_average = false}, 0, {}
   for part in arm:gmatch("[^+]+") do
-    if not parts_known[part] then
+    local origins = part:match("^o(%d+)$")
+    if not parts_known[part] and not origins then
       error("arm '" .. arm .. "': unknown part '" .. part .. "' (known: whole, c512, ens, boxcox, checked, sign, ets, "
-            .. "theta, arima, median, picked)", 0)
+            .. "theta, arima, median, picked, oN)", 0)
     end
-    if part == "whole" then o.context, contexts = 2048, contexts + 1
+    if origins then
+      if o.check_origins then error("arm '" .. arm .. "': give one oN", 0) end
+      o.check_origins = tonumber(origins)
+      if o.check_origins < 1 then error("arm '" .. arm .. "': " .. part .. " checks over no horizon; give o1 or more", 0) end
+    elseif part == "whole" then o.context, contexts = 2048, contexts + 1
     elseif part == "c512" then o.context, contexts = 512, contexts + 1
     elseif part == "ens" then o.context, contexts = {64, 512}, contexts + 1
     elseif part == "boxcox" then o.box_cox = true
@@ -69,6 +77,9 @@ local function options_of(arm)
   end
   if o.combine_rule and #combine == 0 then error("arm '" .. arm .. "': median needs baselines to combine with", 0) end
   if o.combine_check and #combine == 0 then error("arm '" .. arm .. "': picked needs baselines to combine with", 0) end
+  if o.check_origins and o.box_cox ~= "checked" and not o.combine_check then
+    error("arm '" .. arm .. "': o" .. o.check_origins .. " sets the horizons a check scores; give checked or picked", 0)
+  end
   if #combine > 0 then o.combine = combine end
   return o
 end

@@ -792,6 +792,9 @@ TEST_CASE("orrery forecast --combine pools the model's forecast with baselines f
   // Checked, the column keeps one forecast whole: the pool or the model's alone, at every step and level.
   const auto checked = quantiles(" --combine naive --combine-check");
   CHECK((checked == mean || checked == alone));
+  // So it does when both checks score the column's last 3 horizons, and model:forecast agrees.
+  const auto checked3 = quantiles(" --combine naive --combine-check --check-origins 3");
+  CHECK((checked3 == mean || checked3 == alone));
   auto unasked = f.forecast("--input " + f.dir + "/in.csv --horizon 4 --combine-check");
   CHECK(unasked.status == 1);
   CHECK_THAT(unasked.output, Catch::Contains("--combine-check checks a combination; give --combine"));
@@ -800,10 +803,16 @@ TEST_CASE("orrery forecast --combine pools the model's forecast with baselines f
       << "local m = orrery.load('" << f.dir << "/model.safetensors')\n"
          "local v = {}\nfor t = 0, 69 do v[#v + 1] = 100 + t end\n"
          "local f = m:forecast{values = v, horizon = 4, contexts = {64}, combine = {'naive', 'naive'}, combine_rule = 'median'}\n"
-         "print(string.format('median %.9g %.9g', f.median[1], f.quantiles[5][4]))\n";
+         "print(string.format('median %.9g %.9g', f.median[1], f.quantiles[5][4]))\n"
+         "local g = m:forecast{values = v, horizon = 4, contexts = {64}, combine = {'naive'}, combine_check = true,\n"
+         "                     check_origins = 3}\n"
+         "print(string.format('checked3 %.17g', g.quantiles[5][1]))\n";
   const auto lua = test::run_command(orrery_cmd("run " + f.dir + "/combine.lua"));
   INFO(lua.output);
   CHECK(lua.output.find("median 169 169") != std::string::npos);
+  const size_t at = lua.output.find("checked3 ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(lua.output.substr(at + 9)) == Approx(checked3[0][4]).epsilon(1e-6));
   auto bad = f.forecast("--input " + f.dir + "/in.csv --horizon 4 --combine prophet");
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("prophet"));

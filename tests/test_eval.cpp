@@ -727,6 +727,67 @@ TEST_CASE("a checked Box-Cox keeps the transform only for the series whose own l
   CHECK(std::isfinite(r["rows"][0]["crps"].get<double>()));
 }
 
+TEST_CASE("a checked Box-Cox sums its check over the last check_origins horizons, those a row can be checked at") {
+  auto model = test::tiny_model(5);
+  const int64_t T = 128, H = 12;
+  std::vector<double> grows;
+  for (int t = 0; t < T; ++t) grows.push_back(50 * std::exp(0.015 * t) * (1 + 0.25 * std::sin(2 * M_PI * t / 12)));
+  at::Tensor x = at::tensor(grows, at::kDouble).view({1, 1, T}).repeat({3, 1, 1});
+  at::Tensor seen = at::ones_like(x, at::kBool);
+  const at::Tensor ids = at::zeros({3, 1}, at::kLong);
+  ForecastOptions plain, transformed;
+  plain.levels = transformed.levels = {0.1, 0.5, 0.9};
+  transformed.box_cox = std::numeric_limits<double>::quiet_NaN(), transformed.season = 12;
+  const auto median = [&](int64_t cut, const ForecastOptions& o) {
+    return model->forecast(x.narrow(2, 0, cut), seen.narrow(2, 0, cut), ids, H, o).median;
+  };
+  // Row 0: the second horizon back is the transformed forecast's median from the steps before it,
+  // and the last is unobserved: one origin cannot check it, two keep the transform. Row 1: the
+  // last horizon is the transformed median, the one before unobserved: both keep the transform.
+  x.select(0, 0).narrow(1, T - 2 * H, H).copy_(median(T - 2 * H, transformed).select(0, 0));
+  seen.select(0, 0).narrow(1, T - H, H).fill_(false);
+  x.select(0, 0).narrow(1, T - H, H).fill_(std::numeric_limits<double>::quiet_NaN());
+  seen.select(0, 1).narrow(1, T - 2 * H, H).fill_(false);
+  x.select(0, 1).narrow(1, T - 2 * H, H).fill_(std::numeric_limits<double>::quiet_NaN());
+  x.select(0, 1).narrow(1, T - H, H).copy_(median(T - H, transformed).select(0, 1));
+  // Row 2 is observed throughout: its choice is the sum over both origins, computed here.
+  const auto loss = [&](int64_t cut, const ForecastOptions& o) {
+    const Forecast f = model->forecast(x.narrow(2, 0, cut), seen.narrow(2, 0, cut), ids, H, o);
+    std::vector<std::vector<double>> q(f.levels.size());
+    for (size_t l = 0; l < q.size(); ++l) {
+      const at::Tensor row = f.quantiles[static_cast<int64_t>(l)][2][0].contiguous();
+      q[l].assign(row.data_ptr<double>(), row.data_ptr<double>() + H);
+    }
+    const at::Tensor a = x[2][0].narrow(0, cut, H).contiguous();
+    return pinball_loss(q, f.levels, std::vector<double>(a.data_ptr<double>(), a.data_ptr<double>() + H));
+  };
+  const bool row2_transformed = loss(T - H, transformed) + loss(T - 2 * H, transformed) < loss(T - H, plain) + loss(T - 2 * H, plain);
+
+  ForecastOptions checked = transformed;
+  checked.box_cox_check = true;
+  const Forecast t = model->forecast(x, seen, ids, H, transformed), p = model->forecast(x, seen, ids, H, plain);
+  REQUIRE(!at::allclose(t.quantiles, p.quantiles, 1e-3, 0));  // the transform changes this model's forecasts
+  const auto kept = [&](const Forecast& f, int64_t row) {
+    return at::equal(f.quantiles.select(1, row), t.quantiles.select(1, row)) ? "transform"
+           : at::equal(f.quantiles.select(1, row), p.quantiles.select(1, row)) ? "none" : "neither";
+  };
+  const Forecast one = model->forecast(x, seen, ids, H, checked);
+  CHECK(std::string(kept(one, 0)) == "none");
+  CHECK(std::string(kept(one, 1)) == "transform");
+  checked.check_origins = 2;
+  const Forecast two = model->forecast(x, seen, ids, H, checked);
+  CHECK(std::string(kept(two, 0)) == "transform");
+  CHECK(std::string(kept(two, 1)) == "transform");
+  CHECK(std::string(kept(two, 2)) == (row2_transformed ? "transform" : "none"));
+  // More origins than the rows are long for: those they are long enough for.
+  checked.check_origins = 50;
+  const Forecast many = model->forecast(x, seen, ids, H, checked);
+  CHECK(std::string(kept(many, 0)) != "neither");
+  checked.check_origins = 0;
+  CHECK_THROWS_WITH(model->forecast(x, seen, ids, H, checked),
+                    Catch::Contains("check_origins must be at least 1 (the horizons a check scores), got 0"));
+}
+
 TEST_CASE("a combination pools the forecasters' quantiles level by level: their mean, or their median") {
   using orrery::CombineRule;
   const std::vector<std::vector<std::vector<double>>> parts = {{{1, 2}, {3, 4}}, {{3, 2}, {5, 10}}, {{8, 2}, {4, 4}}};
@@ -832,6 +893,30 @@ TEST_CASE("a checked combination keeps the pool for a series only where it forec
   CHECK(checked.series[1][0].quantiles == plain.series[1][0].quantiles);
   CHECK(checked.series[1][0].median == plain.series[1][0].median);
   CHECK(pooled.series[1][0].quantiles != plain.series[1][0].quantiles);
+  {
+    // Several origins: series 0 with its last horizon unobserved and the one before it naive's
+    // flat forecast from the steps before: one origin cannot check it, two keep the pool.
+    std::vector<double> y = ys[0];
+    const std::vector<double> head(y.begin(), y.end() - 2 * H);
+    for (int64_t h = 0; h < H; ++h) y[T - 2 * H + h] = head.back(), y[T - H + h] = NAN;
+    ForecastRequest q = alone;
+    q.series = {{{head}, {"head"}, {}, {}}};
+    const auto m = answer(*model, q).series[0][0].quantiles;
+    const std::vector<double> actual(y.end() - 2 * H, y.end() - H);
+    const auto pool = orrery::combine_quantiles({m, naive->forecast(head, 1, H, before.levels)}, CombineRule::mean);
+    REQUIRE(orrery::pinball_loss(pool, before.levels, actual) < orrery::pinball_loss(m, before.levels, actual));
+    q.series = {{{y}, {"series"}, {}, {}}};
+    const auto model_alone = answer(*model, q).series[0][0].quantiles;
+    q.combine = {"naive"};
+    const auto pooled_whole = answer(*model, q).series[0][0].quantiles;
+    REQUIRE(pooled_whole != model_alone);
+    q.combine_check = true;
+    CHECK(answer(*model, q).series[0][0].quantiles == model_alone);
+    q.options.check_origins = 2;
+    CHECK(answer(*model, q).series[0][0].quantiles == pooled_whole);
+    q.options.check_origins = 0;
+    CHECK_THROWS_WITH(answer(*model, q), Catch::Contains("forecast: check_origins must be at least 1"));
+  }
   // Too short to hold out a horizon: the model's forecast alone.
   r.series = {{{std::vector<double>(ys[0].begin(), ys[0].begin() + 2 * H - 1)}, {"short"}, {}, {}}};
   CHECK(answer(*model, r).series[0][0].quantiles == [&] { auto q = r; q.combine.clear(), q.combine_check = false; return answer(*model, q); }().series[0][0].quantiles);
@@ -886,43 +971,48 @@ TEST_CASE("a checked combination keeps the pool for a series only where it forec
       csv << 2000 + t / 12 << "-" << (t % 12 < 9 ? "0" : "") << t % 12 + 1 << "-01," << columns["m/a"][t] << ","
           << columns["m/b"][t] << "\n";
   }
-  EvalRequest e;
-  e.models = {{"tiny", model.get()}};
-  e.data = (dir / "m.csv").string();
-  e.baselines = {};
-  e.contexts = {64};
-  e.box_cox = e.box_cox_check = false;
-  e.combine = {"naive"};
-  e.combine_check = true;
-  e.out = (dir / "out").string();
-  e.quiet = true;
-  const Json result = evaluate_request(e);
-  CHECK(result["protocol"]["combine"]["checked"] == true);
-  CHECK_THAT(result["table"].get<std::string>(), Catch::Contains("better than the model alone"));
-  std::ifstream lines(dir / "out" / "eval_forecasts.jsonl");
-  std::string header, line;
-  std::getline(lines, header);
-  const Json head = Json::parse(header);
-  int windows = 0;
-  while (std::getline(lines, line)) {
-    const Json w = Json::parse(line);
-    ForecastRequest one;
-    one.horizon = static_cast<int64_t>(w["actual"].size()), one.contexts = {64};
-    one.options.levels = head["levels"].get<std::vector<double>>();
-    const std::string series = w["series"].get<std::string>();
-    INFO("series " << series);
-    REQUIRE(columns.count(series));
-    const auto& y = columns.at(series);
-    one.series.push_back({{std::vector<double>(y.begin(), y.begin() + w["start"].get<int64_t>())}, {"window"}, {}, {}});
-    one.combine = {"naive"}, one.combine_check = true, one.combine_season = w["season"].get<int64_t>();
-    const auto expected = answer(*model, one).series[0][0].quantiles;
-    const Json& got = w["forecasts"]["tiny+naive/checked"];
-    REQUIRE(got.size() == expected.size());
-    for (size_t l = 0; l < expected.size(); ++l)
-      for (size_t h = 0; h < expected[l].size(); ++h) CHECK(got[l][h].get<double>() == Approx(expected[l][h]).epsilon(2e-6));
-    ++windows;
+  for (const int64_t origins : {1, 3}) {
+    EvalRequest e;
+    e.models = {{"tiny", model.get()}};
+    e.data = (dir / "m.csv").string();
+    e.baselines = {};
+    e.contexts = {64};
+    e.box_cox = e.box_cox_check = false;
+    e.combine = {"naive"};
+    e.combine_check = true, e.check_origins = origins;
+    e.out = (dir / ("out" + std::to_string(origins))).string();
+    e.quiet = true;
+    const Json result = evaluate_request(e);
+    CHECK(result["protocol"]["combine"]["checked"] == true);
+    CHECK_THAT(result["table"].get<std::string>(), Catch::Contains(origins == 1 ? "last horizon better than the model alone"
+                                                                                 : "last 3 horizons better than the model alone"));
+    CHECK(result["protocol"]["check_origins"] == origins);
+    std::ifstream lines(fs::path(e.out) / "eval_forecasts.jsonl");
+    std::string header, line;
+    std::getline(lines, header);
+    const Json head = Json::parse(header);
+    int windows = 0;
+    while (std::getline(lines, line)) {
+      const Json w = Json::parse(line);
+      ForecastRequest one;
+      one.horizon = static_cast<int64_t>(w["actual"].size()), one.contexts = {64};
+      one.options.levels = head["levels"].get<std::vector<double>>();
+      const std::string series = w["series"].get<std::string>();
+      INFO("series " << series);
+      REQUIRE(columns.count(series));
+      const auto& y = columns.at(series);
+      one.series.push_back({{std::vector<double>(y.begin(), y.begin() + w["start"].get<int64_t>())}, {"window"}, {}, {}});
+      one.combine = {"naive"}, one.combine_check = true, one.combine_season = w["season"].get<int64_t>();
+      one.options.check_origins = origins;
+      const auto expected = answer(*model, one).series[0][0].quantiles;
+      const Json& got = w["forecasts"]["tiny+naive/checked"];
+      REQUIRE(got.size() == expected.size());
+      for (size_t l = 0; l < expected.size(); ++l)
+        for (size_t h = 0; h < expected[l].size(); ++h) CHECK(got[l][h].get<double>() == Approx(expected[l][h]).epsilon(2e-6));
+      ++windows;
+    }
+    CHECK(windows > 0);
   }
-  CHECK(windows > 0);
   orrery::remove_tree(dir);
 }
 

@@ -342,7 +342,8 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
          "end\n";
   REQUIRE(run(dir, "make.lua").status == 0);
   const std::string cmd = "scripts/decision.lua models=m0.safetensors,m1.safetensors benchmarks=two "
-                          "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median,ens+checked+ets+picked out=d.json";
+                          "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median,ens+checked+ets+picked,"
+                          "ens+checked+o2 out=d.json";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -350,7 +351,8 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
   for (const char* split : {"validation", "test"}) {
     const std::string key = std::string("two|") + split;
     const Json& c = d["comparison"][key];
-    for (const char* arm : {"whole", "ens+boxcox", "ens+checked", "whole+ets+theta+median", "ens+checked+ets+picked"}) {
+    for (const char* arm : {"whole", "ens+boxcox", "ens+checked", "whole+ets+theta+median", "ens+checked+ets+picked",
+                            "ens+checked+o2"}) {
       INFO(arm << " " << split);
       const Json& seeds = d["scores"][arm][key];
       REQUIRE(seeds.size() == 2);
@@ -385,8 +387,8 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
   altered["ets"]["two|test"][config]["score"] = 456.0;
   std::ofstream(dir + "/d.json") << altered.dump();
   const auto swapped = run(dir, "scripts/decision.lua models=m1.safetensors,m0.safetensors benchmarks=two "
-                                "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median,ens+checked+ets+picked "
-                                "out=d.json");
+                                "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median,ens+checked+ets+picked,"
+                                "ens+checked+o2 out=d.json");
   REQUIRE(swapped.status == 0);
   const Json other = Json::parse(test::read_text(dir + "/d.json"));
   CHECK(other["scores"]["whole"]["two|test"][1][config]["score"] == d["scores"]["whole"]["two|test"][0][config]["score"]);
@@ -431,6 +433,12 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
           "arm 'ens+boxkox': unknown part 'boxkox'");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+picked out=e.json",
           "arm 'ens+picked': picked needs baselines to combine with");
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+o2 out=e.json",
+          "arm 'ens+o2': o2 sets the horizons a check scores; give checked or picked");
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+checked+o0 out=e.json",
+          "arm 'ens+checked+o0': o0 checks over no horizon; give o1 or more");
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+checked+o2+o3 out=e.json",
+          "arm 'ens+checked+o2+o3': give one oN");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole+ens out=e.json",
           "arm 'whole+ens': give exactly one of whole, c512, ens");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=ens reference=whole out=e.json",

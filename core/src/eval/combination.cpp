@@ -52,6 +52,10 @@ bool combination_checkable(const std::vector<double>& history, int64_t horizon) 
          std::any_of(history.end() - H, history.end(), finite);
 }
 
+void check_origins_count(int64_t origins, const std::string& what) {
+  if (origins < 1) throw Error(what + " must be at least 1 (the horizons a check scores), got " + std::to_string(origins));
+}
+
 double pinball_loss(const std::vector<std::vector<double>>& quantiles, const std::vector<double>& levels,
                     const std::vector<double>& actual) {
   if (quantiles.size() != levels.size()) throw Error("pinball loss: one row of quantiles a level");

@@ -269,6 +269,7 @@ class ModelForecaster final : public EvalForecaster {
     r.options.sign_average = recipe_.sign_average;
     if (recipe_.box_cox) r.options.box_cox = std::numeric_limits<double>::quiet_NaN(), r.options.season = season;
     r.options.box_cox_check = recipe_.box_cox && recipe_.box_cox_check;
+    r.options.check_origins = recipe_.check_origins;
     for (size_t i = 0; i < histories.size(); ++i) {
       const std::string window = "window " + std::to_string(i + 1);
       RequestSeries s{{histories[i]}, {window}, {}, {}};
@@ -378,13 +379,14 @@ EvalForecaster::Covariates covariates_at(const std::vector<std::vector<double>>&
 }
 
 // A model pooled with baselines on each window (combination.h): every part forecasts the window,
-// and the quantiles are combined level by level and step by step. Checked (`check`), a window
-// keeps the pool only where it forecast the window's own last horizon better than the model
-// (parts[0]) alone, both from the steps before; elsewhere, and where it cannot be checked, the
-// model's forecast.
+// and the quantiles are combined level by level and step by step. Checked (`check` origins, 0:
+// none), a window keeps the pool only where it forecast the window's own last horizons better
+// than the model (parts[0]) alone, each from the steps before it, the pinball losses summed over
+// the origins it can be checked at; elsewhere, and where it cannot be checked, the model's
+// forecast.
 class CombinedForecaster final : public EvalForecaster {
  public:
-  CombinedForecaster(std::string name, std::vector<std::unique_ptr<EvalForecaster>> parts, CombineRule rule, bool check)
+  CombinedForecaster(std::string name, std::vector<std::unique_ptr<EvalForecaster>> parts, CombineRule rule, int64_t check)
       : name_(std::move(name)), parts_(std::move(parts)), rule_(rule), check_(check) {}
   std::string name() const override { return name_; }
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
@@ -404,7 +406,7 @@ class CombinedForecaster final : public EvalForecaster {
   std::string name_;
   std::vector<std::unique_ptr<EvalForecaster>> parts_;
   CombineRule rule_;
-  bool check_;
+  int64_t check_;
 
   Parts each(const std::vector<std::vector<double>>& histories, const std::vector<Covariates>* covariates,
              int64_t season, int64_t horizon, const std::vector<double>& levels) {
@@ -425,57 +427,65 @@ class CombinedForecaster final : public EvalForecaster {
                                                        int64_t horizon, const std::vector<double>& levels) {
     const Parts full = each(histories, covariates, season, horizon, levels);
     std::vector<std::vector<std::vector<double>>> out(histories.size());
-    std::vector<size_t> checked;
-    std::vector<std::vector<double>> heads;
-    std::vector<Covariates> head_covariates;
-    const auto H = static_cast<std::ptrdiff_t>(horizon);
-    for (size_t i = 0; i < histories.size(); ++i) {
-      if (!check_) {
-        out[i] = combine(full, i);
-        continue;
+    for (size_t i = 0; i < histories.size(); ++i) out[i] = check_ ? full[0][i] : combine(full, i);
+    if (!check_) return out;
+    // The model alone, unless the check keeps the pool: the losses of each at every origin.
+    std::vector<double> loss_pooled(histories.size(), 0.0), loss_alone(histories.size(), 0.0);
+    std::vector<bool> checked(histories.size(), false);
+    const auto H = static_cast<size_t>(horizon);
+    for (int64_t origin = 0; origin < check_; ++origin) {
+      const size_t back = static_cast<size_t>(origin) * H;  // steps before the window's end
+      std::vector<size_t> at_origin;
+      std::vector<std::vector<double>> heads, actuals;
+      std::vector<Covariates> head_covariates;
+      for (size_t i = 0; i < histories.size(); ++i) {
+        if (histories[i].size() < back + 2 * H) continue;
+        const std::vector<double> upto(histories[i].begin(), histories[i].end() - static_cast<std::ptrdiff_t>(back));
+        if (!combination_checkable(upto, horizon)) continue;
+        const size_t at = upto.size() - H;
+        if (covariates) {  // a window's covariates as they were at the held-out horizon's start
+          const Covariates& c = (*covariates)[i];
+          std::optional<std::pair<size_t, int64_t>> unknown;
+          Covariates cut = covariates_at(c.past, c.future, c.statics, static_cast<int64_t>(at), horizon, unknown);
+          if (unknown) continue;  // not known over the held-out steps: no check there
+          head_covariates.push_back(std::move(cut));
+        }
+        heads.emplace_back(upto.begin(), upto.begin() + static_cast<std::ptrdiff_t>(at));
+        actuals.emplace_back(upto.begin() + static_cast<std::ptrdiff_t>(at), upto.end());
+        at_origin.push_back(i);
       }
-      out[i] = full[0][i];  // the model alone, unless the check keeps the pool
-      if (!combination_checkable(histories[i], horizon)) continue;
-      const size_t at = histories[i].size() - static_cast<size_t>(horizon);
-      if (covariates) {  // a window's covariates as they were `horizon` steps earlier
-        const Covariates& c = (*covariates)[i];
-        std::optional<std::pair<size_t, int64_t>> unknown;
-        Covariates cut = covariates_at(c.past, c.future, c.statics, static_cast<int64_t>(at), horizon, unknown);
-        if (unknown) continue;  // not known over the held-out steps: no check
-        head_covariates.push_back(std::move(cut));
+      if (at_origin.empty()) continue;
+      const Parts before = each(heads, covariates ? &head_covariates : nullptr, season, horizon, levels);
+      for (size_t j = 0; j < at_origin.size(); ++j) {
+        loss_pooled[at_origin[j]] += pinball_loss(combine(before, j), levels, actuals[j]);
+        loss_alone[at_origin[j]] += pinball_loss(before[0][j], levels, actuals[j]);
+        checked[at_origin[j]] = true;
       }
-      heads.emplace_back(histories[i].begin(), histories[i].end() - H);
-      checked.push_back(i);
     }
-    if (checked.empty()) return out;
-    const Parts before = each(heads, covariates ? &head_covariates : nullptr, season, horizon, levels);
-    for (size_t j = 0; j < checked.size(); ++j) {
-      const std::vector<double>& y = histories[checked[j]];
-      const std::vector<double> actual(y.end() - H, y.end());
-      if (pinball_loss(combine(before, j), levels, actual) < pinball_loss(before[0][j], levels, actual))
-        out[checked[j]] = combine(full, checked[j]);
-    }
+    for (size_t i = 0; i < histories.size(); ++i)
+      if (checked[i] && loss_pooled[i] < loss_alone[i]) out[i] = combine(full, i);
     return out;
   }
 };
 
 // A baseline that several models are pooled with (a combination scored for each seed): its
-// forecasts of the windows it was last asked for (the last two requests: a checked combination
-// asks for the windows and for the steps before their last horizon) are kept and given again for
+// forecasts of the windows it was last asked for (the last `requests`: a checked combination asks
+// for the windows and for the steps before each held-out horizon) are kept and given again for
 // the same request, so each window is fitted once however many models share it.
 class SharedBaseline final : public EvalForecaster {
  public:
-  explicit SharedBaseline(std::shared_ptr<EvalForecaster> inner) : inner_(std::move(inner)) {}
+  SharedBaseline(std::shared_ptr<EvalForecaster> inner, size_t requests)
+      : inner_(std::move(inner)), kept_(std::make_shared<Kept>(Kept{requests, {}})) {}
   std::string name() const override { return inner_->name(); }
   std::vector<std::vector<std::vector<double>>> forecast(const std::vector<std::vector<double>>& histories,
                                                          int64_t season, int64_t horizon,
                                                          const std::vector<double>& levels) override {
-    std::deque<Answer>& kept = *kept_;
+    std::deque<Answer>& kept = kept_->answers;
     for (const Answer& a : kept)
       if (a.histories == histories && a.season == season && a.horizon == horizon && a.levels == levels) return a.out;
     Answer a{histories, season, horizon, levels, inner_->forecast(histories, season, horizon, levels)};
     kept.push_front(std::move(a));
-    if (kept.size() > 2) kept.pop_back();
+    if (kept.size() > kept_->requests) kept.pop_back();
     return kept.front().out;
   }
   // Each handle of the same baseline shares its kept answers.
@@ -488,10 +498,14 @@ class SharedBaseline final : public EvalForecaster {
     std::vector<double> levels;
     std::vector<std::vector<std::vector<double>>> out;
   };
-  SharedBaseline(std::shared_ptr<EvalForecaster> inner, std::shared_ptr<std::deque<Answer>> kept)
+  struct Kept {
+    size_t requests;
+    std::deque<Answer> answers;
+  };
+  SharedBaseline(std::shared_ptr<EvalForecaster> inner, std::shared_ptr<Kept> kept)
       : inner_(std::move(inner)), kept_(std::move(kept)) {}
   std::shared_ptr<EvalForecaster> inner_;
-  std::shared_ptr<std::deque<Answer>> kept_ = std::make_shared<std::deque<Answer>>();
+  std::shared_ptr<Kept> kept_;
 };
 
 class RegressionForecaster final : public EvalForecaster {
@@ -934,17 +948,19 @@ std::string format_eval_table(const Json& r) {
   }
   if (r["protocol"].value("sign_average", false))
     out += "(the models' forecasts sign-averaged: f(x) with -f(-x) at mirrored levels)\n";
+  const int64_t origins = r["protocol"].value("check_origins", int64_t{1});
+  const std::string last = origins == 1 ? "last horizon" : "last " + std::to_string(origins) + " horizons";
   if (r["protocol"].contains("box_cox"))
     out += std::string("(the models forecast each window's Box-Cox transform, its exponent by Guerrero's method, mapped "
                        "back") + (r["protocol"]["box_cox"] == "checked" ? "; each window keeps it only where it forecast "
-                       "the window's own last horizon better" : "") + ")\n";
+                       "the window's own " + last + " better" : "") + ")\n";
   if (r["protocol"].contains("combine")) {
     std::string with;
     for (const auto& b : r["protocol"]["combine"]["with"]) with += "+" + b.get<std::string>();
     out += "(MODEL" + with + ": the model pooled with those baselines on each window, the " +
            r["protocol"]["combine"]["rule"].get<std::string>() + " of their quantiles" +
            (r["protocol"]["combine"].value("checked", false)
-                ? "; each window keeps it only where it forecast the window's own last horizon better than the model alone"
+                ? "; each window keeps it only where it forecast the window's own " + last + " better than the model alone"
                 : "") + ")\n";
   }
   if (r["protocol"].contains("contexts") && r["protocol"]["contexts"].size() > 1) {
@@ -1015,10 +1031,12 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   if (r.box_cox_check && !r.box_cox) throw Error("evaluation: box_cox_check checks the Box-Cox transform: set box_cox too");
   if (r.combine_check && r.combine.empty())
     throw Error("evaluation: combine_check checks a combination: give the baselines to combine with");
-  const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check};
+  check_origins_count(r.check_origins, "evaluation: check_origins");
+  const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check, r.check_origins};
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   std::vector<SharedBaseline> pooled;  // the combination's baselines, fitted once for every model
-  for (const auto& b : r.combine) pooled.emplace_back(baseline_forecaster(b, interrupt));
+  const size_t requests = 1 + (r.combine_check ? static_cast<size_t>(r.check_origins) : 0);
+  for (const auto& b : r.combine) pooled.emplace_back(baseline_forecaster(b, interrupt), requests);
   for (const auto& [name, model] : r.models) {
     // With covariates and without, on the same windows: what the covariates are worth.
     const bool both = covariates && model->reads_roles();
@@ -1037,7 +1055,8 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
       for (size_t i = 0; i < r.combine.size(); ++i) parts.push_back(pooled[i].handle()), combined += "+" + r.combine[i];
       if (r.combine_rule == CombineRule::median) combined += "/median";
       if (r.combine_check) combined += "/checked";
-      owned.push_back(std::make_unique<CombinedForecaster>(combined, std::move(parts), r.combine_rule, r.combine_check));
+      owned.push_back(std::make_unique<CombinedForecaster>(combined, std::move(parts), r.combine_rule,
+                                                           r.combine_check ? r.check_origins : 0));
     }
   }
   for (const auto& b : r.baselines) {
@@ -1075,6 +1094,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     result["protocol"]["regression_lags"] = r.regression_lags;
     result["protocol"]["contexts"] = r.contexts;
     if (r.box_cox) result["protocol"]["box_cox"] = r.box_cox_check ? Json("checked") : Json(true);
+    if ((r.box_cox && r.box_cox_check) || r.combine_check) result["protocol"]["check_origins"] = r.check_origins;
     if (!r.combine.empty())
       result["protocol"]["combine"] = {{"with", r.combine}, {"rule", combine_rule_name(r.combine_rule)},
                                        {"checked", r.combine_check}};

@@ -2,6 +2,7 @@
 // orrery.backtest{...}: a model on the last windows of given series, at a chosen horizon; and
 // orrery.fit_scaling{...}: a scaling law through measured losses, with bootstrap intervals; and
 // orrery.bootstrap{...}: a percentile interval of any statistic over resampled paired units.
+#include "orrery/host/combination.h"
 #include "orrery/host/lua_binding.h"
 
 #include <algorithm>
@@ -34,14 +35,14 @@ std::shared_ptr<Model> to_model(lua_State* L, int idx, const std::string& what) 
 //             context = {64, 512} | 2048, batch_size = 64, sign_average = false,
 //             box_cox = "checked" | true | false (the defaults: inference_defaults.h),
 //             regression_lags = 0, combine = {"ets", "theta"}, combine_rule = "mean" | "median",
-//             combine_check = false,
+//             combine_check = false, check_origins = 1,
 //             out = "runs/x", quiet = false}
 int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
                           "batch_size", "sign_average", "box_cox", "regression_lags", "validation_windows", "windows", "out",
-                          "combine", "combine_rule", "combine_check",
+                          "combine", "combine_rule", "combine_check", "check_origins",
                           "forecasts", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
@@ -112,6 +113,13 @@ int l_eval(lua_State* L) {
   if (auto v = integer_field(L, 1, "regression_lags", fn)) {
     check_regression_lags(*v, fn + ": regression_lags");
     r.regression_lags = *v;
+  }
+  if (auto v = integer_field(L, 1, "check_origins", fn)) {  // the horizons both checks score
+    if (!(r.box_cox && r.box_cox_check) && !r.combine_check)
+      throw Error(fn + ": check_origins sets the horizons a check scores; with box_cox other than \"checked\", give "
+                  "combine_check = true, or leave check_origins out");
+    check_origins_count(*v, fn + ": check_origins");
+    r.check_origins = *v;
   }
   if (auto v = string_field(L, 1, "out", fn)) r.out = *v;
   if (auto v = boolean_field(L, 1, "forecasts", fn)) r.forecasts = *v;  // with out: forecasts.jsonl too

@@ -134,7 +134,8 @@ std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model,
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
 //                sign_average=, contexts=, box_cox=, season=, past_covariates=, future_covariates=,
-//                regression=, regression_lags=, static_covariates=, combine=, combine_rule=, combine_check=}
+//                regression=, regression_lags=, static_covariates=, combine=, combine_rule=, combine_check=,
+//                check_origins=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");
@@ -142,7 +143,7 @@ int m_forecast(lua_State* L) {
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
                           "sign_average", "contexts", "box_cox", "season", "past_covariates", "future_covariates",
                           "regression", "regression_lags", "static_covariates", "combine", "combine_rule",
-                          "combine_check"});
+                          "combine_check", "check_origins"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -158,6 +159,7 @@ int m_forecast(lua_State* L) {
   opts.contexts = inference_defaults::contexts;
   if (inference_defaults::box_cox) opts.box_cox = std::numeric_limits<double>::quiet_NaN();
   opts.box_cox_check = inference_defaults::box_cox_check;
+  opts.check_origins = inference_defaults::check_origins;
   if (field(L, 2, "contexts")) {
     opts.contexts = to_integers(L, -1, fn + ": contexts");
     lua_pop(L, 1);
@@ -182,6 +184,14 @@ int m_forecast(lua_State* L) {
   const CombineRule rule = parse_combine_rule(string_field(L, 2, "combine_rule", fn).value_or("mean"), fn + ": combine_rule");
   const bool combine_check = boolean_field(L, 2, "combine_check", fn).value_or(false);
   if (combine_check && combine.empty()) throw Error(fn + ": combine_check checks a combination; give combine");
+  // check_origins = N: both checks score each series' last N horizons, each held out in turn.
+  if (auto n = integer_field(L, 2, "check_origins", fn)) {
+    if (!(opts.box_cox && opts.box_cox_check) && !combine_check)
+      throw Error(fn + ": check_origins sets the horizons a check scores; with box_cox other than \"checked\", give "
+                  "combine_check = true, or leave check_origins out");
+    check_origins_count(*n, fn + ": check_origins");
+    opts.check_origins = *n;
+  }
   const auto season = integer_field(L, 2, "season", fn);
   if (season) {
     if ((!opts.box_cox || !std::isnan(*opts.box_cox)) && combine.empty())

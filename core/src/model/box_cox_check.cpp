@@ -1,7 +1,9 @@
 // Box-Cox, checked per series (ForecastOptions::box_cox_check): the transform is kept for a
-// target row only where it forecast the row's own last horizon better than no transform did.
-// The check is the validation split of one series: its last `horizon` steps are held out, both
-// forecasts are made from the steps before them and scored by the pinball loss over the levels.
+// target row only where it forecast the row's own last horizons better than no transform did.
+// The check is the validation split of one series, rolled back over `check_origins` horizons:
+// each is held out in turn, both forecasts are made from the steps before it and scored by the
+// pinball loss over the levels, and the losses are summed over the origins the row can be
+// checked at (at least a patch before it, something observed before it and within it).
 #include <ATen/ATen.h>
 
 #include <limits>
@@ -38,25 +40,30 @@ Forecast Model::checked_box_cox_forecast(const at::Tensor& values_in, const at::
   Forecast without = forecast(values_in, observed_in, series_ids, horizon, plain);
 
   const int64_t B = values_in.size(0), V = values_in.size(1), T = values_in.size(2);
-  at::Tensor keep = at::zeros({B, V}, at::kBool);
-  if (T - horizon >= patch_size()) {
-    const at::Tensor values = values_in.to(at::kDouble);
-    const at::Tensor seen = observed_in.to(at::kBool) & values.isfinite();
-    at::Tensor head = values.narrow(2, 0, T - horizon).clone(), head_seen = seen.narrow(2, 0, T - horizon).clone();
-    const at::Tensor actual = values.narrow(2, T - horizon, horizon), actual_seen = seen.narrow(2, T - horizon, horizon);
-    // A row with nothing observed before its last horizon cannot be checked: it is shown one
-    // observed 1 at the end so the others can be, and keeps no transform.
+  const at::Tensor values = values_in.to(at::kDouble);
+  const at::Tensor seen = observed_in.to(at::kBool) & values.isfinite();
+  ForecastOptions t = transformed, p = plain;
+  t.mean = p.mean = false;
+  at::Tensor loss_with = at::zeros({B, V}, at::kDouble), loss_without = at::zeros({B, V}, at::kDouble);
+  at::Tensor checked = at::zeros({B, V}, at::kBool);
+  for (int64_t origin = 1; origin <= o.check_origins && T - origin * horizon >= patch_size(); ++origin) {
+    const int64_t cut = T - origin * horizon;
+    at::Tensor head = values.narrow(2, 0, cut).clone(), head_seen = seen.narrow(2, 0, cut).clone();
+    const at::Tensor actual = values.narrow(2, cut, horizon), actual_seen = seen.narrow(2, cut, horizon);
+    // A row with nothing observed before the origin cannot be checked there: it is shown one
+    // observed 1 at the end so the others can be.
     const at::Tensor blank = ~head_seen.any(-1);
-    head.select(2, T - horizon - 1).masked_fill_(blank, 1.0);
-    head_seen.select(2, T - horizon - 1).logical_or_(blank);
-    ForecastOptions t = transformed, p = plain;
-    t.mean = p.mean = false;
+    head.select(2, cut - 1).masked_fill_(blank, 1.0);
+    head_seen.select(2, cut - 1).logical_or_(blank);
     // Known-future covariates are known over the held-out steps: their values there.
-    if (o.future.defined()) t.future = p.future = values_in.narrow(2, T - horizon, horizon).to(o.future.options());
+    if (o.future.defined()) t.future = p.future = values_in.narrow(2, cut, horizon).to(o.future.options());
     const at::Tensor lw = pinball(forecast(head, head_seen, series_ids, horizon, t), actual, actual_seen);
     const at::Tensor lp = pinball(forecast(head, head_seen, series_ids, horizon, p), actual, actual_seen);
-    keep = (lw < lp) & ~blank;
+    const at::Tensor counts = ~blank & lw.isfinite() & lp.isfinite();
+    loss_with += at::where(counts, lw, 0.0), loss_without += at::where(counts, lp, 0.0);
+    checked |= counts;
   }
+  at::Tensor keep = checked & (loss_with < loss_without);
   if (o.roles.defined()) keep &= o.roles.to(at::kCPU) == static_cast<int64_t>(VariateRole::target);
   const at::Tensor k = keep.to(with.quantiles.device());
   Forecast out = without;

@@ -89,21 +89,29 @@ void pool(TargetForecast& t, const ForecastRequest& r, const std::vector<double>
   if (!t.mean.empty()) t.mean = combine_quantiles(means, r.combine_rule)[0];
 }
 
-// Which target rows keep the combination (ForecastRequest::combine_check, combination.h): each
-// series' last horizon is held out (its covariates' with it), forecast by the model alone from
-// the steps before, and pooled there with the baselines fitted on those steps; a row keeps the
-// combination where the pooled forecast's pinball loss was the lower. A series is checked only
-// if every target row can be and its known-future covariates are known over the held-out steps.
-std::vector<std::vector<bool>> checked_pools(Model& model, const ForecastRequest& r, const std::vector<double>& levels) {
+// The combination's check at one origin, `back` steps before each series' end: the horizon before
+// it is held out (its covariates' with it), forecast by the model alone from the steps before,
+// and pooled there with the baselines fitted on those steps; each target row's pinball losses
+// are added to `pooled` and `alone` and the row marked `checked`. A series is checked at an
+// origin only if every target row can be and its known-future covariates are known over the
+// held-out steps.
+struct CheckLosses {
+  std::vector<std::vector<double>> pooled, alone;
+  std::vector<std::vector<bool>> checked;
+};
+void check_origin(Model& model, const ForecastRequest& r, const std::vector<double>& levels, size_t back, CheckLosses& l) {
   const auto H = static_cast<size_t>(r.horizon);
-  std::vector<std::vector<bool>> keep(r.series.size());
   ForecastRequest head = r;
   head.series.clear(), head.combine.clear(), head.combine_check = false;
   head.options.levels = levels, head.options.mean = false;
   std::vector<size_t> checked;  // the series the held-out request holds
+  std::vector<RequestSeries> upto;  // each series as it was `back` steps before its end
   for (size_t i = 0; i < r.series.size(); ++i) {
-    const RequestSeries& s = r.series[i];
-    keep[i].assign(s.targets.size(), false);
+    RequestSeries s = r.series[i];
+    if (std::any_of(s.targets.begin(), s.targets.end(), [&](const std::vector<double>& y) { return y.size() < back + 2 * H; }))
+      continue;
+    for (auto& y : s.targets) y.resize(y.size() - back);
+    for (auto& c : s.covariates) c.values.resize(c.values.size() - back);
     bool can = std::all_of(s.targets.begin(), s.targets.end(),
                            [&](const std::vector<double>& y) { return combination_checkable(y, r.horizon); });
     for (const auto& c : s.covariates)
@@ -115,21 +123,39 @@ std::vector<std::vector<bool>> checked_pools(Model& model, const ForecastRequest
     for (auto& y : cut.targets) y.resize(y.size() - H);
     for (auto& c : cut.covariates) c.values.resize(c.values.size() - H);  // past: T - H steps; future: T - H + H
     head.series.push_back(std::move(cut));
+    upto.push_back(std::move(s));
     checked.push_back(i);
   }
-  if (checked.empty()) return keep;
+  if (checked.empty()) return;
   const ForecastAnswer alone = answer(model, head);
   for (size_t j = 0; j < checked.size(); ++j) {
-    const RequestSeries& s = r.series[checked[j]];
+    const RequestSeries& s = upto[j];
     for (size_t k = 0; k < s.targets.size(); ++k) {
       const std::vector<double>& y = s.targets[k];
       const std::vector<double> before(y.begin(), y.end() - static_cast<std::ptrdiff_t>(H)), actual(y.end() - static_cast<std::ptrdiff_t>(H), y.end());
       TargetForecast pooled = alone.series[j][k];
       pool(pooled, r, before, alone.levels);
-      keep[checked[j]][k] = pinball_loss(pooled.quantiles, alone.levels, actual) <
-                            pinball_loss(alone.series[j][k].quantiles, alone.levels, actual);
+      l.pooled[checked[j]][k] += pinball_loss(pooled.quantiles, alone.levels, actual);
+      l.alone[checked[j]][k] += pinball_loss(alone.series[j][k].quantiles, alone.levels, actual);
+      l.checked[checked[j]][k] = true;
     }
   }
+}
+
+// Which target rows keep the combination (ForecastRequest::combine_check, combination.h): those
+// whose pooled forecasts had the lower pinball loss, summed over the last check_origins horizons
+// each row could be checked at.
+std::vector<std::vector<bool>> checked_pools(Model& model, const ForecastRequest& r, const std::vector<double>& levels) {
+  CheckLosses l;
+  for (const RequestSeries& s : r.series) {
+    l.pooled.emplace_back(s.targets.size(), 0.0), l.alone.emplace_back(s.targets.size(), 0.0);
+    l.checked.emplace_back(s.targets.size(), false);
+  }
+  for (int64_t origin = 0; origin < r.options.check_origins; ++origin)
+    check_origin(model, r, levels, static_cast<size_t>(origin * r.horizon), l);
+  std::vector<std::vector<bool>> keep = l.checked;
+  for (size_t i = 0; i < keep.size(); ++i)
+    for (size_t k = 0; k < keep[i].size(); ++k) keep[i][k] = l.checked[i][k] && l.pooled[i][k] < l.alone[i][k];
   return keep;
 }
 
@@ -146,6 +172,7 @@ void check_contexts(const std::vector<int64_t>& contexts, const std::string& wha
 ForecastAnswer answer(Model& model, const ForecastRequest& r) {
   Model::check_horizon(r.horizon);
   if (r.combine_check && r.combine.empty()) throw Error("forecast: the combination's check needs baselines to combine with");
+  check_origins_count(r.options.check_origins, "forecast: check_origins");
   check_contexts(r.contexts, "forecast");
   if (r.batch_size < 1) throw Error("forecast: batch size must be at least 1, got " + std::to_string(r.batch_size));
   check_regression_lags(r.regression_lags, "forecast: regression_lags");

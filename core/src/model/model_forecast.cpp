@@ -15,6 +15,7 @@
 
 #include "orrery/options.h"
 #include "orrery/error.h"
+#include "orrery/host/combination.h"
 #include "orrery/host/box_cox.h"
 #include "orrery/host/covariate_lags.h"
 #include "orrery/host/graphed_call.h"
@@ -169,6 +170,7 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
         o.contexts.begin() + static_cast<std::ptrdiff_t>(i))
       throw Error("forecast contexts name " + std::to_string(o.contexts[i]) + " steps twice");
   }
+  check_origins_count(o.check_origins, "forecast check_origins");
   if (o.box_cox) {
     if (!std::isnan(*o.box_cox) && !(*o.box_cox >= 0 && *o.box_cox <= 1)) {
       char text[32];

@@ -78,6 +78,7 @@ struct ForecastRecipe {
   bool box_cox = false;       // ForecastOptions::box_cox: each window's exponent by Guerrero's method
                               // in blocks of its season
   bool box_cox_check = false;  // with box_cox: ForecastOptions::box_cox_check, each window's own check
+  int64_t check_origins = 1;   // ForecastOptions::check_origins: the horizons each check scores
 };
 // A model's forecasts, `batch_size` windows per forward pass, each fed its last `contexts` steps
 // (several: ForecastOptions::contexts, the forecasts from each averaged), as `recipe` says. With
@@ -185,6 +186,9 @@ struct EvalRequest {
   std::vector<std::string> combine;
   CombineRule combine_rule = CombineRule::mean;
   bool combine_check = false;  // each window keeps the pool only where its own check says so ("/checked")
+  // The horizons each check (box_cox_check, combine_check) scores, each held out in turn
+  // (ForecastOptions::check_origins); recorded in the result's protocol when more than one.
+  int64_t check_origins = inference_defaults::check_origins;
   std::string out;                   // folder for eval.json and eval.csv; "" = none
   bool forecasts = true;             // with `out`: every window's forecasts too, eval_forecasts.jsonl
   bool quiet = false;                // no progress lines and no table

@@ -49,8 +49,9 @@ struct ForecastRequest {
   std::vector<std::string> combine;
   CombineRule combine_rule = CombineRule::mean;
   int64_t combine_season = 1;
-  // Each target row keeps the combination only where it forecast the row's own last horizon better
-  // than the model alone did (combination.h); elsewhere the model's forecast.
+  // Each target row keeps the combination only where it forecast the row's own last horizons
+  // (options.check_origins of them) better than the model alone did (combination.h); elsewhere
+  // the model's forecast.
   bool combine_check = false;
   // Levels, Box-Cox and its season, sign averaging, block decoding, precision, graphs, the mean
   // and the interrupt; answer() sets the contexts, roles, future values and statics itself.

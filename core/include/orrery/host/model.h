@@ -61,6 +61,11 @@ struct ForecastOptions {
   // than horizon + one patch is forecast as it is. A guard against a transform that blows a
   // trending series up. Four forecasts instead of one.
   bool box_cox_check = false;
+  // How many of a row's last horizons a check scores (box_cox_check here, a request's
+  // combine_check): each is held out in turn and forecast from the steps before it, and the
+  // pinball losses are summed over the origins the row is long enough for. One origin judges a
+  // long cycle by a single stretch of it; each more costs the check's forecasts once again.
+  int64_t check_origins = 1;
   int64_t season = 1;  // the data's season (1: none known), for Guerrero's blocks
   Precision precision = Precision::fp32;  // bf16: the forward under autocast (precision.h)
   // Record the forward of each input shape once and replay it (graphed_call.h: a CUDA graph on
