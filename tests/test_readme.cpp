@@ -329,6 +329,20 @@ const std::vector<Exercise> kExercises = {
      "splits=$split reference=ens+checked arms=ens+checked,ens+ets+theta,ens+checked+ets+theta+picked,"
      "ens+checked+ets+theta+median+picked out=runs/decision-picked-$split.json; done",
      "results: runs/decision-picked-test.json"},
+    {"build/bin/orrery run scripts/decision.lua splits=validation reference=ens+checked arms=ens,ens+checked,"
+     "ens+checked+o3,ens+checked+ets+theta+picked,ens+checked+ets+theta+picked+o3,ens+checked+ets+theta+picked+o6 "
+     "out=runs/decision-origins-validation.json",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=validation "
+     "reference=ens+checked arms=ens,ens+checked,ens+checked+o3,ens+checked+ets+theta+picked,"
+     "ens+checked+ets+theta+picked+o3,ens+checked+ets+theta+picked+o6 out=runs/decision-origins-validation.json",
+     "results: runs/decision-origins-validation.json"},
+    {"build/bin/orrery run scripts/decision.lua benchmarks=assets/data splits=test reference=ens+checked "
+     "arms=ens,ens+checked,ens+checked+ets+theta+picked,ens+checked+ets+theta+picked+o6 "
+     "out=runs/decision-origins-test.json",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test "
+     "reference=ens+checked arms=ens,ens+checked,ens+checked+ets+theta+picked,ens+checked+ets+theta+picked+o6 "
+     "out=runs/decision-origins-test.json",
+     "results: runs/decision-origins-test.json"},
     // The trend_breaks prior: one seed a recipe at toy size, scored against the quickstart's models.
     {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=3 steps=2400",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=1 steps=3 batch=2 context=128",
