@@ -438,8 +438,10 @@ class CombinedForecaster final : public EvalForecaster {
       std::vector<size_t> at_origin;
       std::vector<std::vector<double>> heads, actuals;
       std::vector<Covariates> head_covariates;
+      bool reaches = false;  // whether any window is long enough for this origin (and so maybe the next)
       for (size_t i = 0; i < histories.size(); ++i) {
         if (histories[i].size() < back + 2 * H) continue;
+        reaches = true;
         const std::vector<double> upto(histories[i].begin(), histories[i].end() - static_cast<std::ptrdiff_t>(back));
         if (!combination_checkable(upto, horizon)) continue;
         const size_t at = upto.size() - H;
@@ -454,6 +456,7 @@ class CombinedForecaster final : public EvalForecaster {
         actuals.emplace_back(upto.begin() + static_cast<std::ptrdiff_t>(at), upto.end());
         at_origin.push_back(i);
       }
+      if (!reaches) break;
       if (at_origin.empty()) continue;
       const Parts before = each(heads, covariates ? &head_covariates : nullptr, season, horizon, levels);
       for (size_t j = 0; j < at_origin.size(); ++j) {

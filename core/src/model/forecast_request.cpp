@@ -94,22 +94,24 @@ void pool(TargetForecast& t, const ForecastRequest& r, const std::vector<double>
 // and pooled there with the baselines fitted on those steps; each target row's pinball losses
 // are added to `pooled` and `alone` and the row marked `checked`. A series is checked at an
 // origin only if every target row can be and its known-future covariates are known over the
-// held-out steps.
+// held-out steps. Returns whether any series reaches back that far, so a later origin may too.
 struct CheckLosses {
   std::vector<std::vector<double>> pooled, alone;
   std::vector<std::vector<bool>> checked;
 };
-void check_origin(Model& model, const ForecastRequest& r, const std::vector<double>& levels, size_t back, CheckLosses& l) {
+bool check_origin(Model& model, const ForecastRequest& r, const std::vector<double>& levels, size_t back, CheckLosses& l) {
   const auto H = static_cast<size_t>(r.horizon);
   ForecastRequest head = r;
   head.series.clear(), head.combine.clear(), head.combine_check = false;
   head.options.levels = levels, head.options.mean = false;
   std::vector<size_t> checked;  // the series the held-out request holds
   std::vector<RequestSeries> upto;  // each series as it was `back` steps before its end
+  bool reaches = false;
   for (size_t i = 0; i < r.series.size(); ++i) {
     RequestSeries s = r.series[i];
     if (std::any_of(s.targets.begin(), s.targets.end(), [&](const std::vector<double>& y) { return y.size() < back + 2 * H; }))
       continue;
+    reaches = true;
     for (auto& y : s.targets) y.resize(y.size() - back);
     for (auto& c : s.covariates) c.values.resize(c.values.size() - back);
     bool can = std::all_of(s.targets.begin(), s.targets.end(),
@@ -126,7 +128,7 @@ void check_origin(Model& model, const ForecastRequest& r, const std::vector<doub
     upto.push_back(std::move(s));
     checked.push_back(i);
   }
-  if (checked.empty()) return;
+  if (checked.empty()) return reaches;
   const ForecastAnswer alone = answer(model, head);
   for (size_t j = 0; j < checked.size(); ++j) {
     const RequestSeries& s = upto[j];
@@ -140,6 +142,7 @@ void check_origin(Model& model, const ForecastRequest& r, const std::vector<doub
       l.checked[checked[j]][k] = true;
     }
   }
+  return true;
 }
 
 // Which target rows keep the combination (ForecastRequest::combine_check, combination.h): those
@@ -152,7 +155,7 @@ std::vector<std::vector<bool>> checked_pools(Model& model, const ForecastRequest
     l.checked.emplace_back(s.targets.size(), false);
   }
   for (int64_t origin = 0; origin < r.options.check_origins; ++origin)
-    check_origin(model, r, levels, static_cast<size_t>(origin * r.horizon), l);
+    if (!check_origin(model, r, levels, static_cast<size_t>(origin * r.horizon), l)) break;  // no series reaches further
   std::vector<std::vector<bool>> keep = l.checked;
   for (size_t i = 0; i < keep.size(); ++i)
     for (size_t k = 0; k < keep[i].size(); ++k) keep[i][k] = l.checked[i][k] && l.pooled[i][k] < l.alone[i][k];
