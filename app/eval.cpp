@@ -156,6 +156,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (models.empty() && r.baselines.empty()) throw Error("eval: nothing to evaluate: give --model or baselines");
   if (!r.combine.empty() && models.empty()) throw Error("eval: --combine pools a model with baselines; give --model");
   if (r.combine_check && r.combine.empty()) throw Error("eval: --combine-check checks a combination; give --combine");
+  if (check_origins_given && models.empty()) throw Error("eval: --check-origins sets how models forecast: give --model");
   if (check_origins_given && !(r.box_cox && r.box_cox_check) && !r.combine_check)
     throw Error("eval: --check-origins sets the horizons a check scores; with " + box_cox.given +
                 " give --combine-check, or leave --check-origins out");

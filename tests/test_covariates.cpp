@@ -189,6 +189,42 @@ TEST_CASE("role embeddings start at zero: with them a model forecasts and trains
   CHECK(at::equal(plain->forecast(x, obs, ids, 40).quantiles, plain->forecast(x, obs, ids, 40, all_targets).quantiles));
 }
 
+TEST_CASE("the checked Box-Cox does not check a series whose known-future covariate is unknown over the held-out steps") {
+  auto model = covariate_model(3);
+  perturb_roles(*model);
+  const int64_t T = 160, H = 16;
+  at::Tensor x = at::empty({1, 2, T + H}, at::kDouble);
+  for (int64_t t = 0; t < T + H; ++t) {
+    x[0][0][t] = 50 * std::exp(0.01 * t) * (1 + 0.2 * std::sin(2 * M_PI * t / 12));
+    x[0][1][t] = t % 7 == 0 ? 1.0 : 0.0;
+  }
+  const at::Tensor ids = at::zeros({1, 2}, at::kLong);
+  at::Tensor seen = at::ones({1, 2, T}, at::kBool);
+  orrery::ForecastOptions plain;
+  plain.levels = {0.1, 0.5, 0.9};
+  plain.roles = roles_of({static_cast<int64_t>(VariateRole::target), static_cast<int64_t>(VariateRole::future)});
+  orrery::ForecastOptions transformed = plain;
+  transformed.box_cox = std::numeric_limits<double>::quiet_NaN(), transformed.season = 12;
+  // The target's last horizon: the transformed forecast's median from the steps before it, with
+  // the covariate's values there, as the check forecasts it; so the check keeps the transform.
+  transformed.future = x.narrow(2, T - H, H);
+  const orrery::Forecast head = model->forecast(x.narrow(2, 0, T - H), seen.narrow(2, 0, T - H), ids, H, transformed);
+  x[0][0].narrow(0, T - H, H).copy_(head.median[0][0]);
+  const at::Tensor history = x.narrow(2, 0, T);
+  plain.future = transformed.future = x.narrow(2, T, H);
+  orrery::ForecastOptions checked = transformed;
+  checked.box_cox_check = true;
+  const auto target = [](const orrery::Forecast& f) { return f.quantiles.select(2, 0); };
+  const at::Tensor t = target(model->forecast(history, seen, ids, H, transformed));
+  const at::Tensor p = target(model->forecast(history, seen, ids, H, plain));
+  REQUIRE(!at::allclose(t, p, 1e-3, 0));  // the transform changes this model's forecasts
+  CHECK(at::equal(target(model->forecast(history, seen, ids, H, checked)), t));
+  // One step of the covariate unknown inside the held-out horizon: no check, so no transform.
+  seen[0][1][T - 5] = false;
+  CHECK(at::equal(target(model->forecast(history, seen, ids, H, checked)),
+                  target(model->forecast(history, seen, ids, H, plain))));
+}
+
 TEST_CASE("a model that does not read roles refuses covariates rather than take them for targets") {
   auto plain = test::tiny_model(1);
   orrery::Batch b = batch_of(at::randn({1, 2, 4 * P}), roles_of({0, 1}));

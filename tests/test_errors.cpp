@@ -224,6 +224,8 @@ const std::vector<Row>& rows() {
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --no-box-cox --check-origins 2"; }},
       {"cli-eval-check-origins-zero", 1, "orrery: eval: --check-origins must be at least 1 (the horizons a check scores), got 0",
        [](auto&) { return "\"$ORRERY\" eval --model m --check-origins 0"; }},
+      {"cli-eval-check-origins-no-model", 1, "orrery: eval: --check-origins sets how models forecast: give --model",
+       [](auto&) { return "\"$ORRERY\" eval --baselines naive --check-origins 3"; }},
       {"cli-forecast-box-cox-twice", 1,
        "orrery: forecast: --box-cox and --no-box-cox ask for different transforms; give one",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --box-cox --no-box-cox"; }},

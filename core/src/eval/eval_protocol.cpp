@@ -460,8 +460,10 @@ class CombinedForecaster final : public EvalForecaster {
       if (at_origin.empty()) continue;
       const Parts before = each(heads, covariates ? &head_covariates : nullptr, season, horizon, levels);
       for (size_t j = 0; j < at_origin.size(); ++j) {
-        loss_pooled[at_origin[j]] += pinball_loss(combine(before, j), levels, actuals[j]);
-        loss_alone[at_origin[j]] += pinball_loss(before[0][j], levels, actuals[j]);
+        const double with = pinball_loss(combine(before, j), levels, actuals[j]);
+        const double without = pinball_loss(before[0][j], levels, actuals[j]);
+        if (!std::isfinite(with) || !std::isfinite(without)) continue;  // as Box-Cox's check: no score here
+        loss_pooled[at_origin[j]] += with, loss_alone[at_origin[j]] += without;
         checked[at_origin[j]] = true;
       }
     }

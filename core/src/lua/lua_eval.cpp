@@ -114,7 +114,9 @@ int l_eval(lua_State* L) {
     check_regression_lags(*v, fn + ": regression_lags");
     r.regression_lags = *v;
   }
+  bool check_origins_given = false;
   if (auto v = integer_field(L, 1, "check_origins", fn)) {  // the horizons both checks score
+    check_origins_given = true;
     if (!(r.box_cox && r.box_cox_check) && !r.combine_check)
       throw Error(fn + ": check_origins sets the horizons a check scores; with box_cox other than \"checked\", give "
                   "combine_check = true, or leave check_origins out");
@@ -128,6 +130,7 @@ int l_eval(lua_State* L) {
   if (!r.combine.empty() && r.models.empty()) throw Error(fn + ": combine pools a model with baselines; give a model");
   if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");
   if (box_cox_given && r.models.empty()) throw Error(fn + ": box_cox sets how models forecast: give a model");
+  if (check_origins_given && r.models.empty()) throw Error(fn + ": check_origins sets how models forecast: give a model");
   push_json(L, evaluate_request(r, &host(L).interrupt));
   return 1;
 }

@@ -59,7 +59,14 @@ Forecast Model::checked_box_cox_forecast(const at::Tensor& values_in, const at::
     if (o.future.defined()) t.future = p.future = values_in.narrow(2, cut, horizon).to(o.future.options());
     const at::Tensor lw = pinball(forecast(head, head_seen, series_ids, horizon, t), actual, actual_seen);
     const at::Tensor lp = pinball(forecast(head, head_seen, series_ids, horizon, p), actual, actual_seen);
-    const at::Tensor counts = ~blank & lw.isfinite() & lp.isfinite();
+    at::Tensor counts = ~blank & lw.isfinite() & lp.isfinite();
+    // A series whose known-future covariates are not known over the held-out steps is not
+    // checked there: its forecast would read their gaps as values.
+    if (o.future.defined() && o.roles.defined()) {
+      const at::Tensor future_rows = o.roles.to(at::kCPU) == static_cast<int64_t>(VariateRole::future);
+      const at::Tensor gap = (~actual_seen).any(-1) & future_rows;
+      counts &= ~gap.any(-1, true);
+    }
     loss_with += at::where(counts, lw, 0.0), loss_without += at::where(counts, lp, 0.0);
     checked |= counts;
   }

@@ -108,10 +108,11 @@ bool check_origin(Model& model, const ForecastRequest& r, const std::vector<doub
   std::vector<RequestSeries> upto;  // each series as it was `back` steps before its end
   bool reaches = false;
   for (size_t i = 0; i < r.series.size(); ++i) {
-    RequestSeries s = r.series[i];
-    if (std::any_of(s.targets.begin(), s.targets.end(), [&](const std::vector<double>& y) { return y.size() < back + 2 * H; }))
+    const auto& targets = r.series[i].targets;
+    if (std::any_of(targets.begin(), targets.end(), [&](const std::vector<double>& y) { return y.size() < back + 2 * H; }))
       continue;
     reaches = true;
+    RequestSeries s = r.series[i];
     for (auto& y : s.targets) y.resize(y.size() - back);
     for (auto& c : s.covariates) c.values.resize(c.values.size() - back);
     bool can = std::all_of(s.targets.begin(), s.targets.end(),
@@ -129,6 +130,11 @@ bool check_origin(Model& model, const ForecastRequest& r, const std::vector<doub
     checked.push_back(i);
   }
   if (checked.empty()) return reaches;
+  // The regression of a head without known-future covariates fits nothing: as it is, without it.
+  head.regression = head.regression && std::any_of(head.series.begin(), head.series.end(), [](const RequestSeries& s) {
+    return std::any_of(s.covariates.begin(), s.covariates.end(),
+                       [](const RequestSeries::Covariate& c) { return c.role == VariateRole::future; });
+  });
   const ForecastAnswer alone = answer(model, head);
   for (size_t j = 0; j < checked.size(); ++j) {
     const RequestSeries& s = upto[j];
@@ -137,8 +143,10 @@ bool check_origin(Model& model, const ForecastRequest& r, const std::vector<doub
       const std::vector<double> before(y.begin(), y.end() - static_cast<std::ptrdiff_t>(H)), actual(y.end() - static_cast<std::ptrdiff_t>(H), y.end());
       TargetForecast pooled = alone.series[j][k];
       pool(pooled, r, before, alone.levels);
-      l.pooled[checked[j]][k] += pinball_loss(pooled.quantiles, alone.levels, actual);
-      l.alone[checked[j]][k] += pinball_loss(alone.series[j][k].quantiles, alone.levels, actual);
+      const double with = pinball_loss(pooled.quantiles, alone.levels, actual);
+      const double without = pinball_loss(alone.series[j][k].quantiles, alone.levels, actual);
+      if (!std::isfinite(with) || !std::isfinite(without)) continue;  // as Box-Cox's check: no score here
+      l.pooled[checked[j]][k] += with, l.alone[checked[j]][k] += without;
       l.checked[checked[j]][k] = true;
     }
   }

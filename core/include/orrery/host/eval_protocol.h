@@ -187,7 +187,7 @@ struct EvalRequest {
   CombineRule combine_rule = CombineRule::mean;
   bool combine_check = false;  // each window keeps the pool only where its own check says so ("/checked")
   // The horizons each check (box_cox_check, combine_check) scores, each held out in turn
-  // (ForecastOptions::check_origins); recorded in the result's protocol when more than one.
+  // (ForecastOptions::check_origins); recorded in the result's protocol when a check is on.
   int64_t check_origins = inference_defaults::check_origins;
   std::string out;                   // folder for eval.json and eval.csv; "" = none
   bool forecasts = true;             // with `out`: every window's forecasts too, eval_forecasts.jsonl
