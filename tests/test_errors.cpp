@@ -315,6 +315,13 @@ const std::vector<Row>& rows() {
          write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, box_cox = 1}\n");
          return "\"$ORRERY\" run script.lua";
        }},
+      {"eval-check-origins-no-model", 1,
+       "orrery: script.lua:1: orrery.eval: check_origins sets how models forecast: give a model",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, check_origins = 3}\n");
+         return "\"$ORRERY\" run script.lua";
+       }},
       {"eval-validation-windows-capped", 0,
        "orrery: note: evaluation: data set 'yearly' (short term) holds 2 validation window(s) (at most a tenth of the "
        "steps before the test windows), not the 1000000000 asked for",
