@@ -795,6 +795,13 @@ TEST_CASE("orrery forecast --combine pools the model's forecast with baselines f
   // So it does when both checks score the column's last 3 horizons, and model:forecast agrees.
   const auto checked3 = quantiles(" --combine naive --combine-check --check-origins 3");
   CHECK((checked3 == mean || checked3 == alone));
+  // Hostile counts are refused, naming the flag: empty, a fraction, tiny, huge, not text at all.
+  for (const std::string bad : {"''", "1e-40", "2.5", "99999999999999999999999", "\"$(printf '\\377\\376')\"", "-3", "0"}) {
+    INFO(bad);
+    const auto r = f.forecast("--input " + f.dir + "/in.csv --target a --horizon 4 --check-origins " + bad);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("forecast: --check-origins"));
+  }
   auto unasked = f.forecast("--input " + f.dir + "/in.csv --horizon 4 --combine-check");
   CHECK(unasked.status == 1);
   CHECK_THAT(unasked.output, Catch::Contains("--combine-check checks a combination; give --combine"));
