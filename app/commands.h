@@ -15,12 +15,14 @@ int64_t parse_whole_number(const std::string& flag, const std::string& value);
 // "a, b,,c" -> {"a", "b", "c"}: a flag's list of names, spaces around each trimmed.
 std::vector<std::string> comma_list(const std::string& value);
 // The Box-Cox flags every forecasting command takes: --box-cox (each series' transform),
-// --box-cox-check (kept per series by its own check: the default, inference_defaults.h) and
-// --no-box-cox, read into an options struct's two fields. Returns false for any other argument; a
-// second, different one is refused, naming both.
+// --box-cox-check (kept per series by its own check) and --no-box-cox, and --box-cox-average or
+// --no-box-cox-average (ForecastOptions::box_cox_average), read into an options struct's fields;
+// the defaults are inference_defaults.h's. Returns false for any other argument. Two flags that
+// ask for different forecasts are refused, naming both.
 struct BoxCoxFlags {
-  std::string given;  // the flag read; "" = the defaults
-  bool read(const std::string& command, const std::string& arg, bool& box_cox, bool& check);
+  std::string given;          // the transform's flag read; "" = the default
+  std::string average_given;  // the average's flag read; "" = the default
+  bool read(const std::string& command, const std::string& arg, bool& box_cox, bool& check, bool& average);
 };
 // A plugin given to `flag`: its name, or a choice as JSON {"name": ..., "options": {...}}.
 PluginSpec parse_plugin_choice(const std::string& flag, const std::string& value);

@@ -82,6 +82,7 @@ void forecast_column(const ui::CsvForecastSettings& s, const Registry& registry,
   o.contexts = s.contexts;
   o.box_cox = s.box_cox;
   o.box_cox_check = s.box_cox_check;
+  o.box_cox_average = s.box_cox_average;
   o.season = s.season;
   std::string column = s.column;
   for (const auto& n : r.columns)

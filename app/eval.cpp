@@ -24,8 +24,9 @@ int cmd_eval(const std::vector<std::string>& args) {
         "usage: orrery eval [--model PATH[=NAME]]... [--data DIR|MANIFEST|FILE.csv|JSON] [--frequency F]\n"
         "                   [--baselines LIST] [--terms LIST] [--split test|validation] [--validation-windows N]\n"
         "                   [--context N[,N...]] [--batch-size N] [--sign-average] [--box-cox|--no-box-cox]\n"
-        "                   [--combine LIST [--combine-rule mean|median] [--combine-check]] [--check-origins N]\n"
-        "                   [--regression-lags K] [--device cpu|cuda] [--out DIR] [--no-forecasts]\n\n"
+        "                   [--[no-]box-cox-average] [--combine LIST [--combine-rule mean|median] [--combine-check]]\n"
+        "                   [--check-origins N] [--regression-lags K] [--device cpu|cuda] [--out DIR]\n"
+        "                   [--no-forecasts]\n\n"
         "Scores models and classical baselines the way GIFT-Eval does: per data set and term, the\n"
         "prediction length of its frequency, the last non-overlapping test windows (at most 20, a\n"
         "tenth of the shortest series), MASE of the median, CRPS (mean weighted quantile loss over\n"
@@ -60,6 +61,10 @@ int cmd_eval(const std::vector<std::string>& args) {
         "                       transform, both from the steps before (four passes)\n"
         "  --box-cox            the transform for every window, unchecked\n"
         "  --no-box-cox         no transform (--box-cox-check names the default)\n"
+        "  --box-cox-average    the transform's forecast averaged level by level with the plain one\n"
+        "                       (checked: the check scores that average); a transform that blows a\n"
+        "                       window up costs it at most half as much. --no-box-cox-average: not\n"
+        "                       averaged (the default)\n"
         "  --combine LIST       also score each model pooled with these baselines (e.g. ets,theta),\n"
         "                       fitted on the same windows: MODEL+ets+theta\n"
         "  --combine-rule R     mean (default: average the quantiles level by level) or median (the\n"
@@ -126,7 +131,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     }
     else if (a == "--batch-size") r.batch_size = parse_whole_number("eval: --batch-size", value());
     else if (a == "--sign-average") r.sign_average = true;
-    else if (box_cox.read("eval", a, r.box_cox, r.box_cox_check)) {}
+    else if (box_cox.read("eval", a, r.box_cox, r.box_cox_check, r.box_cox_average)) {}
     else if (a == "--no-forecasts") r.forecasts = false;
     else if (a == "--combine") {
       r.combine = comma_list(value());
@@ -161,6 +166,8 @@ int cmd_eval(const std::vector<std::string>& args) {
     throw Error("eval: --check-origins sets the horizons a check scores; with " + box_cox.given +
                 " give --combine-check, or leave --check-origins out");
   if (r.sign_average && models.empty()) throw Error("eval: --sign-average averages models' forecasts: give --model");
+  if (!box_cox.average_given.empty() && models.empty())
+    throw Error("eval: " + box_cox.average_given + " sets how models forecast: give --model");
   if (!box_cox.given.empty() && models.empty())
     throw Error("eval: " + box_cox.given + " sets how models forecast: give --model");
   Registry& registry = Registry::global();

@@ -57,13 +57,20 @@ std::vector<std::string> comma_list(const std::string& value) {
   return out;
 }
 
-bool BoxCoxFlags::read(const std::string& command, const std::string& arg, bool& box_cox, bool& check) {
-  if (arg != "--box-cox" && arg != "--box-cox-check" && arg != "--no-box-cox") return false;
-  if (!given.empty() && given != arg)
-    throw Error(command + ": " + given + " and " + arg + " ask for different transforms; give one");
-  given = arg;
-  box_cox = arg != "--no-box-cox";
-  check = arg == "--box-cox-check";
+bool BoxCoxFlags::read(const std::string& command, const std::string& arg, bool& box_cox, bool& check,
+                       bool& average) {
+  const bool transform = arg == "--box-cox" || arg == "--box-cox-check" || arg == "--no-box-cox";
+  if (!transform && arg != "--box-cox-average" && arg != "--no-box-cox-average") return false;
+  std::string& seen = transform ? given : average_given;
+  if (!seen.empty() && seen != arg)
+    throw Error(command + ": " + seen + " and " + arg + " ask for different " + (transform ? "transforms" : "forecasts") +
+                "; give one");
+  seen = arg;
+  if (transform) box_cox = arg != "--no-box-cox", check = arg == "--box-cox-check";
+  else average = arg == "--box-cox-average";
+  if (given == "--no-box-cox" && average_given == "--box-cox-average")
+    throw Error(command + ": --box-cox-average averages the Box-Cox forecast with the plain one; --no-box-cox asks for "
+                "none; give one");
   return true;
 }
 
@@ -218,7 +225,8 @@ int cmd_forecast(const std::vector<std::string>& args) {
     std::fprintf(args.empty() ? stderr : stdout,
         "usage: orrery forecast --model PATH --input FILE.csv --horizon H [--out FILE.csv]\n"
         "                       [--context N[,N...]] [--decode-block-size S] [--device cpu|cuda]\n"
-        "                       [--precision fp32|bf16] [--sign-average] [--box-cox|--no-box-cox] [--season M]\n"
+        "                       [--precision fp32|bf16] [--sign-average] [--box-cox|--no-box-cox]\n"
+        "                       [--[no-]box-cox-average] [--season M]\n"
         "                       [--combine B,... [--combine-rule mean|median] [--combine-check] [--season M]]\n"
         "                       [--check-origins N]\n"
         "                       [--target COL,...] [--past-covariates COL,...]\n"
@@ -247,6 +255,9 @@ int cmd_forecast(const std::vector<std::string>& args) {
         "--season M steps (1 by default: blocks of 2); every quantile is mapped back, and a series\n"
         "with a value <= 0 is forecast as it is. --box-cox keeps it for every series, unchecked;\n"
         "--no-box-cox forecasts every series as it is (--box-cox-check names the default).\n"
+        "--box-cox-average averages the transform's forecast level by level with the plain one (with\n"
+        "the check, where the check, scoring that average, keeps it): a transform that blows a\n"
+        "series up costs it at most half as much (--no-box-cox-average: the default, not averaged).\n"
         "--combine ets,theta pools the model's forecast with those baselines, each fitted on the\n"
         "column's whole history with --season M (default 1): the mean of their quantiles level by\n"
         "level (--combine-rule median: the median forecaster at each level and step). With\n"
@@ -295,7 +306,7 @@ int cmd_forecast(const std::vector<std::string>& args) {
     else if (a == "--decode-block-size") o.decode_block_size = number(a);
     else if (a == "--precision") o.precision = value();
     else if (a == "--sign-average") o.sign_average = true;
-    else if (box_cox.read("forecast", a, o.box_cox, o.box_cox_check)) {}
+    else if (box_cox.read("forecast", a, o.box_cox, o.box_cox_check, o.box_cox_average)) {}
     else if (a == "--season") o.season = number(a), season_given = true;
     else if (a == "--combine") {
       o.combine = comma_list(value());

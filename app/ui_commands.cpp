@@ -54,6 +54,8 @@ int cmd_ui(const std::vector<std::string>& args) {
         "  --box-cox           the Box-Cox transform for the series, unchecked (by default it is kept\n"
         "                      where it forecast the series' own last horizon better; --season M:\n"
         "                      its blocks, default 1); --no-box-cox: none\n"
+        "  --box-cox-average   the transform's forecast averaged with the plain one (off by default;\n"
+        "                      --no-box-cox-average: replaced by it)\n"
         "  --season M          the baseline's season and Box-Cox's blocks (default 1)\n"
         "  --baseline NAME     naive, seasonal_naive, theta, ets (default), arima or none\n"
         "  --covariates A,B    past-only covariate columns (the model must read variate roles)\n"
@@ -92,7 +94,7 @@ int cmd_ui(const std::vector<std::string>& args) {
         throw Error("ui: --context takes one context or two (a context ensemble), e.g. 512 or 64,512");
       o.csv_given = true;
     }
-    else if (box_cox.read("ui", a, o.csv.box_cox, o.csv.box_cox_check)) o.csv_given = true;
+    else if (box_cox.read("ui", a, o.csv.box_cox, o.csv.box_cox_check, o.csv.box_cox_average)) o.csv_given = true;
     else if (a == "--season") o.csv.season = parse_whole_number("ui: --season", value()), season_given = true;
     else if (a == "--baseline") {
       const std::string b = value();

@@ -9,6 +9,8 @@
 --   ens     a context ensemble: the last 64 steps and the last 512, averaged level by level
 --   boxcox  each window's Box-Cox transform forecast and mapped back (Guerrero's exponent)
 --   checked the same, kept for a window only where it forecast the window's own last horizon better
+--   avg     with boxcox or checked: the transform's forecast averaged with the plain one (checked:
+--           the check scores that average), box_cox_average
 --   sign    sign averaging: the forecast averaged with the negated forecast of the negated series
 --   ets, theta, arima   pooled with these baselines fitted on the same window (a combination)
 --   median  the combination's median forecaster rather than its mean
@@ -47,15 +49,15 @@ local args = orrery.args{
 }
 
 local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, checked = true, sign = true, ets = true,
-                     theta = true, arima = true, median = true, picked = true}
+                     theta = true, arima = true, median = true, picked = true, avg = true}
 -- The orrery.eval options of an arm.
 local function options_of(arm)
   local o, contexts, combine = {box_cox = false, sign_average = false}, 0, {}
   for part in arm:gmatch("[^+]+") do
     local origins = part:match("^o(%d+)$")
     if not parts_known[part] and not origins then
-      error("arm '" .. arm .. "': unknown part '" .. part .. "' (known: whole, c512, ens, boxcox, checked, sign, ets, "
-            .. "theta, arima, median, picked, oN)", 0)
+      error("arm '" .. arm .. "': unknown part '" .. part .. "' (known: whole, c512, ens, boxcox, checked, avg, sign, "
+            .. "ets, theta, arima, median, picked, oN)", 0)
     end
     if origins then
       if o.check_origins then error("arm '" .. arm .. "': give one oN", 0) end
@@ -66,6 +68,7 @@ local function options_of(arm)
     elseif part == "ens" then o.context, contexts = {64, 512}, contexts + 1
     elseif part == "boxcox" then o.box_cox = true
     elseif part == "checked" then o.box_cox = "checked"
+    elseif part == "avg" then o.box_cox_average = true
     elseif part == "sign" then o.sign_average = true
     elseif part == "median" then o.combine_rule = "median"
     elseif part == "picked" then o.combine_check = true
@@ -74,6 +77,9 @@ local function options_of(arm)
   if contexts ~= 1 then error("arm '" .. arm .. "': give exactly one of whole, c512, ens", 0) end
   if arm:find("boxcox", 1, true) and arm:find("checked", 1, true) then
     error("arm '" .. arm .. "': give boxcox or checked, not both", 0)
+  end
+  if o.box_cox_average and not o.box_cox then
+    error("arm '" .. arm .. "': avg averages the Box-Cox forecast with the plain one; give boxcox or checked", 0)
   end
   if o.combine_rule and #combine == 0 then error("arm '" .. arm .. "': median needs baselines to combine with", 0) end
   if o.combine_check and #combine == 0 then error("arm '" .. arm .. "': picked needs baselines to combine with", 0) end

@@ -824,3 +824,76 @@ TEST_CASE("orrery forecast --combine pools the model's forecast with baselines f
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("prophet"));
 }
+
+TEST_CASE("orrery forecast --box-cox-average averages the transform's forecast with the plain one, as model:forecast does") {
+  Fixture f;
+  // A seasonal series whose swings grow with its level: Guerrero's exponent is well below 1.
+  std::vector<double> grows;
+  for (int t = 0; t < 96; ++t) grows.push_back(50 * std::exp(0.015 * t) * (1 + 0.25 * std::sin(2 * M_PI * t / 12)));
+  {
+    std::ofstream csv(f.dir + "/grows.csv");
+    csv.precision(17);
+    csv << "time,a\n";
+    for (size_t t = 0; t < grows.size(); ++t) csv << 2000 + static_cast<double>(t) / 12 << "," << grows[t] << "\n";
+  }
+  auto quantiles = [&](const std::string& args) {
+    const auto r = f.forecast("--input " + f.dir + "/grows.csv --horizon 4 --context 64" + args);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    std::vector<std::vector<double>> rows;  // [step][level]
+    std::istringstream lines(r.output);
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line)) {
+      std::stringstream cells(line);
+      std::string cell;
+      std::getline(cells, cell, ','), std::getline(cells, cell, ',');  // step, time
+      rows.emplace_back();
+      while (std::getline(cells, cell, ',')) rows.back().push_back(std::stod(cell));
+    }
+    return rows;
+  };
+  const auto plain = quantiles(" --no-box-cox"), transformed = quantiles(" --box-cox --season 12");
+  const auto averaged = quantiles(" --box-cox --box-cox-average --season 12");
+  REQUIRE(transformed != plain);  // the transform changes this model's forecast of column a
+  for (size_t h = 0; h < averaged.size(); ++h)
+    for (size_t q = 0; q < averaged[h].size(); ++q)
+      CHECK(averaged[h][q] == Approx((plain[h][q] + transformed[h][q]) / 2).epsilon(1e-6));
+  // Checked (the default transform), the column keeps the average whole or the plain forecast.
+  const auto checked = quantiles(" --box-cox-average --season 12");
+  bool whole_average = true, whole_plain = true;
+  for (size_t h = 0; h < checked.size(); ++h)
+    for (size_t q = 0; q < checked[h].size(); ++q) {
+      whole_average = whole_average && checked[h][q] == Approx(averaged[h][q]).epsilon(1e-9);
+      whole_plain = whole_plain && checked[h][q] == plain[h][q];
+    }
+  CHECK((whole_average || whole_plain));
+  // model:forecast takes the same option and forecasts the same.
+  std::ostringstream script;
+  script.precision(17);
+  script << "local m = orrery.load('" << f.dir << "/model.safetensors')\nlocal v = {";
+  for (size_t t = 0; t < grows.size(); ++t) script << (t ? ", " : "") << grows[t];
+  script << "}\nlocal g = m:forecast{values = v, horizon = 4, contexts = {64}, season = 12, box_cox = true,\n"
+         "                     box_cox_average = true}\n"
+         "print(string.format('averaged %.17g', g.quantiles[2][3]))\n";
+  std::ofstream(f.dir + "/average.lua") << script.str();
+  const auto lua = test::run_command(orrery_cmd("run " + f.dir + "/average.lua"));
+  INFO(lua.output);
+  const size_t at = lua.output.find("averaged ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(lua.output.substr(at + 9)) == Approx(averaged[2][1]).epsilon(1e-6));
+  // Nothing to average without the transform, in either order.
+  for (const std::string flags : {"--no-box-cox --box-cox-average", "--box-cox-average --no-box-cox"}) {
+    INFO(flags);
+    const auto r = f.forecast("--input " + f.dir + "/grows.csv --horizon 4 " + flags);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Catch::Contains("forecast: --box-cox-average averages the Box-Cox forecast with the plain one"));
+  }
+  // --no-box-cox-average: replaced, as --box-cox alone forecasts; the two flags together are refused.
+  CHECK(quantiles(" --box-cox --no-box-cox-average --season 12") == transformed);
+  CHECK(quantiles(" --no-box-cox --no-box-cox-average") == plain);
+  const auto both = f.forecast("--input " + f.dir + "/grows.csv --horizon 4 --box-cox-average --no-box-cox-average");
+  CHECK(both.status == 1);
+  CHECK_THAT(both.output, Catch::Contains("forecast: --box-cox-average and --no-box-cox-average ask for different "
+                                          "forecasts; give one"));
+}

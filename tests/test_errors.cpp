@@ -222,6 +222,12 @@ const std::vector<Row>& rows() {
        "orrery: forecast: --check-origins sets the horizons a check scores; with --no-box-cox give --combine-check, "
        "or leave --check-origins out",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --no-box-cox --check-origins 2"; }},
+      {"cli-forecast-box-cox-average-unused", 1,
+       "orrery: forecast: --box-cox-average averages the Box-Cox forecast with the plain one; --no-box-cox asks for none; "
+       "give one",
+       [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --no-box-cox --box-cox-average"; }},
+      {"cli-eval-box-cox-average-no-model", 1, "orrery: eval: --box-cox-average sets how models forecast: give --model",
+       [](auto&) { return "\"$ORRERY\" eval --baselines naive --box-cox-average"; }},
       {"cli-eval-check-origins-zero", 1, "orrery: eval: --check-origins must be at least 1 (the horizons a check scores), got 0",
        [](auto&) { return "\"$ORRERY\" eval --model m --check-origins 0"; }},
       {"cli-eval-check-origins-no-model", 1, "orrery: eval: --check-origins sets how models forecast: give --model",
@@ -313,6 +319,15 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          write(d, "daily.csv", kDaily);
          write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, box_cox = 1}\n");
+         return "\"$ORRERY\" run script.lua";
+       }},
+      {"eval-box-cox-average-unused", 1,
+       "orrery: script.lua:1: orrery.eval: box_cox_average averages the Box-Cox forecast with the plain one; with "
+       "box_cox = false, leave it out",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, box_cox = false, "
+                                "box_cox_average = true}\n");
          return "\"$ORRERY\" run script.lua";
        }},
       {"eval-check-origins-no-model", 1,
@@ -748,6 +763,10 @@ const std::vector<Row>& rows() {
        "orrery: script.lua:2: model:forecast: check_origins sets the horizons a check scores; with box_cox other than "
        "\"checked\", give combine_check = true, or leave check_origins out",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = false, check_origins = 2, horizon = 2}"); }},
+      {"forecast-box-cox-average-unused", 1,
+       "orrery: script.lua:2: model:forecast: box_cox_average averages the Box-Cox forecast with the plain one; with "
+       "box_cox = false, leave it out",
+       [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, box_cox = false, box_cox_average = true, horizon = 2}"); }},
       {"forecast-check-origins-zero", 1,
        "orrery: script.lua:2: model:forecast: check_origins must be at least 1 (the horizons a check scores), got 0",
        [](auto& d) { return with_model(d, "m:forecast{values = {1, 2, 3}, check_origins = 0, horizon = 2}"); }},

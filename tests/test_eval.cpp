@@ -727,6 +727,61 @@ TEST_CASE("a checked Box-Cox keeps the transform only for the series whose own l
   CHECK(std::isfinite(r["rows"][0]["crps"].get<double>()));
 }
 
+TEST_CASE("an averaged Box-Cox is the transformed and plain forecasts' mean, checked on that mean where asked") {
+  auto model = test::tiny_model(5);
+  const int64_t T = 128, H = 12;
+  std::vector<double> grows, other;
+  for (int t = 0; t < T; ++t) {
+    grows.push_back(50 * std::exp(0.015 * t) * (1 + 0.25 * std::sin(2 * M_PI * t / 12)));
+    other.push_back(80 * std::exp(0.01 * t) * (1 + 0.3 * std::cos(2 * M_PI * t / 12)));
+  }
+  at::Tensor x = at::stack({at::tensor(grows, at::kDouble), at::tensor(other, at::kDouble)}).view({2, 1, T});
+  const at::Tensor seen = at::ones_like(x, at::kBool), ids = at::zeros({2, 1}, at::kLong);
+  ForecastOptions plain, transformed;
+  plain.levels = transformed.levels = {0.1, 0.5, 0.9};
+  plain.mean = transformed.mean = true;
+  transformed.box_cox = std::numeric_limits<double>::quiet_NaN(), transformed.season = 12;
+  // Unchecked: every level of every row is the mean of the two forecasts, and so is the mean.
+  ForecastOptions averaged = transformed;
+  averaged.box_cox_average = true;
+  const Forecast t = model->forecast(x, seen, ids, H, transformed), p = model->forecast(x, seen, ids, H, plain);
+  REQUIRE(!at::allclose(t.quantiles, p.quantiles, 1e-3, 0));  // the transform changes this model's forecasts
+  const Forecast a = model->forecast(x, seen, ids, H, averaged);
+  CHECK(at::allclose(a.quantiles, (t.quantiles + p.quantiles) / 2, 1e-6, 0));
+  CHECK(at::allclose(a.median, (t.median + p.median) / 2, 1e-6, 0));
+  CHECK(at::allclose(a.mean, (t.mean + p.mean) / 2, 1e-6, 0));
+  CHECK((a.quantiles.diff(1, 0) >= 0).all().item<bool>());  // still sorted along the levels
+  // Checked: the last 12 steps are the check's. Series 0's are the transformed forecast's median
+  // from the steps before them, so the average, erring at most the mean of its parts, beats the
+  // plain forecast there; series 1's are the plain forecast's median. Each row keeps the average
+  // exactly where it scored better than the plain forecast, computed here from the parts.
+  const at::Tensor head = x.narrow(2, 0, T - H), head_seen = seen.narrow(2, 0, T - H);
+  const Forecast ht = model->forecast(head, head_seen, ids, H, transformed), hp = model->forecast(head, head_seen, ids, H, plain);
+  x.select(0, 0).narrow(1, T - H, H).copy_(ht.median.select(0, 0));
+  x.select(0, 1).narrow(1, T - H, H).copy_(hp.median.select(0, 1));
+  const auto loss = [&](const at::Tensor& quantiles, int64_t row) {
+    std::vector<std::vector<double>> q(3);
+    for (size_t l = 0; l < q.size(); ++l) {
+      const at::Tensor r = quantiles[static_cast<int64_t>(l)][row][0].contiguous();
+      q[l].assign(r.data_ptr<double>(), r.data_ptr<double>() + H);
+    }
+    const at::Tensor y = x[row][0].narrow(0, T - H, H).contiguous();
+    return pinball_loss(q, plain.levels, std::vector<double>(y.data_ptr<double>(), y.data_ptr<double>() + H));
+  };
+  const at::Tensor held_out_average = (ht.quantiles + hp.quantiles) / 2;
+  REQUIRE(loss(held_out_average, 0) < loss(hp.quantiles, 0));
+  averaged.box_cox_check = true;
+  const Forecast c = model->forecast(x, seen, ids, H, averaged);
+  const Forecast ct = model->forecast(x, seen, ids, H, transformed), cp = model->forecast(x, seen, ids, H, plain);
+  const at::Tensor mean_of_both = (ct.quantiles + cp.quantiles) / 2;
+  for (int64_t row = 0; row < 2; ++row) {
+    const bool keeps = loss(held_out_average, row) < loss(hp.quantiles, row);
+    CAPTURE(row, keeps);
+    CHECK(at::allclose(c.quantiles.select(1, row), (keeps ? mean_of_both : cp.quantiles).select(1, row), 1e-6, 0));
+  }
+  // Refused without a transform to average, on every front end (test_cli, test_errors).
+}
+
 TEST_CASE("a checked Box-Cox sums its check over the last check_origins horizons, those a row can be checked at") {
   auto model = test::tiny_model(5);
   const int64_t T = 128, H = 12;

@@ -343,7 +343,7 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
   REQUIRE(run(dir, "make.lua").status == 0);
   const std::string cmd = "scripts/decision.lua models=m0.safetensors,m1.safetensors benchmarks=two "
                           "arms=whole,ens+boxcox,ens+checked,whole+ets+theta+median,ens+checked+ets+picked,"
-                          "ens+checked+o2 out=d.json";
+                          "ens+checked+o2,ens+boxcox+avg out=d.json";
   const auto first = run(dir, cmd);
   INFO(first.output);
   REQUIRE(first.status == 0);
@@ -352,7 +352,7 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
     const std::string key = std::string("two|") + split;
     const Json& c = d["comparison"][key];
     for (const char* arm : {"whole", "ens+boxcox", "ens+checked", "whole+ets+theta+median", "ens+checked+ets+picked",
-                            "ens+checked+o2"}) {
+                            "ens+checked+o2", "ens+boxcox+avg"}) {
       INFO(arm << " " << split);
       const Json& seeds = d["scores"][arm][key];
       REQUIRE(seeds.size() == 2);
@@ -433,6 +433,8 @@ TEST_CASE("decision.lua scores saved models under each inference arm, pairs them
           "arm 'ens+boxkox': unknown part 'boxkox'");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+picked out=e.json",
           "arm 'ens+picked': picked needs baselines to combine with");
+  refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+avg out=e.json",
+          "arm 'ens+avg': avg averages the Box-Cox forecast with the plain one; give boxcox or checked");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+o2 out=e.json",
           "arm 'ens+o2': o2 sets the horizons a check scores; give checked or picked");
   refuses(dir, "scripts/decision.lua models=m0.safetensors benchmarks=two arms=whole,ens+checked+o0 out=e.json",

@@ -473,8 +473,9 @@ std::vector<plot::PlotFrame> draw_csv_forecast(plot::Canvas& c, plot::Rect r, co
   const std::string column = res.model.series.empty() ? s.column : res.model.series[0].name;
   std::string left = res.model_name + ": " + column + ", context " + contexts_text(s.contexts);
   if (s.contexts.size() > 1) left += " (ensemble)";
-  if (s.box_cox) left += std::string(s.box_cox_check ? ", Box-Cox where checked" : ", Box-Cox") + " (season " +
-                         std::to_string(s.season) + ")";
+  if (s.box_cox)
+    left += std::string(", Box-Cox") + (s.box_cox_average ? " + plain, averaged" : "") +
+            (s.box_cox_check ? ", where checked" : "") + " (season " + std::to_string(s.season) + ")";
   if (res.baseline.series.empty()) return {draw_forecast(c, r, res.model, 0, left)};
   const auto [model, baseline] =
       draw_forecast_pair(c, r, res.model, res.baseline, left, s.baseline + " (season " + std::to_string(s.season) + ")");
@@ -529,6 +530,8 @@ void App::csv_controls(const std::vector<std::shared_ptr<const Run>>& shown, con
   if (s.box_cox) {
     ImGui::SameLine();
     ImGui::Checkbox("checked", &s.box_cox_check);
+    ImGui::SameLine();
+    ImGui::Checkbox("averaged", &s.box_cox_average);
   }
   ImGui::SameLine();
   input_count("season", s.season, 90);
@@ -582,6 +585,8 @@ void App::csv_forecast_view(const std::vector<std::shared_ptr<const Run>>& shown
   } else if (current) {
     std::string flags = "--horizon " + std::to_string(csv_.horizon) + " --context " + contexts_text(csv_.contexts);
     flags += !csv_.box_cox ? " --no-box-cox" : csv_.box_cox_check ? "" : " --box-cox";
+    if (csv_.box_cox && csv_.box_cox_average != inference_defaults::box_cox_average)
+      flags += csv_.box_cox_average ? " --box-cox-average" : " --no-box-cox-average";
     if (csv_.box_cox) flags += " --season " + std::to_string(csv_.season);
     ImGui::TextDisabled("forecast in %.2f s, as orrery forecast %s computes it", result->seconds, flags.c_str());
   } else {

@@ -25,6 +25,7 @@ struct CsvForecastSettings {
   std::vector<int64_t> contexts = inference_defaults::contexts;  // several: a context ensemble
   bool box_cox = inference_defaults::box_cox;
   bool box_cox_check = inference_defaults::box_cox_check;  // with box_cox: kept per series by its own check
+  bool box_cox_average = inference_defaults::box_cox_average;  // with box_cox: averaged with the plain forecast
   int64_t season = 1;                   // Box-Cox's blocks and the baseline's season
   std::string baseline = "ets";         // "" = none
   bool operator==(const CsvForecastSettings&) const = default;

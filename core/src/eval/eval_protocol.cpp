@@ -269,6 +269,7 @@ class ModelForecaster final : public EvalForecaster {
     r.options.sign_average = recipe_.sign_average;
     if (recipe_.box_cox) r.options.box_cox = std::numeric_limits<double>::quiet_NaN(), r.options.season = season;
     r.options.box_cox_check = recipe_.box_cox && recipe_.box_cox_check;
+    r.options.box_cox_average = recipe_.box_cox && recipe_.box_cox_average;
     r.options.check_origins = recipe_.check_origins;
     for (size_t i = 0; i < histories.size(); ++i) {
       const std::string window = "window " + std::to_string(i + 1);
@@ -957,8 +958,12 @@ std::string format_eval_table(const Json& r) {
   const std::string last = origins == 1 ? "last horizon" : "last " + std::to_string(origins) + " horizons";
   if (r["protocol"].contains("box_cox"))
     out += std::string("(the models forecast each window's Box-Cox transform, its exponent by Guerrero's method, mapped "
-                       "back") + (r["protocol"]["box_cox"] == "checked" ? "; each window keeps it only where it forecast "
-                       "the window's own " + last + " better" : "") + ")\n";
+                       "back") +
+           (r["protocol"].value("box_cox_average", false) ? ", averaged with the untransformed forecast" : "") +
+           (r["protocol"]["box_cox"] == "checked" ? "; each window keeps it only where it forecast the window's own " +
+                                                        last + " better"
+                                                  : "") +
+           ")\n";
   if (r["protocol"].contains("combine")) {
     std::string with;
     for (const auto& b : r["protocol"]["combine"]["with"]) with += "+" + b.get<std::string>();
@@ -1037,7 +1042,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
   if (r.combine_check && r.combine.empty())
     throw Error("evaluation: combine_check checks a combination: give the baselines to combine with");
   check_origins_count(r.check_origins, "evaluation: check_origins");
-  const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check, r.check_origins};
+  const ForecastRecipe recipe{r.sign_average, r.box_cox, r.box_cox_check, r.box_cox_average, r.check_origins};
   std::vector<std::unique_ptr<EvalForecaster>> owned;
   std::vector<SharedBaseline> pooled;  // the combination's baselines, fitted once for every model
   const size_t requests = 1 + (r.combine_check ? static_cast<size_t>(r.check_origins) : 0);
@@ -1099,6 +1104,7 @@ Json evaluate_request(const EvalRequest& r, const Interrupt* interrupt) {
     result["protocol"]["regression_lags"] = r.regression_lags;
     result["protocol"]["contexts"] = r.contexts;
     if (r.box_cox) result["protocol"]["box_cox"] = r.box_cox_check ? Json("checked") : Json(true);
+    if (r.box_cox && r.box_cox_average) result["protocol"]["box_cox_average"] = true;
     if ((r.box_cox && r.box_cox_check) || r.combine_check) result["protocol"]["check_origins"] = r.check_origins;
     if (!r.combine.empty())
       result["protocol"]["combine"] = {{"with", r.combine}, {"rule", combine_rule_name(r.combine_rule)},

@@ -297,6 +297,7 @@ CsvForecast forecast_csv_table(const ForecastCsvOptions& o, const std::function<
   request.combine_check = o.combine_check;
   if (o.box_cox) request.options.box_cox = std::numeric_limits<double>::quiet_NaN(), request.options.season = o.season;
   request.options.box_cox_check = o.box_cox && o.box_cox_check;
+  request.options.box_cox_average = o.box_cox && o.box_cox_average;
   request.options.check_origins = o.check_origins;
   std::vector<RequestSeries::Covariate> covariate_rows;
   for (const auto& row : rows) {

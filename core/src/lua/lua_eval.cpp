@@ -41,9 +41,9 @@ int l_eval(lua_State* L) {
   const std::string fn = "orrery.eval";
   luaL_checktype(L, 1, LUA_TTABLE);
   check_fields(L, 1, fn, {"model", "name", "models", "data", "frequency", "baselines", "terms", "split", "context",
-                          "batch_size", "sign_average", "box_cox", "regression_lags", "validation_windows", "windows", "out",
-                          "combine", "combine_rule", "combine_check", "check_origins",
-                          "forecasts", "quiet"});
+                          "batch_size", "sign_average", "box_cox", "box_cox_average", "regression_lags",
+                          "validation_windows", "windows", "out", "combine", "combine_rule", "combine_check",
+                          "check_origins", "forecasts", "quiet"});
   EvalRequest r;
   std::vector<std::shared_ptr<Model>> held;
   if (field(L, 1, "model")) {
@@ -110,6 +110,13 @@ int l_eval(lua_State* L) {
     r.box_cox = c.exponent.has_value(), r.box_cox_check = c.check;
     lua_pop(L, 1);
   }
+  const auto box_cox_average = boolean_field(L, 1, "box_cox_average", fn);
+  if (box_cox_average) {
+    if (*box_cox_average && !r.box_cox)
+      throw Error(fn + ": box_cox_average averages the Box-Cox forecast with the plain one; with box_cox = false, "
+                  "leave it out");
+    r.box_cox_average = *box_cox_average;
+  }
   if (auto v = integer_field(L, 1, "regression_lags", fn)) {
     check_regression_lags(*v, fn + ": regression_lags");
     r.regression_lags = *v;
@@ -130,6 +137,7 @@ int l_eval(lua_State* L) {
   if (!r.combine.empty() && r.models.empty()) throw Error(fn + ": combine pools a model with baselines; give a model");
   if (r.sign_average && r.models.empty()) throw Error(fn + ": sign_average averages models' forecasts: give a model");
   if (box_cox_given && r.models.empty()) throw Error(fn + ": box_cox sets how models forecast: give a model");
+  if (box_cox_average && r.models.empty()) throw Error(fn + ": box_cox_average sets how models forecast: give a model");
   if (check_origins_given && r.models.empty()) throw Error(fn + ": check_origins sets how models forecast: give a model");
   push_json(L, evaluate_request(r, &host(L).interrupt));
   return 1;

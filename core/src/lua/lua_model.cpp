@@ -141,9 +141,9 @@ int m_forecast(lua_State* L) {
   auto model = self(L, "forecast");
   luaL_checktype(L, 2, LUA_TTABLE);
   check_fields(L, 2, fn, {"values", "series", "horizon", "levels", "decode_block_size", "precision", "graph",
-                          "sign_average", "contexts", "box_cox", "season", "past_covariates", "future_covariates",
-                          "regression", "regression_lags", "static_covariates", "combine", "combine_rule",
-                          "combine_check", "check_origins"});
+                          "sign_average", "contexts", "box_cox", "box_cox_average", "season", "past_covariates",
+                          "future_covariates", "regression", "regression_lags", "static_covariates", "combine",
+                          "combine_rule", "combine_check", "check_origins"});
   const auto horizon = integer_field(L, 2, "horizon", fn);
   if (!horizon) throw Error(fn + ": horizon is required");
   Model::check_horizon(*horizon);  // before covariate rows are sized by it
@@ -159,6 +159,7 @@ int m_forecast(lua_State* L) {
   opts.contexts = inference_defaults::contexts;
   if (inference_defaults::box_cox) opts.box_cox = std::numeric_limits<double>::quiet_NaN();
   opts.box_cox_check = inference_defaults::box_cox_check;
+  opts.box_cox_average = inference_defaults::box_cox_average;
   opts.check_origins = inference_defaults::check_origins;
   if (field(L, 2, "contexts")) {
     opts.contexts = to_integers(L, -1, fn + ": contexts");
@@ -172,6 +173,13 @@ int m_forecast(lua_State* L) {
     const BoxCoxChoice c = to_box_cox(L, -1, fn + ": box_cox", true);
     opts.box_cox = c.exponent, opts.box_cox_check = c.check;
     lua_pop(L, 1);
+  }
+  // box_cox_average = true: the transform's forecast averaged with the plain one (ForecastOptions).
+  if (auto a = boolean_field(L, 2, "box_cox_average", fn)) {
+    if (*a && !opts.box_cox)
+      throw Error(fn + ": box_cox_average averages the Box-Cox forecast with the plain one; with box_cox = false, "
+                  "leave it out");
+    opts.box_cox_average = *a;
   }
   // combine = {"ets", "theta"}: the forecast pooled with those baselines (combination.h), fitted
   // on each series with `season`; combine_check = true keeps it only where the series' own last

@@ -178,7 +178,8 @@ Forecast Model::forecast(const at::Tensor& values_in, const at::Tensor& observed
       throw Error(std::string("box_cox's exponent must lie in [0, 1] (0: log, 1: none), got ") + text);
     }
     if (o.season < 1) throw Error("forecast season must be at least 1 step (1: none), got " + std::to_string(o.season));
-    if (o.box_cox_check) return checked_box_cox_forecast(values_in, observed_in, series_ids, horizon, levels, o);
+    if (o.box_cox_check || o.box_cox_average)
+      return guarded_box_cox_forecast(values_in, observed_in, series_ids, horizon, levels, o);
     return box_cox_forecast(values_in, observed_in, series_ids, horizon, levels, o);
   }
   if (o.sign_average) return sign_averaged_forecast(values_in, observed_in, series_ids, horizon, levels, o);

@@ -78,6 +78,7 @@ struct ForecastRecipe {
   bool box_cox = false;       // ForecastOptions::box_cox: each window's exponent by Guerrero's method
                               // in blocks of its season
   bool box_cox_check = false;  // with box_cox: ForecastOptions::box_cox_check, each window's own check
+  bool box_cox_average = false;  // with box_cox: ForecastOptions::box_cox_average, averaged with the plain
   int64_t check_origins = 1;   // ForecastOptions::check_origins: the horizons each check scores
 };
 // A model's forecasts, `batch_size` windows per forward pass, each fed its last `contexts` steps
@@ -177,6 +178,8 @@ struct EvalRequest {
                                                // recorded in the result's protocol
   bool box_cox_check = inference_defaults::box_cox_check;  // with box_cox: each window keeps it only
                                                            // where its own check says so
+  bool box_cox_average = inference_defaults::box_cox_average;  // with box_cox: averaged with the plain
+                                                               // forecast (ForecastRecipe), recorded
   // > 0: on known-future covariates every forecaster is also scored through the regression over
   // the covariates' lags 0..regression_lags (NAME/lagged-regression; CovariateRegression::fit's
   // max_lag), beside NAME/regression (lag 0). Recorded in the result's protocol.

@@ -47,6 +47,7 @@ struct ForecastCsvOptions {
   bool sign_average = false;       // ForecastOptions::sign_average
   bool box_cox = inference_defaults::box_cox;  // ForecastOptions::box_cox, each series' exponent by Guerrero's method
   bool box_cox_check = inference_defaults::box_cox_check;  // with box_cox: ForecastOptions::box_cox_check
+  bool box_cox_average = inference_defaults::box_cox_average;  // with box_cox: ForecastOptions::box_cox_average
   int64_t check_origins = inference_defaults::check_origins;  // ForecastOptions::check_origins, for both checks
   int64_t season = 1;              // ... in blocks of this many steps (ForecastOptions::season); and
                                    // the season of the baselines in `combine`

@@ -61,6 +61,12 @@ struct ForecastOptions {
   // than horizon + one patch is forecast as it is. A guard against a transform that blows a
   // trending series up. Four forecasts instead of one.
   bool box_cox_check = false;
+  // With box_cox: the transformed forecast averaged level by level with the untransformed one
+  // rather than replacing it (with box_cox_check: where the check, scoring that average, keeps
+  // it). The pinball loss is convex in each quantile, so on any window the average errs at most
+  // the mean of its two parts: a transform that blows a series up costs it at most half as much.
+  // Two forecasts instead of one.
+  bool box_cox_average = false;
   // How many of a row's last horizons a check scores (box_cox_check here, a request's
   // combine_check): each is held out in turn and forecast from the steps before it, and the
   // pinball losses are summed over the origins the row is long enough for. One origin judges a
@@ -220,7 +226,8 @@ class Model {
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   Forecast box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                             int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
-  Forecast checked_box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
+  // box_cox with box_cox_check or box_cox_average (box_cox_guard.cpp).
+  Forecast guarded_box_cox_forecast(const at::Tensor& values, const at::Tensor& observed, const at::Tensor& series_ids,
                                     int64_t horizon, const std::vector<double>& levels, const ForecastOptions& options);
   // With covariate_lags, the covariate rows' lags and matches are found from what the model is
   // shown, unless `first_block` gives them: a forecast keeps those of its history for every block

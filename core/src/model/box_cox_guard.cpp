@@ -1,5 +1,7 @@
-// Box-Cox, checked per series (ForecastOptions::box_cox_check): the transform is kept for a
-// target row only where it forecast the row's own last horizons better than no transform did.
+// Box-Cox, guarded per series against a transform that blows a trending series up: kept for a
+// target row only where it forecast the row's own last horizons better than no transform did
+// (ForecastOptions::box_cox_check), averaged with the untransformed forecast
+// (ForecastOptions::box_cox_average), or both: the check then scores the average it would keep.
 // The check is the validation split of one series, rolled back over `check_origins` horizons:
 // each is held out in turn, both forecasts are made from the steps before it and scored by the
 // pinball loss over the levels, and the losses are summed over the origins the row can be
@@ -7,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include <limits>
+#include <utility>
 
 #include "orrery/host/model.h"
 
@@ -26,9 +29,17 @@ at::Tensor pinball(const Forecast& f, const at::Tensor& actual, const at::Tensor
   return at::where(steps > 0, loss.sum({0, 3}) / steps.clamp_min(1), std::numeric_limits<double>::infinity());
 }
 
+// Level by level, the mean of two forecasts of the same rows: sorted where both are.
+Forecast averaged(Forecast a, const Forecast& b) {
+  a.quantiles = (a.quantiles + b.quantiles) / 2;
+  a.median = (a.median + b.median) / 2;
+  if (a.mean.defined() && b.mean.defined()) a.mean = (a.mean + b.mean) / 2;
+  return a;
+}
+
 }  // namespace
 
-Forecast Model::checked_box_cox_forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
+Forecast Model::guarded_box_cox_forecast(const at::Tensor& values_in, const at::Tensor& observed_in,
                                          const at::Tensor& series_ids, int64_t horizon,
                                          const std::vector<double>& levels, const ForecastOptions& o) {
   ForecastOptions transformed = o, plain = o;
@@ -36,8 +47,11 @@ Forecast Model::checked_box_cox_forecast(const at::Tensor& values_in, const at::
   plain.box_cox_check = false;
   plain.box_cox.reset();
   transformed.levels = plain.levels = levels;
-  Forecast with = forecast(values_in, observed_in, series_ids, horizon, transformed);
+  transformed.box_cox_average = plain.box_cox_average = false;
   Forecast without = forecast(values_in, observed_in, series_ids, horizon, plain);
+  Forecast with = forecast(values_in, observed_in, series_ids, horizon, transformed);
+  if (o.box_cox_average) with = averaged(std::move(with), without);
+  if (!o.box_cox_check) return with;
 
   const int64_t B = values_in.size(0), V = values_in.size(1), T = values_in.size(2);
   const at::Tensor values = values_in.to(at::kDouble);
@@ -57,8 +71,10 @@ Forecast Model::checked_box_cox_forecast(const at::Tensor& values_in, const at::
     head_seen.select(2, cut - 1).logical_or_(blank);
     // Known-future covariates are known over the held-out steps: their values there.
     if (o.future.defined()) t.future = p.future = values_in.narrow(2, cut, horizon).to(o.future.options());
-    const at::Tensor lw = pinball(forecast(head, head_seen, series_ids, horizon, t), actual, actual_seen);
-    const at::Tensor lp = pinball(forecast(head, head_seen, series_ids, horizon, p), actual, actual_seen);
+    const Forecast fp = forecast(head, head_seen, series_ids, horizon, p);
+    Forecast fw = forecast(head, head_seen, series_ids, horizon, t);
+    if (o.box_cox_average) fw = averaged(std::move(fw), fp);
+    const at::Tensor lw = pinball(fw, actual, actual_seen), lp = pinball(fp, actual, actual_seen);
     at::Tensor counts = ~blank & lw.isfinite() & lp.isfinite();
     // A series whose known-future covariates are not known over the held-out steps is not
     // checked there: its forecast would read their gaps as values.
