@@ -52,7 +52,7 @@ local parts_known = {whole = true, c512 = true, ens = true, boxcox = true, check
                      theta = true, arima = true, median = true, picked = true, avg = true}
 -- The orrery.eval options of an arm.
 local function options_of(arm)
-  local o, contexts, combine = {box_cox = false, sign_average = false}, 0, {}
+  local o, contexts, combine = {box_cox = false, box_cox_average = false, sign_average = false}, 0, {}
   for part in arm:gmatch("[^+]+") do
     local origins = part:match("^o(%d+)$")
     if not parts_known[part] and not origins then

@@ -269,9 +269,13 @@ for _, arm in ipairs(arms) do
         model:save(run.run_dir .. "/model.safetensors")  -- to score again later (other windows, other settings)
         note = string.format("loss %.4f -> %.4f", run.first_loss, run.final_loss)
       end
+      -- The boxcox arm: the transform for every window, neither checked nor averaged.
+      local average = nil
+      if scored.box_cox then average = false end
       for _, split in ipairs({"validation", "test"}) do
         local ev = orrery.eval{model = model, name = arm, data = benchmark, baselines = {}, split = split,
-                               context = scored.context, box_cox = scored.box_cox, quiet = true}
+                               context = scored.context, box_cox = scored.box_cox, box_cox_average = average,
+                               quiet = true}
         results.scores[arm][split][key] = zs.scores_of(ev)
         for _, row in ipairs(ev.summary) do  -- the seed's geometric means: MASE, CRPS, coverage
           if row.model == arm then

@@ -60,6 +60,7 @@ local eval = orrery.eval{
   data    = benchmark,
   context = short_context > 0 and {short_context, context} or context,
   box_cox = box_cox,
+  box_cox_average = false,  -- the transform for every window, as this script was measured with
   out     = run.run_dir,
 }
 print(string.format("\n%d steps in %.0f s; loss %.4f -> %.4f. Results: %s/eval.csv",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "orrery/host/covariate_regression.h"
+#include "orrery/host/inference_defaults.h"
 #include "support.h"
 
 namespace {
@@ -463,9 +464,9 @@ TEST_CASE("orrery forecast --regression: the model forecasts the residual, the f
   CHECK_THAT(negative.output, Catch::Contains("--regression-lags must be 0 or the largest lag in steps, got -1"));
 }
 
-TEST_CASE("orrery forecast --box-cox: each series' Box-Cox transform forecast, as Model::forecast gives it") {
+TEST_CASE("orrery forecast --box-cox --no-box-cox-average: each series' Box-Cox transform forecast, as Model::forecast gives it") {
   CovariateFixture f;
-  auto r = f.forecast("--target sales --box-cox --season 12 --context 4096");
+  auto r = f.forecast("--target sales --box-cox --no-box-cox-average --season 12 --context 4096");
   INFO(r.output);
   REQUIRE(r.status == 0);
   const std::vector<double> median = csv_column(r.output, "sales_q0.5");
@@ -678,7 +679,7 @@ TEST_CASE("orrery bench train --graph on replays the recorded step, and a bad --
 // One forecast path (core/include/orrery/host/forecast_request.h) and one set of defaults
 // (inference_defaults.h): the same request through model:forecast, `orrery forecast` and
 // `orrery eval` gives the same numbers. Eval's window, forecast as every front end does by default
-// (a context ensemble, Box-Cox where checked), is forecast again from its history by the other two,
+// (a context ensemble, Box-Cox averaged with the plain forecast where checked), is forecast again from its history by the other two,
 // each given nothing but the season eval takes from the dates.
 TEST_CASE("one forecast path: Lua, orrery forecast and orrery eval give the same forecast of a window by default") {
   Fixture f;
@@ -853,7 +854,7 @@ TEST_CASE("orrery forecast --box-cox-average averages the transform's forecast w
     }
     return rows;
   };
-  const auto plain = quantiles(" --no-box-cox"), transformed = quantiles(" --box-cox --season 12");
+  const auto plain = quantiles(" --no-box-cox"), transformed = quantiles(" --box-cox --no-box-cox-average --season 12");
   const auto averaged = quantiles(" --box-cox --box-cox-average --season 12");
   REQUIRE(transformed != plain);  // the transform changes this model's forecast of column a
   for (size_t h = 0; h < averaged.size(); ++h)
@@ -889,8 +890,9 @@ TEST_CASE("orrery forecast --box-cox-average averages the transform's forecast w
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Catch::Contains("forecast: --box-cox-average averages the Box-Cox forecast with the plain one"));
   }
-  // --no-box-cox-average: replaced, as --box-cox alone forecasts; the two flags together are refused.
-  CHECK(quantiles(" --box-cox --no-box-cox-average --season 12") == transformed);
+  // The default averages (inference_defaults.h); --no-box-cox-average beside --no-box-cox is not
+  // refused, and the two average flags together are.
+  CHECK(quantiles(" --box-cox --season 12") == (orrery::inference_defaults::box_cox_average ? averaged : transformed));
   CHECK(quantiles(" --no-box-cox --no-box-cox-average") == plain);
   const auto both = f.forecast("--input " + f.dir + "/grows.csv --horizon 4 --box-cox-average --no-box-cox-average");
   CHECK(both.status == 1);

@@ -195,8 +195,8 @@ const std::vector<Exercise> kExercises = {
     {"build/bin/orrery eval --model runs/quickstart --context 64,512 --no-box-cox --baselines ets",
      "build/bin/orrery eval --model runs/quickstart --context 64,512 --no-box-cox --baselines ets --data nile",
      "averaged over the last 64, 512 steps: a context ensemble"},
-    {"build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --baselines ets",
-     "build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --baselines ets --data nile",
+    {"build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --no-box-cox-average --baselines ets",
+     "build/bin/orrery eval --model runs/quickstart --context 64,512 --box-cox --no-box-cox-average --baselines ets --data nile",
      "Box-Cox transform, its exponent by Guerrero's method, mapped back)"},
     {"build/bin/orrery eval --model runs/quickstart --baselines ets,theta --combine ets,theta",
      "build/bin/orrery eval --model runs/quickstart --baselines ets,theta --combine ets,theta --data nile",
@@ -343,6 +343,16 @@ const std::vector<Exercise> kExercises = {
      "reference=ens+checked arms=ens,ens+checked,ens+checked+ets+theta+picked,ens+checked+ets+theta+picked+o6 "
      "out=runs/decision-origins-test.json",
      "results: runs/decision-origins-test.json"},
+    {"build/bin/orrery run scripts/decision.lua splits=validation reference=ens arms=ens,ens+checked,ens+boxcox,"
+     "ens+boxcox+avg,ens+checked+avg out=runs/decision-avg-validation.json",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=validation reference=ens "
+     "arms=ens,ens+checked,ens+boxcox,ens+boxcox+avg,ens+checked+avg out=runs/decision-avg-validation.json",
+     "results: runs/decision-avg-validation.json"},
+    {"build/bin/orrery run scripts/decision.lua splits=test reference=ens arms=ens,ens+boxcox,ens+checked,"
+     "ens+boxcox+avg,ens+checked+avg out=runs/decision-avg-test.json",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test reference=ens "
+     "arms=ens,ens+boxcox,ens+checked,ens+boxcox+avg,ens+checked+avg out=runs/decision-avg-test.json",
+     "results: runs/decision-avg-test.json"},
     // The trend_breaks prior: one seed a recipe at toy size, scored against the quickstart's models.
     {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=3 steps=2400",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=1 steps=3 batch=2 context=128",

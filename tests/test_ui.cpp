@@ -419,7 +419,7 @@ TEST_CASE("the Forecasts tab forecasts a CSV with a model, beside a baseline, as
            std::to_string(t % 5) + "\n";
   test::write_text(root / "in.csv", csv);
   const std::string model = (root / "tiny").string(), input = (root / "in.csv").string();
-  const std::string kLabel = "tiny: sales, context 64,512 (ensemble), Box-Cox where checked (season 1)";
+  const std::string kLabel = "tiny: sales, context 64,512 (ensemble), Box-Cox averaged where checked (season 1)";
   const std::string png = (root / "f.png").string(), layout_path = (root / "f.json").string(),
                     prefix = (root / "export").string();
   REQUIRE(run("ui " + root.string() + " --model " + model + " --input " + input + " --column sales --horizon 12 "

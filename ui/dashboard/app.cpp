@@ -474,8 +474,8 @@ std::vector<plot::PlotFrame> draw_csv_forecast(plot::Canvas& c, plot::Rect r, co
   std::string left = res.model_name + ": " + column + ", context " + contexts_text(s.contexts);
   if (s.contexts.size() > 1) left += " (ensemble)";
   if (s.box_cox)
-    left += std::string(", Box-Cox") + (s.box_cox_average ? " + plain, averaged" : "") +
-            (s.box_cox_check ? ", where checked" : "") + " (season " + std::to_string(s.season) + ")";
+    left += std::string(", Box-Cox") + (s.box_cox_average ? " averaged" : "") + (s.box_cox_check ? " where checked" : "") +
+            " (season " + std::to_string(s.season) + ")";
   if (res.baseline.series.empty()) return {draw_forecast(c, r, res.model, 0, left)};
   const auto [model, baseline] =
       draw_forecast_pair(c, r, res.model, res.baseline, left, s.baseline + " (season " + std::to_string(s.season) + ")");

@@ -14,7 +14,7 @@ namespace orrery::inference_defaults {
 inline const std::vector<int64_t> contexts{64, 512};
 inline constexpr bool box_cox = true;        // Guerrero's exponent, over blocks of the season
 inline constexpr bool box_cox_check = true;  // ... kept per series by its own check
-inline constexpr bool box_cox_average = false;  // ... averaged with the plain forecast (ForecastOptions)
+inline constexpr bool box_cox_average = true;  // ... averaged with the plain forecast (ForecastOptions)
 inline constexpr int64_t check_origins = 1;  // ... of its last horizon (ForecastOptions::check_origins)
 
 }  // namespace orrery::inference_defaults
