@@ -63,9 +63,9 @@ model:save(run.run_dir .. "/model.safetensors")   -- before scoring: a failed ev
 -- The bundled benchmark (25 real data sets from R, yearly to 10-minute), scored the GIFT-Eval way:
 -- MASE and CRPS of the last windows of every series, as ratios to seasonal naive on the same
 -- windows (below 1 beats it), beside the classical baselines. The model forecasts each window as
--- `orrery forecast` would: from its last 64 and its last 512 steps, averaged level by level, on the
--- window's Box-Cox transform where that forecast the window's own last horizon better
--- (docs/evaluation.md).
+-- `orrery forecast` would: from its last 64 and its last 512 steps, averaged level by level, with
+-- the forecast of the window's Box-Cox transform averaged in where that average forecast the
+-- window's own last horizon better (docs/evaluation.md).
 local eval = orrery.eval{
   model = model,
   name  = "quickstart",

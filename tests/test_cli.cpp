@@ -876,13 +876,30 @@ TEST_CASE("orrery forecast --box-cox-average averages the transform's forecast w
   for (size_t t = 0; t < grows.size(); ++t) script << (t ? ", " : "") << grows[t];
   script << "}\nlocal g = m:forecast{values = v, horizon = 4, contexts = {64}, season = 12, box_cox = true,\n"
          "                     box_cox_average = true}\n"
-         "print(string.format('averaged %.17g', g.quantiles[2][3]))\n";
+         "print(string.format('averaged %.17g', g.quantiles[2][3]))\n"
+         "for _, a in ipairs({true, false}) do\n"
+         "  local e = orrery.eval{model = m, data = '" << f.dir << "/grows.csv', frequency = 'M', baselines = {'naive'},\n"
+         "                       box_cox = true, box_cox_average = a, quiet = true}\n"
+         "  print('protocol', a, e.protocol.box_cox_average)\n"
+         "end\n";
   std::ofstream(f.dir + "/average.lua") << script.str();
   const auto lua = test::run_command(orrery_cmd("run " + f.dir + "/average.lua"));
   INFO(lua.output);
   const size_t at = lua.output.find("averaged ");
   REQUIRE(at != std::string::npos);
   CHECK(std::stod(lua.output.substr(at + 9)) == Approx(averaged[2][1]).epsilon(1e-6));
+  // orrery.eval takes it too and records it in the protocol (absent: the transform's alone).
+  CHECK_THAT(lua.output, Catch::Contains("protocol\ttrue\ttrue") && Catch::Contains("protocol\tfalse\tnil"));
+  // orrery eval says which it scored: the average by default, the transform alone when told.
+  for (const bool average : {true, false}) {
+    const auto r = test::run_command(orrery_cmd("eval --model " + f.dir + " --data " + f.dir + "/grows.csv --frequency M "
+                                                "--baselines naive --no-forecasts" +
+                                                (average ? std::string() : " --no-box-cox-average")));
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK((r.output.find("mapped back, averaged with the untransformed forecast;") != std::string::npos) == average);
+    CHECK(r.output.find("mapped back") != std::string::npos);
+  }
   // Nothing to average without the transform, in either order.
   for (const std::string flags : {"--no-box-cox --box-cox-average", "--box-cox-average --no-box-cox"}) {
     INFO(flags);

@@ -226,6 +226,11 @@ const std::vector<Row>& rows() {
        "orrery: forecast: --box-cox-average averages the Box-Cox forecast with the plain one; --no-box-cox asks for none; "
        "give one",
        [](auto&) { return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --no-box-cox --box-cox-average"; }},
+      {"cli-forecast-box-cox-average-twice", 1,
+       "orrery: forecast: --box-cox-average and --no-box-cox-average ask for different forecasts; give one",
+       [](auto&) {
+         return "\"$ORRERY\" forecast --model m --input in.csv --horizon 3 --box-cox-average --no-box-cox-average";
+       }},
       {"cli-eval-box-cox-average-no-model", 1, "orrery: eval: --box-cox-average sets how models forecast: give --model",
        [](auto&) { return "\"$ORRERY\" eval --baselines naive --box-cox-average"; }},
       {"cli-eval-check-origins-zero", 1, "orrery: eval: --check-origins must be at least 1 (the horizons a check scores), got 0",
@@ -319,6 +324,13 @@ const std::vector<Row>& rows() {
        [](auto& d) {
          write(d, "daily.csv", kDaily);
          write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, box_cox = 1}\n");
+         return "\"$ORRERY\" run script.lua";
+       }},
+      {"eval-box-cox-average-no-model", 1,
+       "orrery: script.lua:1: orrery.eval: box_cox_average sets how models forecast: give a model",
+       [](auto& d) {
+         write(d, "daily.csv", kDaily);
+         write(d, "script.lua", "orrery.eval{data = \"daily.csv\", baselines = {\"naive\"}, box_cox_average = false}\n");
          return "\"$ORRERY\" run script.lua";
        }},
       {"eval-box-cox-average-unused", 1,

@@ -735,8 +735,9 @@ TEST_CASE("an averaged Box-Cox is the transformed and plain forecasts' mean, che
     grows.push_back(50 * std::exp(0.015 * t) * (1 + 0.25 * std::sin(2 * M_PI * t / 12)));
     other.push_back(80 * std::exp(0.01 * t) * (1 + 0.3 * std::cos(2 * M_PI * t / 12)));
   }
-  at::Tensor x = at::stack({at::tensor(grows, at::kDouble), at::tensor(other, at::kDouble)}).view({2, 1, T});
-  const at::Tensor seen = at::ones_like(x, at::kBool), ids = at::zeros({2, 1}, at::kLong);
+  const at::Tensor g = at::tensor(grows, at::kDouble);
+  at::Tensor x = at::stack({g, at::tensor(other, at::kDouble), g}).view({3, 1, T});
+  const at::Tensor seen = at::ones_like(x, at::kBool), ids = at::zeros({3, 1}, at::kLong);
   ForecastOptions plain, transformed;
   plain.levels = transformed.levels = {0.1, 0.5, 0.9};
   plain.mean = transformed.mean = true;
@@ -753,12 +754,16 @@ TEST_CASE("an averaged Box-Cox is the transformed and plain forecasts' mean, che
   CHECK((a.quantiles.diff(1, 0) >= 0).all().item<bool>());  // still sorted along the levels
   // Checked: the last 12 steps are the check's. Series 0's are the transformed forecast's median
   // from the steps before them, so the average, erring at most the mean of its parts, beats the
-  // plain forecast there; series 1's are the plain forecast's median. Each row keeps the average
-  // exactly where it scored better than the plain forecast, computed here from the parts.
+  // plain forecast there; series 1's are the plain forecast's median, where it does not. Series 2
+  // (series 0 again) lies between, nearer the plain median: there the average beats the plain
+  // forecast and the transform alone does not, so a check that scored the transform alone would
+  // keep the plain forecast. Each row keeps the average exactly where it scored better than the
+  // plain forecast, computed here from the parts.
   const at::Tensor head = x.narrow(2, 0, T - H), head_seen = seen.narrow(2, 0, T - H);
   const Forecast ht = model->forecast(head, head_seen, ids, H, transformed), hp = model->forecast(head, head_seen, ids, H, plain);
   x.select(0, 0).narrow(1, T - H, H).copy_(ht.median.select(0, 0));
   x.select(0, 1).narrow(1, T - H, H).copy_(hp.median.select(0, 1));
+  x.select(0, 2).narrow(1, T - H, H).copy_(0.4 * ht.median.select(0, 2) + 0.6 * hp.median.select(0, 2));
   const auto loss = [&](const at::Tensor& quantiles, int64_t row) {
     std::vector<std::vector<double>> q(3);
     for (size_t l = 0; l < q.size(); ++l) {
@@ -770,11 +775,14 @@ TEST_CASE("an averaged Box-Cox is the transformed and plain forecasts' mean, che
   };
   const at::Tensor held_out_average = (ht.quantiles + hp.quantiles) / 2;
   REQUIRE(loss(held_out_average, 0) < loss(hp.quantiles, 0));
+  REQUIRE(!(loss(held_out_average, 1) < loss(hp.quantiles, 1)));
+  REQUIRE(loss(held_out_average, 2) < loss(hp.quantiles, 2));
+  REQUIRE(loss(ht.quantiles, 2) >= loss(hp.quantiles, 2));
   averaged.box_cox_check = true;
   const Forecast c = model->forecast(x, seen, ids, H, averaged);
   const Forecast ct = model->forecast(x, seen, ids, H, transformed), cp = model->forecast(x, seen, ids, H, plain);
   const at::Tensor mean_of_both = (ct.quantiles + cp.quantiles) / 2;
-  for (int64_t row = 0; row < 2; ++row) {
+  for (int64_t row = 0; row < 3; ++row) {
     const bool keeps = loss(held_out_average, row) < loss(hp.quantiles, row);
     CAPTURE(row, keeps);
     CHECK(at::allclose(c.quantiles.select(1, row), (keeps ? mean_of_both : cp.quantiles).select(1, row), 1e-6, 0));

@@ -283,7 +283,8 @@ TEST_CASE("prior_ablation.lua trains every arm on paired seeds, compares each wi
   refuses(dir, "scripts/prior_ablation.lua arms=default,etz",
           "unknown arm 'etz' (arms: default, state_space, ets, arima, kernel_trend, short, augmented, classical, patch16, "
           "patch8, obs20, obs0, averaged, classical16, early, classical80, persistent, steep, window8, window4, context64, "
-          "ensemble64, boxcox, context128, context128x3, steps45, full, breaks, breaks30; or arms joined by '+', e.g. classical16+early)");
+          "ensemble64, boxcox, context128, context128x3, steps45, full, breaks, breaks30, span16; or arms joined by '+', "
+          "e.g. classical16+early)");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+ensemble64 context=64",
           "arm 'classical16+ensemble64' scores from 64 steps twice; give context= above 64");
   refuses(dir, "scripts/prior_ablation.lua arms=classical16+context64+ensemble64",

@@ -68,7 +68,7 @@ function zs.recipe_mixture(recipe)
 end
 
 -- orrery.train's fields: o = {model, data, steps, seconds, batch, context, name, seed, runs_dir, quiet,
--- log_every, checkpoint_every, checkpoint_at, early_steps, early_weight}.
+-- log_every, checkpoint_every, checkpoint_at, early_steps, early_weight, cpm_max_span}.
 function zs.train_fields(o)
   return {
     model          = o.model,
@@ -79,7 +79,7 @@ function zs.train_fields(o)
     batch_size     = o.batch or 32,
     context_length = o.context or 512,
     schedule       = {warmup = 100, decay = 0.3},
-    cpm_max_span   = 4,
+    cpm_max_span   = o.cpm_max_span or 4,
     name           = o.name,
     seed           = o.seed,
     runs_dir       = o.runs_dir,

@@ -33,7 +33,8 @@ std::shared_ptr<Model> to_model(lua_State* L, int idx, const std::string& what) 
 //             frequency = "M", baselines = {...}, terms = {"short"}, split = "test" | "validation",
 //             validation_windows = 1, windows = false,
 //             context = {64, 512} | 2048, batch_size = 64, sign_average = false,
-//             box_cox = "checked" | true | false (the defaults: inference_defaults.h),
+//             box_cox = "checked" | true | false, box_cox_average = true | false (the defaults:
+//             inference_defaults.h),
 //             regression_lags = 0, combine = {"ets", "theta"}, combine_rule = "mean" | "median",
 //             combine_check = false, check_origins = 1,
 //             out = "runs/x", quiet = false}

@@ -133,9 +133,9 @@ std::vector<double> lua_static_values(lua_State* L, int idx, const Model& model,
 }
 
 // model:forecast{values= | series=, horizon=, levels=, decode_block_size=, precision=, graph=,
-//                sign_average=, contexts=, box_cox=, season=, past_covariates=, future_covariates=,
-//                regression=, regression_lags=, static_covariates=, combine=, combine_rule=, combine_check=,
-//                check_origins=}
+//                sign_average=, contexts=, box_cox=, box_cox_average=, season=, past_covariates=,
+//                future_covariates=, regression=, regression_lags=, static_covariates=, combine=,
+//                combine_rule=, combine_check=, check_origins=}
 int m_forecast(lua_State* L) {
   const std::string fn = "model:forecast";
   auto model = self(L, "forecast");

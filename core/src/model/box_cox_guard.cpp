@@ -29,11 +29,12 @@ at::Tensor pinball(const Forecast& f, const at::Tensor& actual, const at::Tensor
   return at::where(steps > 0, loss.sum({0, 3}) / steps.clamp_min(1), std::numeric_limits<double>::infinity());
 }
 
-// Level by level, the mean of two forecasts of the same rows: sorted where both are.
+// Level by level, the mean of two forecasts of the same rows (both with a mean or neither):
+// sorted where both are.
 Forecast averaged(Forecast a, const Forecast& b) {
   a.quantiles = (a.quantiles + b.quantiles) / 2;
   a.median = (a.median + b.median) / 2;
-  if (a.mean.defined() && b.mean.defined()) a.mean = (a.mean + b.mean) / 2;
+  if (a.mean.defined()) a.mean = (a.mean + b.mean) / 2;
   return a;
 }
 
