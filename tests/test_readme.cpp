@@ -372,6 +372,23 @@ const std::vector<Exercise> kExercises = {
      "classical16+full+$arm-s0 benchmarks=assets/data/airquality.csv arms=ens+checked reference=ens+checked "
      "out=runs/decision-$arm.json against=runs/decision-quickstart.json; done",
      "against runs/decision-quickstart.json: score"},
+    // Longer masked spans (span16): one seed at toy size, scored against the quickstart's models.
+    {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+span16 seeds=3 steps=2400",
+     "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+span16 seeds=1 steps=3 batch=2 context=128",
+     "results: runs/prior_ablation/prior_ablation.json"},
+    {"build/bin/orrery run scripts/decision.lua arms=ens+checked+avg reference=ens+checked+avg "
+     "out=runs/decision-quickstart-avg.json",
+     "build/bin/orrery run scripts/decision.lua models=runs/quickstart-s0 benchmarks=assets/data/airquality.csv "
+     "arms=ens+checked+avg reference=ens+checked+avg out=runs/decision-quickstart-avg.json",
+     "results: runs/decision-quickstart-avg.json"},
+    {"build/bin/orrery run scripts/decision.lua models=runs/prior_ablation/runs/classical16+full+span16-s0,"
+     "runs/prior_ablation/runs/classical16+full+span16-s1,runs/prior_ablation/runs/classical16+full+span16-s2 "
+     "arms=ens+checked+avg reference=ens+checked+avg out=runs/decision-span16.json "
+     "against=runs/decision-quickstart-avg.json",
+     "build/bin/orrery run scripts/decision.lua models=runs/prior_ablation/runs/classical16+full+span16-s0 "
+     "benchmarks=assets/data/airquality.csv arms=ens+checked+avg reference=ens+checked+avg "
+     "out=runs/decision-span16.json against=runs/decision-quickstart-avg.json",
+     "against runs/decision-quickstart-avg.json: score"},
     // docs/covariates.md: the seat-belt data split at 1983, and a forecast of drivers with covariates
     // (the page's model is trained by its Lua block, which runs after the commands: an untrained one here).
     {"head -n 169 assets/data/seatbelts.csv > seatbelts_history.csv", "", "file:seatbelts_history.csv"},
