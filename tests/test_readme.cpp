@@ -353,6 +353,18 @@ const std::vector<Exercise> kExercises = {
      "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test reference=ens "
      "arms=ens,ens+boxcox,ens+checked,ens+boxcox+avg,ens+checked+avg out=runs/decision-avg-test.json",
      "results: runs/decision-avg-test.json"},
+    {"build/bin/orrery run scripts/decision.lua splits=validation reference=ens+checked+avg arms=ens+checked+avg,"
+     "ens+checked+avg+ets+theta+picked out=runs/decision-avg-combo-validation.json",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=validation "
+     "reference=ens+checked+avg arms=ens+checked+avg,ens+checked+avg+ets+theta+picked "
+     "out=runs/decision-avg-combo-validation.json",
+     "results: runs/decision-avg-combo-validation.json"},
+    {"build/bin/orrery run scripts/decision.lua splits=test reference=ens+checked+avg arms=ens+checked+avg,"
+     "ens+checked+avg+ets+theta+picked out=runs/decision-avg-combo-test.json",
+     "build/bin/orrery run scripts/decision.lua benchmarks=assets/data/airquality.csv splits=test "
+     "reference=ens+checked+avg arms=ens+checked+avg,ens+checked+avg+ets+theta+picked "
+     "out=runs/decision-avg-combo-test.json",
+     "results: runs/decision-avg-combo-test.json"},
     // The trend_breaks prior: one seed a recipe at toy size, scored against the quickstart's models.
     {"build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=3 steps=2400",
      "build/bin/orrery run scripts/prior_ablation.lua arms=classical16+full+breaks seeds=1 steps=3 batch=2 context=128",
