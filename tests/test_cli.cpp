@@ -33,6 +33,22 @@ struct Fixture {
   }
 };
 
+// orrery forecast's CSV of a series with a time column: [step][level], the quantiles.
+std::vector<std::vector<double>> quantile_rows(const std::string& csv) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    std::stringstream cells(line);
+    std::string cell;
+    std::getline(cells, cell, ','), std::getline(cells, cell, ',');  // step, time
+    rows.emplace_back();
+    while (std::getline(cells, cell, ',')) rows.back().push_back(std::stod(cell));
+  }
+  return rows;
+}
+
 }  // namespace
 
 TEST_CASE("orrery forecast: flags with bad values get messages that name the flag") {
@@ -770,18 +786,7 @@ TEST_CASE("orrery forecast --combine pools the model's forecast with baselines f
     const auto r = f.forecast("--input " + f.dir + "/in.csv --target a --horizon 4 --context 64" + args);
     INFO(r.output);
     REQUIRE(r.status == 0);
-    std::vector<std::vector<double>> rows;  // [step][level]
-    std::istringstream lines(r.output);
-    std::string line;
-    std::getline(lines, line);
-    while (std::getline(lines, line)) {
-      std::stringstream cells(line);
-      std::string cell;
-      std::getline(cells, cell, ','), std::getline(cells, cell, ',');  // step, time
-      rows.emplace_back();
-      while (std::getline(cells, cell, ',')) rows.back().push_back(std::stod(cell));
-    }
-    return rows;
+    return quantile_rows(r.output);
   };
   const auto alone = quantiles("");
   // The median of {model, naive, naive} is naive's: 169 at the median level.
@@ -841,18 +846,7 @@ TEST_CASE("orrery forecast --box-cox-average averages the transform's forecast w
     const auto r = f.forecast("--input " + f.dir + "/grows.csv --horizon 4 --context 64" + args);
     INFO(r.output);
     REQUIRE(r.status == 0);
-    std::vector<std::vector<double>> rows;  // [step][level]
-    std::istringstream lines(r.output);
-    std::string line;
-    std::getline(lines, line);
-    while (std::getline(lines, line)) {
-      std::stringstream cells(line);
-      std::string cell;
-      std::getline(cells, cell, ','), std::getline(cells, cell, ',');  // step, time
-      rows.emplace_back();
-      while (std::getline(cells, cell, ',')) rows.back().push_back(std::stod(cell));
-    }
-    return rows;
+    return quantile_rows(r.output);
   };
   const auto plain = quantiles(" --no-box-cox"), transformed = quantiles(" --box-cox --no-box-cox-average --season 12");
   const auto averaged = quantiles(" --box-cox --box-cox-average --season 12");
